@@ -1,0 +1,53 @@
+/* Compiles every public Kiln header in one translation unit (built as C99,
+ * C11 and, through header_compile_test.cc, C++17, all with -pedantic -Werror)
+ * and checks at run time the invariants a C compiler cannot. */
+#include "kiln/kiln_builtin_ops.h"
+#include "kiln/kiln_c_api.h"
+#include "kiln/kiln_common.h"
+#include "kiln/kiln_extension.h"
+#include "kiln/kiln_plugin.h"
+#include "kiln/kiln_version.h"
+
+#include <stdio.h>
+
+static int failures = 0;
+
+static void Check(int ok, const char* what) {
+  if (!ok) {
+    fprintf(stderr, "FAILED: %s\n", what);
+    ++failures;
+  }
+}
+
+int main(void) {
+  KilnKernel kernel;
+  KilnHostApi api;
+  KilnPluginDescriptor descriptor;
+  /* The first fields of every struct are frozen across all versions. */
+  Check(offsetof(KilnKernel, struct_size) == 0, "KilnKernel.struct_size first");
+  Check(offsetof(KilnHostApi, struct_size) == 0, "KilnHostApi.struct_size first");
+  Check(offsetof(KilnHostApi, abi_version) == 4, "KilnHostApi.abi_version second");
+  Check(offsetof(KilnPluginDescriptor, struct_size) == 0,
+        "KilnPluginDescriptor.struct_size first");
+  Check(offsetof(KilnPluginDescriptor, abi_version) == 4,
+        "KilnPluginDescriptor.abi_version second");
+  Check(offsetof(KilnPluginDescriptor, min_host_abi_version) == 8,
+        "KilnPluginDescriptor.min_host_abi_version third");
+  Check(KILN_VERSION_MAJOR(KILN_MAKE_VERSION(3, 7, 9)) == 3, "version major");
+  Check(KILN_VERSION_MINOR(KILN_MAKE_VERSION(3, 7, 9)) == 7, "version minor");
+  Check(KILN_VERSION_PATCH(KILN_MAKE_VERSION(3, 7, 9)) == 9, "version patch");
+  Check(KILN_MAKE_VERSION(1, 10, 0) > KILN_MAKE_VERSION(1, 9, 4095),
+        "packed versions order");
+  Check(KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE,
+                              get_host_extension),
+        "KILN_STRUCT_HAS_FIELD on own size");
+  Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, 8, report_error),
+        "KILN_STRUCT_HAS_FIELD on a truncated size");
+  Check(KILN_OP_STABLEHLO_COMPOSITE == 206, "op codes follow the schema");
+  Check(KILN_STATUS_UNAUTHENTICATED == 16, "status codes follow absl");
+  (void)kernel;
+  (void)api;
+  (void)descriptor;
+  if (failures == 0) printf("header compile test: all checks passed\n");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,485 @@
+#include "plugin/plugin_loader.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "runtime/graph.h"
+#include "runtime/host_api.h"
+
+#ifndef KILN_INSTALL_PLUGIN_DIR
+#define KILN_INSTALL_PLUGIN_DIR "/usr/local/lib/kiln/plugins"
+#endif
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Size of KilnPluginDescriptor in extension API 1.0 (frozen).
+constexpr uint32_t kDescriptorSize_1_0 =
+    KILN_STRUCT_SIZE(KilnPluginDescriptor, extensions);
+// The three leading fields every major version keeps.
+constexpr uint32_t kDescriptorVersionHeaderSize =
+    KILN_STRUCT_SIZE(KilnPluginDescriptor, min_host_abi_version);
+constexpr uint32_t kKernelSize_1_0 = KILN_STRUCT_SIZE(KilnKernel, invoke);
+constexpr uint32_t kDelegateSize_1_0 =
+    KILN_STRUCT_SIZE(KilnDelegateInterface, partition_invoke);
+constexpr size_t kMaxNameLength = 64;
+constexpr int kMaxExtensionChain = 64;
+
+// Closes a dlopen handle unless released.
+class HandleGuard {
+ public:
+  explicit HandleGuard(void* handle) : handle_(handle) {}
+  ~HandleGuard() {
+    if (handle_ != nullptr) dlclose(handle_);
+  }
+  void* release() { return std::exchange(handle_, nullptr); }
+
+ private:
+  void* handle_;
+};
+
+absl::Status Refuse(const std::string& path, const std::string& what) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("plugin '", path, "' refused: ", what));
+}
+
+bool IsValidName(const char* name) {
+  if (name == nullptr || name[0] == '\0') return false;
+  const size_t n = std::strlen(name);
+  if (n > kMaxNameLength) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const char c = name[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "MAJOR.MINOR.PATCH" with an optional "-prerelease" or "+build" suffix.
+bool IsSemver(const char* v) {
+  if (v == nullptr) return false;
+  int parts = 0;
+  const char* p = v;
+  while (true) {
+    if (*p < '0' || *p > '9') return false;
+    while (*p >= '0' && *p <= '9') ++p;
+    ++parts;
+    if (parts == 3) break;
+    if (*p != '.') return false;
+    ++p;
+  }
+  return *p == '\0' || *p == '-' || *p == '+';
+}
+
+std::string KernelLabel(const KilnKernel* k, uint32_t index) {
+  std::string op = k->builtin_code == KILN_OP_CUSTOM
+                       ? absl::StrCat("CUSTOM '",
+                                      k->custom_name ? k->custom_name : "(null)",
+                                      "'")
+                       : BuiltinOpName(k->builtin_code);
+  return absl::StrCat("kernels[", index, "] (", op, ")");
+}
+
+absl::Status ValidateKernels(const std::string& path,
+                             const KilnPluginDescriptor* d,
+                             std::vector<const KilnKernel*>* out) {
+  if (d->num_kernels > 0 && d->kernels == nullptr) {
+    return Refuse(path, absl::StrCat("descriptor field 'kernels' is NULL but "
+                                     "num_kernels is ",
+                                     d->num_kernels,
+                                     "; set kernels or num_kernels = 0"));
+  }
+  // (op, custom name) -> ranges seen, for the overlap check.
+  std::map<std::pair<int32_t, std::string>,
+           std::vector<std::pair<uint32_t, const KilnKernel*>>>
+      ranges;
+  for (uint32_t i = 0; i < d->num_kernels; ++i) {
+    const KilnKernel* k = d->kernels[i];
+    if (k == nullptr) {
+      return Refuse(path, absl::StrCat("descriptor field 'kernels[", i,
+                                       "]' is NULL"));
+    }
+    if (k->struct_size < kKernelSize_1_0) {
+      return Refuse(path, absl::StrCat("kernels[", i, "].struct_size is ",
+                                       k->struct_size,
+                                       ", smaller than the extension API 1.0 "
+                                       "KilnKernel (",
+                                       kKernelSize_1_0,
+                                       " bytes); set it to "
+                                       "KILN_KERNEL_STRUCT_SIZE"));
+    }
+    const std::string label = KernelLabel(k, i);
+    if (k->builtin_code < 0) {
+      return Refuse(path, absl::StrCat(label, ": builtin_code ",
+                                       k->builtin_code, " is negative"));
+    }
+    if (k->builtin_code == KILN_OP_CUSTOM) {
+      if (k->custom_name == nullptr || k->custom_name[0] == '\0') {
+        return Refuse(path, absl::StrCat(label,
+                                         ": builtin_code is KILN_OP_CUSTOM "
+                                         "but custom_name is NULL or empty"));
+      }
+    } else if (k->custom_name != nullptr) {
+      return Refuse(path, absl::StrCat(label, ": custom_name '",
+                                       k->custom_name,
+                                       "' is set for a builtin op; set it "
+                                       "only with KILN_OP_CUSTOM"));
+    }
+    if (k->invoke == nullptr) {
+      return Refuse(path, absl::StrCat(label,
+                                       ": function pointer 'invoke' is NULL; "
+                                       "every kernel must implement invoke"));
+    }
+    if ((k->init == nullptr) != (k->free == nullptr) && k->init != nullptr) {
+      return Refuse(path, absl::StrCat(label,
+                                       ": 'init' is set but 'free' is NULL; "
+                                       "node state would leak"));
+    }
+    if (k->min_version < 1) {
+      return Refuse(path, absl::StrCat(label, ": min_version ",
+                                       k->min_version,
+                                       " is invalid; op versions start at 1"));
+    }
+    if (k->min_version > k->max_version) {
+      return Refuse(path, absl::StrCat(label, ": op-version range is "
+                                       "inverted (min_version ",
+                                       k->min_version, " > max_version ",
+                                       k->max_version, ")"));
+    }
+    auto key = std::make_pair(
+        k->builtin_code,
+        std::string(k->builtin_code == KILN_OP_CUSTOM ? k->custom_name : ""));
+    for (const auto& [j, other] : ranges[key]) {
+      if (k->min_version <= other->max_version &&
+          other->min_version <= k->max_version) {
+        return Refuse(
+            path, absl::StrCat(label, ": op-version range ", k->min_version,
+                               "..", k->max_version, " overlaps kernels[", j,
+                               "] range ", other->min_version, "..",
+                               other->max_version,
+                               "; each op version must have one kernel"));
+      }
+    }
+    ranges[key].emplace_back(i, k);
+    out->push_back(k);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateDelegate(const std::string& path,
+                              const KilnDelegateInterface* del) {
+  if (del->struct_size < kDelegateSize_1_0) {
+    return Refuse(path, absl::StrCat("delegate.struct_size is ",
+                                     del->struct_size,
+                                     ", smaller than the extension API 1.0 "
+                                     "KilnDelegateInterface (",
+                                     kDelegateSize_1_0, " bytes)"));
+  }
+  if (!IsValidName(del->name)) {
+    return Refuse(path, "delegate.name is NULL, empty or not made of "
+                        "[a-z0-9_] (at most 64 characters)");
+  }
+  const std::pair<const char*, bool> required[] = {
+      {"create", del->create != nullptr},
+      {"destroy", del->destroy != nullptr},
+      {"partition", del->partition != nullptr},
+      {"partition_init", del->partition_init != nullptr},
+      {"partition_invoke", del->partition_invoke != nullptr},
+  };
+  for (const auto& [field, present] : required) {
+    if (!present) {
+      return Refuse(path, absl::StrCat("function pointer 'delegate.", field,
+                                       "' is NULL; it is required"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateExtensions(const std::string& path,
+                                const KilnExtensionBase* ext) {
+  int count = 0;
+  for (; ext != nullptr; ext = ext->next) {
+    if (++count > kMaxExtensionChain) {
+      return Refuse(path, absl::StrCat("extension chain is longer than ",
+                                       kMaxExtensionChain,
+                                       " entries (a cycle?)"));
+    }
+    if (ext->struct_size < KILN_EXTENSION_BASE_STRUCT_SIZE ||
+        ext->id == nullptr) {
+      return Refuse(path, absl::StrCat("extensions entry ", count - 1,
+                                       " has struct_size ", ext->struct_size,
+                                       " or a NULL id"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Directory containing the object that defines this function.
+std::string DirectoryOfThisObject() {
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void*>(&DefaultPluginDirectory), &info) == 0 ||
+      info.dli_fname == nullptr) {
+    return "";
+  }
+  std::error_code ec;
+  fs::path p = fs::canonical(info.dli_fname, ec);
+  if (ec) return "";
+  return p.parent_path().string();
+}
+
+}  // namespace
+
+LoadedPlugin::~LoadedPlugin() {
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+std::string LoadedPlugin::Describe() const {
+  return absl::StrCat(name_, " ", version_, " (", path_, ")");
+}
+
+absl::StatusOr<HostOffer> PluginLoader::MakeOffer(uint32_t max_abi_version) {
+  HostOffer offer;
+  offer.runtime_version = KILN_RUNTIME_VERSION;
+  offer.min_plugin_abi_version = kMinPluginAbiVersion;
+  offer.max_abi_version = kMaxPluginAbiVersion;
+  if (max_abi_version != 0) {
+    if (HostApiSizeForVersion(max_abi_version) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot cap the extension API at ", VersionString(max_abi_version),
+          ": this host serves ", VersionString(kMinPluginAbiVersion), " to ",
+          VersionString(kMaxPluginAbiVersion)));
+    }
+    offer.max_abi_version = max_abi_version;
+  }
+  return offer;
+}
+
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
+    const std::string& path, const HostOffer& offer,
+    PluginLoadRecord* record) {
+  PluginLoadRecord scratch;
+  PluginLoadRecord& rec = record != nullptr ? *record : scratch;
+  rec.path = path;
+
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return absl::NotFoundError(absl::StrCat(
+        "plugin '", path, "' not found; check the path"));
+  }
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plugin '", path,
+        "' could not be loaded as a shared library (it is not one, is for "
+        "another architecture, or a dependency is missing): ",
+        err != nullptr ? err : "unknown dlopen error"));
+  }
+  HandleGuard guard(handle);
+  dlerror();
+  void* symbol = dlsym(handle, KILN_PLUGIN_ENTRY_SYMBOL);
+  if (symbol == nullptr) {
+    return Refuse(path, absl::StrCat(
+                            "it does not export the entry symbol '",
+                            KILN_PLUGIN_ENTRY_SYMBOL,
+                            "'; define it with KILN_DEFINE_PLUGIN (C++ SDK) "
+                            "or as extern \"C\" KilnPluginEntry"));
+  }
+  auto entry = reinterpret_cast<KilnPluginEntryFn>(symbol);
+
+  KilnHostInfo info;
+  std::memset(&info, 0, sizeof(info));
+  info.struct_size = KILN_HOST_INFO_STRUCT_SIZE;
+  info.runtime_version = offer.runtime_version;
+  info.abi_version = offer.max_abi_version;
+  info.min_plugin_abi_version = offer.min_plugin_abi_version;
+  info.api = HostApiForVersion(offer.max_abi_version);
+  const KilnPluginDescriptor* d = entry(&info);
+  if (d == nullptr) {
+    return Refuse(path, absl::StrCat(
+                            KILN_PLUGIN_ENTRY_SYMBOL,
+                            " returned NULL: the plugin declined this host "
+                            "(extension API ",
+                            VersionString(offer.max_abi_version),
+                            "); see the plugin's log messages"));
+  }
+  if (d->struct_size < kDescriptorVersionHeaderSize) {
+    return Refuse(path, absl::StrCat(
+                            "descriptor struct_size is ", d->struct_size,
+                            ", too small to hold even its version fields; "
+                            "set struct_size = "
+                            "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
+  }
+  rec.abi_version = d->abi_version;
+  PluginVersions versions;
+  versions.abi_version = d->abi_version;
+  versions.min_host_abi_version = d->min_host_abi_version;
+  // A different major's layout beyond the version header is unknown: decide
+  // on the versions alone before reading anything else.
+  if (KILN_VERSION_MAJOR(d->abi_version) !=
+      KILN_VERSION_MAJOR(offer.max_abi_version)) {
+    Negotiation n = Negotiate(offer, versions);
+    return Refuse(path, n.reason);
+  }
+  if (d->struct_size < kDescriptorSize_1_0) {
+    return Refuse(path, absl::StrCat(
+                            "descriptor struct_size is ", d->struct_size,
+                            ", smaller than the extension API 1.0 "
+                            "KilnPluginDescriptor (",
+                            kDescriptorSize_1_0,
+                            " bytes); set struct_size = "
+                            "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
+  }
+  if (d->name != nullptr) rec.name = d->name;
+  if (d->version != nullptr) rec.version = d->version;
+  if (d->num_bad_host_versions > 0 && d->bad_host_versions == nullptr) {
+    return Refuse(path, "descriptor field 'bad_host_versions' is NULL but "
+                        "num_bad_host_versions is not 0");
+  }
+  for (uint32_t i = 0; i < d->num_bad_host_versions; ++i) {
+    versions.bad_host_versions.push_back(d->bad_host_versions[i]);
+  }
+  Negotiation n = Negotiate(offer, versions);
+  if (!n.accepted) return Refuse(path, n.reason);
+
+  if (!IsValidName(d->name)) {
+    return Refuse(path, absl::StrCat(
+                            "descriptor field 'name' ",
+                            d->name == nullptr
+                                ? std::string("is NULL")
+                                : absl::StrCat("'", d->name, "' is invalid"),
+                            "; use 1 to 64 characters of [a-z0-9_], e.g. "
+                            "\"acme_npu\""));
+  }
+  if (!IsSemver(d->version)) {
+    return Refuse(path, absl::StrCat(
+                            "descriptor field 'version' ",
+                            d->version == nullptr
+                                ? std::string("is NULL")
+                                : absl::StrCat("'", d->version,
+                                               "' is not semver"),
+                            "; use \"MAJOR.MINOR.PATCH\""));
+  }
+  std::vector<const KilnKernel*> kernels;
+  if (absl::Status s = ValidateKernels(path, d, &kernels); !s.ok()) return s;
+  if (d->delegate != nullptr) {
+    if (absl::Status s = ValidateDelegate(path, d->delegate); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = ValidateExtensions(path, d->extensions); !s.ok()) {
+    return s;
+  }
+  if (kernels.empty() && d->delegate == nullptr) {
+    return Refuse(path, "it declares no kernels and no delegate; a plugin "
+                        "must provide at least one");
+  }
+
+  std::shared_ptr<LoadedPlugin> plugin(new LoadedPlugin());
+  plugin->path_ = path;
+  plugin->name_ = d->name;
+  plugin->version_ = d->version;
+  plugin->abi_version_ = d->abi_version;
+  plugin->negotiated_version_ = n.version;
+  plugin->descriptor_ = d;
+  plugin->kernels_ = std::move(kernels);
+  plugin->delegate_ = d->delegate;
+  plugin->handle_ = guard.release();
+  return plugin;
+}
+
+std::vector<std::string> PluginLoader::Candidates(
+    const PluginSearchConfig& config) {
+  std::vector<std::string> out = config.paths;
+  std::vector<std::string> dirs = config.directories;
+  if (config.use_default_locations) {
+    if (const char* env = std::getenv("KILN_PLUGIN_PATH"); env != nullptr) {
+      for (absl::string_view d : absl::StrSplit(env, ':', absl::SkipEmpty())) {
+        dirs.emplace_back(d);
+      }
+    }
+    dirs.push_back(DefaultPluginDirectory());
+  }
+  std::set<std::string> seen_dirs;
+  for (const std::string& dir : dirs) {
+    std::error_code ec;
+    const std::string key = fs::weakly_canonical(dir, ec).string();
+    if (!seen_dirs.insert(ec ? dir : key).second) continue;
+    std::vector<std::string> files;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().extension() == ".so" &&
+          (it->is_regular_file(ec) || it->is_symlink(ec))) {
+        files.push_back(it->path().string());
+      }
+    }
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+std::vector<PluginLoadRecord> PluginLoader::LoadAll(
+    const PluginSearchConfig& config) {
+  std::vector<PluginLoadRecord> records;
+  absl::StatusOr<HostOffer> offer = MakeOffer(config.max_abi_version);
+  std::set<std::string> loaded_names;
+  std::set<std::string> loaded_paths;
+  for (const std::string& path : Candidates(config)) {
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(path, ec).string();
+    if (!loaded_paths.insert(ec ? path : canonical).second) continue;
+    PluginLoadRecord rec;
+    if (!offer.ok()) {
+      rec.path = path;
+      rec.refusal = std::string(offer.status().message());
+      records.push_back(std::move(rec));
+      continue;
+    }
+    absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
+        Load(path, *offer, &rec);
+    if (!plugin.ok()) {
+      rec.refusal = std::string(plugin.status().message());
+    } else if (!loaded_names.insert((*plugin)->name()).second) {
+      rec.refusal = absl::StrCat(
+          "plugin '", path, "' refused: a plugin named '", (*plugin)->name(),
+          "' is already loaded from an earlier search location; remove one "
+          "of them");
+    } else {
+      rec.plugin = *std::move(plugin);
+    }
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+std::string DefaultPluginDirectory() {
+  const std::string here = DirectoryOfThisObject();
+  std::error_code ec;
+  if (!here.empty()) {
+    const fs::path beside = fs::path(here) / "kiln" / "plugins";
+    if (fs::is_directory(beside, ec)) return beside.string();
+    const fs::path sibling = fs::path(here) / ".." / "lib" / "kiln" / "plugins";
+    if (fs::is_directory(sibling, ec)) {
+      return fs::weakly_canonical(sibling, ec).string();
+    }
+  }
+  return KILN_INSTALL_PLUGIN_DIR;
+}
+
+}  // namespace kiln

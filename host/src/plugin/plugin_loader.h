@@ -1,0 +1,103 @@
+// Loads Kiln plugins (shared libraries exporting KilnPluginEntry), validates
+// their descriptors and negotiates the extension API version.
+//
+// Search order (documented for users in docs/host-guide.md):
+//   1. explicit plugin paths, in the order given;
+//   2. every *.so in each configured directory (directories in the order
+//      given, files sorted by name);
+//   3. unless disabled: each directory in $KILN_PLUGIN_PATH (':'-separated),
+//      then the installed default plugin directory (DefaultPluginDirectory).
+// A plugin whose name is already loaded is refused as a duplicate. A refused
+// plugin never stops the others.
+#ifndef KILN_HOST_PLUGIN_PLUGIN_LOADER_H_
+#define KILN_HOST_PLUGIN_PLUGIN_LOADER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kiln/kiln_plugin.h"
+#include "plugin/negotiation.h"
+
+namespace kiln {
+
+// A plugin that was accepted. Owns the library handle: closing happens when
+// the last reference goes away, so keep a shared_ptr for as long as any
+// kernel, node state or delegate of the plugin is alive.
+class LoadedPlugin {
+ public:
+  ~LoadedPlugin();
+  LoadedPlugin(const LoadedPlugin&) = delete;
+  LoadedPlugin& operator=(const LoadedPlugin&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  const std::string& version() const { return version_; }
+  uint32_t abi_version() const { return abi_version_; }
+  uint32_t negotiated_version() const { return negotiated_version_; }
+  const std::vector<const KilnKernel*>& kernels() const { return kernels_; }
+  const KilnDelegateInterface* delegate() const { return delegate_; }
+  const KilnPluginDescriptor* descriptor() const { return descriptor_; }
+  // "name 1.2.0 (/path/libname.so)"
+  std::string Describe() const;
+
+ private:
+  friend class PluginLoader;
+  LoadedPlugin() = default;
+  std::string path_, name_, version_;
+  void* handle_ = nullptr;
+  uint32_t abi_version_ = 0, negotiated_version_ = 0;
+  const KilnPluginDescriptor* descriptor_ = nullptr;
+  std::vector<const KilnKernel*> kernels_;
+  const KilnDelegateInterface* delegate_ = nullptr;
+};
+
+// The outcome for one candidate path.
+struct PluginLoadRecord {
+  std::string path;
+  std::shared_ptr<LoadedPlugin> plugin;  // null when refused
+  // Filled as far as the descriptor could be read.
+  std::string name, version;
+  uint32_t abi_version = 0;
+  std::string refusal;  // full message when refused, "" when loaded
+};
+
+struct PluginSearchConfig {
+  std::vector<std::string> paths;
+  std::vector<std::string> directories;
+  bool use_default_locations = true;
+  // Cap on the extension API version served; 0 = newest.
+  uint32_t max_abi_version = 0;
+};
+
+class PluginLoader {
+ public:
+  // Offer with max version capped to `max_abi_version` (0 = newest).
+  // Fails if the cap is not a version this host can serve.
+  static absl::StatusOr<HostOffer> MakeOffer(uint32_t max_abi_version);
+
+  // Loads one plugin file. On failure the status message says what failed,
+  // names the path (and symbol or field) and what to do; the library handle
+  // is closed. `record`, when given, receives what was read before refusal.
+  static absl::StatusOr<std::shared_ptr<LoadedPlugin>> Load(
+      const std::string& path, const HostOffer& offer,
+      PluginLoadRecord* record = nullptr);
+
+  // Loads every candidate of `config`, in search order.
+  static std::vector<PluginLoadRecord> LoadAll(
+      const PluginSearchConfig& config);
+
+  // Candidate file paths of `config`, in search order.
+  static std::vector<std::string> Candidates(const PluginSearchConfig& config);
+};
+
+// Installed default plugin directory: <directory of libkiln>/kiln/plugins
+// when it exists, else <executable dir>/../lib/kiln/plugins, else the
+// configured install location.
+std::string DefaultPluginDirectory();
+
+}  // namespace kiln
+
+#endif  // KILN_HOST_PLUGIN_PLUGIN_LOADER_H_

@@ -1,0 +1,334 @@
+#include "runtime/host_api.h"
+
+#include <cstdio>
+#include <cstring>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "runtime/graph.h"
+
+namespace kiln {
+namespace {
+
+void ReportError(KilnOpaqueContext* context, KilnStatus code,
+                 const char* message) {
+  if (context == nullptr) return;
+  CallError& e = FromOpaque(context)->error;
+  const std::string text = message != nullptr ? message : "(no message)";
+  if (e.code == KILN_STATUS_OK) {
+    e.code = code == KILN_STATUS_OK ? KILN_STATUS_UNKNOWN : code;
+    e.message = text;
+  } else {
+    e.message += "; " + text;
+  }
+}
+
+void Log(KilnOpaqueContext*, int32_t severity, const char* message) {
+  const char* level = severity >= KILN_LOG_ERROR     ? "error"
+                      : severity == KILN_LOG_WARNING ? "warning"
+                                                     : "info";
+  if (severity >= KILN_LOG_WARNING) {
+    std::fprintf(stderr, "kiln plugin %s: %s\n", level,
+                 message != nullptr ? message : "");
+  }
+}
+
+KilnTensorType TensorType(const KilnOpaqueTensor* t) {
+  return FromOpaque(t)->type;
+}
+int32_t TensorRank(const KilnOpaqueTensor* t) {
+  const Tensor* x = FromOpaque(t);
+  return x->has_rank ? static_cast<int32_t>(x->shape.size()) : -1;
+}
+int32_t TensorDim(const KilnOpaqueTensor* t, int32_t axis) {
+  const Tensor* x = FromOpaque(t);
+  if (axis < 0 || static_cast<size_t>(axis) >= x->shape.size()) return -1;
+  return x->shape[static_cast<size_t>(axis)];
+}
+uint64_t TensorByteSize(const KilnOpaqueTensor* t) {
+  const Tensor* x = FromOpaque(t);
+  return x->data != nullptr ? x->bytes : x->RequiredBytes();
+}
+void* TensorData(const KilnOpaqueTensor* t) { return FromOpaque(t)->data; }
+const char* TensorName(const KilnOpaqueTensor* t) {
+  return FromOpaque(t)->name.c_str();
+}
+int32_t TensorIsConstant(const KilnOpaqueTensor* t) {
+  return FromOpaque(t)->is_constant() ? 1 : 0;
+}
+KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
+                        int32_t rank, const int32_t* dims) {
+  CallContext* c = FromOpaque(context);
+  Tensor* x = FromOpaque(t);
+  if (x == nullptr || rank < 0 || (rank > 0 && dims == nullptr)) {
+    ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                "tensor_resize: null tensor or dims, or negative rank");
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  if (x->is_constant()) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                ("tensor_resize: tensor '" + x->name + "' is constant").c_str());
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  if (c != nullptr && !c->allow_resize) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                "tensor_resize is allowed only during prepare");
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  for (int32_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) {
+      ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                  ("tensor_resize: negative dimension " +
+                   std::to_string(dims[i]) + " for tensor '" + x->name + "'")
+                      .c_str());
+      return KILN_STATUS_INVALID_ARGUMENT;
+    }
+  }
+  x->shape.assign(dims, dims + rank);
+  x->has_rank = true;
+  return KILN_STATUS_OK;
+}
+
+int32_t NodeBuiltinCode(const KilnOpaqueNode* n) {
+  return FromOpaque(n)->builtin_code;
+}
+const char* NodeCustomName(const KilnOpaqueNode* n) {
+  const Node* x = FromOpaque(n);
+  return x->builtin_code == KILN_OP_CUSTOM ? x->custom_name.c_str() : nullptr;
+}
+int32_t NodeOpVersion(const KilnOpaqueNode* n) {
+  return FromOpaque(n)->version;
+}
+int32_t NodeNumInputs(const KilnOpaqueNode* n) {
+  return static_cast<int32_t>(FromOpaque(n)->inputs.size());
+}
+int32_t NodeNumOutputs(const KilnOpaqueNode* n) {
+  return static_cast<int32_t>(FromOpaque(n)->outputs.size());
+}
+KilnOpaqueTensor* TensorAt(KilnOpaqueContext* context,
+                           const std::vector<int32_t>& list, int32_t index) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->graph == nullptr || index < 0 ||
+      static_cast<size_t>(index) >= list.size()) {
+    return nullptr;
+  }
+  const int32_t t = list[static_cast<size_t>(index)];
+  if (t < 0 || static_cast<size_t>(t) >= c->graph->tensors.size()) {
+    return nullptr;
+  }
+  return ToOpaque(&c->graph->tensors[static_cast<size_t>(t)]);
+}
+KilnOpaqueTensor* NodeInput(KilnOpaqueContext* context,
+                            const KilnOpaqueNode* n, int32_t index) {
+  return TensorAt(context, FromOpaque(n)->inputs, index);
+}
+KilnOpaqueTensor* NodeOutput(KilnOpaqueContext* context,
+                             const KilnOpaqueNode* n, int32_t index) {
+  return TensorAt(context, FromOpaque(n)->outputs, index);
+}
+KilnStatus NodeOptionInt(const KilnOpaqueNode* n, uint32_t key,
+                         int64_t* value) {
+  const OptionValue* o = FromOpaque(n)->FindOption(key);
+  if (o == nullptr || value == nullptr) return KILN_STATUS_NOT_FOUND;
+  if (o->kind != OptionValue::Kind::kInt) return KILN_STATUS_INVALID_ARGUMENT;
+  *value = o->i;
+  return KILN_STATUS_OK;
+}
+KilnStatus NodeOptionFloat(const KilnOpaqueNode* n, uint32_t key,
+                           float* value) {
+  const OptionValue* o = FromOpaque(n)->FindOption(key);
+  if (o == nullptr || value == nullptr) return KILN_STATUS_NOT_FOUND;
+  if (o->kind != OptionValue::Kind::kFloat) {
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  *value = o->f;
+  return KILN_STATUS_OK;
+}
+KilnStatus NodeOptionIntArray(const KilnOpaqueNode* n, uint32_t key,
+                              const int32_t** values, int32_t* count) {
+  const OptionValue* o = FromOpaque(n)->FindOption(key);
+  if (o == nullptr || values == nullptr || count == nullptr) {
+    return KILN_STATUS_NOT_FOUND;
+  }
+  if (o->kind != OptionValue::Kind::kIntArray) {
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  *values = o->array.data();
+  *count = static_cast<int32_t>(o->array.size());
+  return KILN_STATUS_OK;
+}
+KilnStatus NodeCustomOptions(const KilnOpaqueNode* n, const uint8_t** data,
+                             uint64_t* size) {
+  if (data == nullptr || size == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
+  const Node* x = FromOpaque(n);
+  *data = x->custom_options;
+  *size = x->custom_options != nullptr ? x->custom_options_size : 0;
+  return KILN_STATUS_OK;
+}
+
+KilnStatus ContextExecutionPlan(KilnOpaqueContext* context,
+                                const int32_t** nodes, int32_t* count) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->graph == nullptr || nodes == nullptr ||
+      count == nullptr) {
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  *nodes = c->graph->execution_plan.data();
+  *count = static_cast<int32_t>(c->graph->execution_plan.size());
+  return KILN_STATUS_OK;
+}
+KilnOpaqueNode* ContextNode(KilnOpaqueContext* context, int32_t index) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->graph == nullptr || index < 0 ||
+      static_cast<size_t>(index) >= c->graph->nodes.size()) {
+    return nullptr;
+  }
+  return ToOpaque(&c->graph->nodes[static_cast<size_t>(index)]);
+}
+int32_t ContextNumTensors(KilnOpaqueContext* context) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->graph == nullptr) return 0;
+  return static_cast<int32_t>(c->graph->tensors.size());
+}
+KilnOpaqueTensor* ContextTensor(KilnOpaqueContext* context, int32_t index) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->graph == nullptr || index < 0 ||
+      static_cast<size_t>(index) >= c->graph->tensors.size()) {
+    return nullptr;
+  }
+  return ToOpaque(&c->graph->tensors[static_cast<size_t>(index)]);
+}
+KilnStatus ContextDelegateNodes(KilnOpaqueContext* context,
+                                const int32_t* nodes, int32_t count) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->claimed_nodes == nullptr) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                "context_delegate_nodes may be called only from "
+                "KilnDelegateInterface.partition");
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  if (count < 0 || (count > 0 && nodes == nullptr)) {
+    ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                "context_delegate_nodes: null node list or negative count");
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  for (int32_t i = 0; i < count; ++i) {
+    if (nodes[i] < 0 ||
+        static_cast<size_t>(nodes[i]) >= c->graph->nodes.size()) {
+      ReportError(context, KILN_STATUS_OUT_OF_RANGE,
+                  ("context_delegate_nodes: node index " +
+                   std::to_string(nodes[i]) + " is out of range")
+                      .c_str());
+      return KILN_STATUS_OUT_OF_RANGE;
+    }
+    c->claimed_nodes->push_back(nodes[i]);
+  }
+  return KILN_STATUS_OK;
+}
+KilnStatus NodeDelegatedNodes(const KilnOpaqueNode* n, const int32_t** nodes,
+                              int32_t* count) {
+  const Node* x = FromOpaque(n);
+  if (nodes == nullptr || count == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
+  if (x->delegated_nodes.empty()) return KILN_STATUS_NOT_FOUND;
+  *nodes = x->delegated_nodes.data();
+  *count = static_cast<int32_t>(x->delegated_nodes.size());
+  return KILN_STATUS_OK;
+}
+int32_t IndexAt(const std::vector<int32_t>& list, int32_t index) {
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) return -1;
+  return list[static_cast<size_t>(index)];
+}
+int32_t NodeInputIndex(const KilnOpaqueNode* n, int32_t index) {
+  return IndexAt(FromOpaque(n)->inputs, index);
+}
+int32_t NodeOutputIndex(const KilnOpaqueNode* n, int32_t index) {
+  return IndexAt(FromOpaque(n)->outputs, index);
+}
+const void* GetHostExtension(const char*) { return nullptr; }
+
+KilnHostApi MakeFullTable() {
+  KilnHostApi api;
+  std::memset(&api, 0, sizeof(api));
+  api.struct_size = KILN_HOST_API_STRUCT_SIZE;
+  api.abi_version = KILN_EXT_API_VERSION;
+  // Extension API 1.0
+  api.report_error = ReportError;
+  api.log = Log;
+  api.tensor_type = TensorType;
+  api.tensor_rank = TensorRank;
+  api.tensor_dim = TensorDim;
+  api.tensor_byte_size = TensorByteSize;
+  api.tensor_data = TensorData;
+  api.tensor_name = TensorName;
+  api.tensor_is_constant = TensorIsConstant;
+  api.tensor_resize = TensorResize;
+  api.node_builtin_code = NodeBuiltinCode;
+  api.node_custom_name = NodeCustomName;
+  api.node_op_version = NodeOpVersion;
+  api.node_num_inputs = NodeNumInputs;
+  api.node_input = NodeInput;
+  api.node_num_outputs = NodeNumOutputs;
+  api.node_output = NodeOutput;
+  api.node_option_int = NodeOptionInt;
+  api.node_option_float = NodeOptionFloat;
+  api.node_option_int_array = NodeOptionIntArray;
+  api.node_custom_options = NodeCustomOptions;
+  api.context_execution_plan = ContextExecutionPlan;
+  api.context_node = ContextNode;
+  api.context_num_tensors = ContextNumTensors;
+  api.context_tensor = ContextTensor;
+  api.context_delegate_nodes = ContextDelegateNodes;
+  api.node_delegated_nodes = NodeDelegatedNodes;
+  api.node_input_index = NodeInputIndex;
+  api.node_output_index = NodeOutputIndex;
+  api.get_host_extension = GetHostExtension;
+  return api;
+}
+
+struct VersionedTable {
+  uint32_t minor;
+  uint32_t size;
+};
+
+// The KilnHostApi size of every served minor version of major 1. Append a row
+// when a minor version adds host functions.
+constexpr VersionedTable kTableSizes[] = {
+    {0, KILN_STRUCT_SIZE(KilnHostApi, get_host_extension)},
+};
+
+}  // namespace
+
+uint32_t HostApiSizeForVersion(uint32_t abi_version) {
+  if (abi_version < kMinPluginAbiVersion || abi_version > kMaxPluginAbiVersion) {
+    return 0;
+  }
+  uint32_t size = 0;
+  for (const VersionedTable& row : kTableSizes) {
+    if (row.minor <= KILN_VERSION_MINOR(abi_version)) size = row.size;
+  }
+  return size;
+}
+
+const KilnHostApi* HostApiForVersion(uint32_t abi_version) {
+  const uint32_t size = HostApiSizeForVersion(abi_version);
+  if (size == 0) return nullptr;
+  // One table per served minor version; the function pointers are the same,
+  // only struct_size and abi_version differ.
+  static const auto* tables = [] {
+    auto* t = new std::vector<KilnHostApi>();
+    for (const VersionedTable& row : kTableSizes) {
+      KilnHostApi api = MakeFullTable();
+      api.struct_size = row.size;
+      api.abi_version = KILN_MAKE_VERSION(1, row.minor, 0);
+      t->push_back(api);
+    }
+    return t;
+  }();
+  for (size_t i = 0; i < std::size(kTableSizes); ++i) {
+    if (kTableSizes[i].size == size) return &(*tables)[i];
+  }
+  return nullptr;
+}
+
+}  // namespace kiln

@@ -1,0 +1,15 @@
+// Entry points of the kiln CLI subcommands. Each returns the process exit
+// code: 0 success, 1 failure, 2 usage error.
+#ifndef KILN_TOOLS_KILN_COMMANDS_H_
+#define KILN_TOOLS_KILN_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+
+int VersionCommand(std::vector<std::string> args);
+
+}  // namespace kiln::cli
+
+#endif  // KILN_TOOLS_KILN_COMMANDS_H_
