@@ -41,6 +41,11 @@ int main(void) {
   Check(KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE,
                               get_host_extension),
         "KILN_STRUCT_HAS_FIELD on own size");
+  Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE_1_0,
+                               tensor_quantization),
+        "1.1 field is outside the 1.0 host table");
+  Check(KILN_HOST_API_STRUCT_SIZE_1_0 < KILN_HOST_API_STRUCT_SIZE_1_1,
+        "1.1 host table grew");
   Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, 8, report_error),
         "KILN_STRUCT_HAS_FIELD on a truncated size");
   Check(KILN_OP_STABLEHLO_COMPOSITE == 206, "op codes follow the schema");

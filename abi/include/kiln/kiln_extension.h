@@ -172,6 +172,25 @@ typedef struct KilnDelegateInterface {
 #define KILN_DELEGATE_INTERFACE_STRUCT_SIZE \
   KILN_STRUCT_SIZE(KilnDelegateInterface, partition_invoke)
 
+/* Quantization parameters of a tensor (extension API 1.1).
+ * real_value = scale * (quantized_value - zero_point). Per-tensor
+ * quantization has num_channels == 1; per-channel quantization has one scale
+ * and zero point per index of dimension quantized_dimension. */
+typedef struct KilnQuantizationParams {
+  /* In: the caller's KILN_QUANTIZATION_PARAMS_STRUCT_SIZE. The host fills
+   * only fields inside it. */
+  uint32_t struct_size;
+  /* Number of scales and zero points; 0 when the tensor is not quantized. */
+  int32_t num_channels;
+  int32_t quantized_dimension;
+  /* Arrays of num_channels entries, owned by the host and valid as long as
+   * the tensor handle. NULL when num_channels is 0. */
+  const float* scales;
+  const int64_t* zero_points;
+} KilnQuantizationParams;
+#define KILN_QUANTIZATION_PARAMS_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnQuantizationParams, zero_points)
+
 /* ---- Host services -------------------------------------------------------
  * The table the host hands a plugin at entry. Valid until the plugin is
  * unloaded. Check KILN_STRUCT_HAS_FIELD(KilnHostApi, api->struct_size, f)
@@ -267,9 +286,22 @@ typedef struct KilnHostApi {
    * the host does not offer it. The returned struct starts with
    * KilnExtensionBase. */
   const void* (*get_host_extension)(const char* id);
+
+  /* ---- Extension API 1.1 ---- */
+
+  /* Fills `params` (up to params->struct_size) with the tensor's
+   * quantization. Returns INVALID_ARGUMENT if params is NULL or its
+   * struct_size is smaller than the 1.1 struct; on failure params is
+   * untouched. A tensor that is not quantized yields num_channels == 0. */
+  KilnStatus (*tensor_quantization)(const KilnOpaqueTensor* tensor,
+                                    KilnQuantizationParams* params);
 } KilnHostApi;
-#define KILN_HOST_API_STRUCT_SIZE \
+/* Size of the host table in each released minor version. */
+#define KILN_HOST_API_STRUCT_SIZE_1_0 \
   KILN_STRUCT_SIZE(KilnHostApi, get_host_extension)
+#define KILN_HOST_API_STRUCT_SIZE_1_1 \
+  KILN_STRUCT_SIZE(KilnHostApi, tensor_quantization)
+#define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_1
 
 KILN_EXTERN_C_END
 

@@ -98,6 +98,9 @@ KILN_STATIC_ASSERT(KILN_DELEGATE_INTERFACE_STRUCT_SIZE ==
                    delegate_size_names_last_field);
 KILN_STATIC_ASSERT(KILN_HOST_API_STRUCT_SIZE == sizeof(KilnHostApi),
                    host_api_size_names_last_field);
+KILN_STATIC_ASSERT(KILN_QUANTIZATION_PARAMS_STRUCT_SIZE ==
+                       sizeof(KilnQuantizationParams),
+                   quantization_params_size_names_last_field);
 KILN_STATIC_ASSERT(KILN_EXTENSION_BASE_STRUCT_SIZE ==
                        sizeof(KilnExtensionBase),
                    extension_base_size_names_last_field);

@@ -247,6 +247,22 @@ int32_t NodeOutputIndex(const KilnOpaqueNode* n, int32_t index) {
 }
 const void* GetHostExtension(const char*) { return nullptr; }
 
+// Extension API 1.1
+KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
+                              KilnQuantizationParams* params) {
+  constexpr uint32_t kSize_1_1 =
+      KILN_STRUCT_SIZE(KilnQuantizationParams, zero_points);
+  if (t == nullptr || params == nullptr || params->struct_size < kSize_1_1) {
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  const Quantization& q = FromOpaque(t)->quantization;
+  params->num_channels = static_cast<int32_t>(q.scales.size());
+  params->quantized_dimension = q.quantized_dimension;
+  params->scales = q.scales.empty() ? nullptr : q.scales.data();
+  params->zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
+  return KILN_STATUS_OK;
+}
+
 KilnHostApi MakeFullTable() {
   KilnHostApi api;
   std::memset(&api, 0, sizeof(api));
@@ -283,6 +299,8 @@ KilnHostApi MakeFullTable() {
   api.node_input_index = NodeInputIndex;
   api.node_output_index = NodeOutputIndex;
   api.get_host_extension = GetHostExtension;
+  // Extension API 1.1
+  api.tensor_quantization = TensorQuantization;
   return api;
 }
 
@@ -294,7 +312,8 @@ struct VersionedTable {
 // The KilnHostApi size of every served minor version of major 1. Append a row
 // when a minor version adds host functions.
 constexpr VersionedTable kTableSizes[] = {
-    {0, KILN_STRUCT_SIZE(KilnHostApi, get_host_extension)},
+    {0, KILN_HOST_API_STRUCT_SIZE_1_0},
+    {1, KILN_HOST_API_STRUCT_SIZE_1_1},
 };
 
 }  // namespace
@@ -319,6 +338,10 @@ const KilnHostApi* HostApiForVersion(uint32_t abi_version) {
     auto* t = new std::vector<KilnHostApi>();
     for (const VersionedTable& row : kTableSizes) {
       KilnHostApi api = MakeFullTable();
+      // An older minor's table: entries past its size are zeroed, as an
+      // older host would not have them at all.
+      std::memset(reinterpret_cast<char*>(&api) + row.size, 0,
+                  sizeof(api) - row.size);
       api.struct_size = row.size;
       api.abi_version = KILN_MAKE_VERSION(1, row.minor, 0);
       t->push_back(api);

@@ -168,6 +168,28 @@ class KernelContext {
     return {data, size};
   }
 
+  // Reads a tensor's quantization parameters (extension API 1.1). On a host
+  // older than 1.1 this reports which host function is missing and returns
+  // KILN_STATUS_UNIMPLEMENTED; *params is then untouched.
+  KilnStatus Quantization(const Tensor& tensor, KilnQuantizationParams* params) {
+    if (!HostHas(&KilnHostApi::tensor_quantization)) {
+      return Fail(KILN_STATUS_UNIMPLEMENTED,
+                  "reading quantization parameters needs a host serving "
+                  "extension API 1.1 (KilnHostApi.tensor_quantization); this "
+                  "host serves ",
+                  KILN_VERSION_MAJOR(Host().abi_version), ".",
+                  KILN_VERSION_MINOR(Host().abi_version),
+                  "; upgrade Kiln to run this op");
+    }
+    params->struct_size = KILN_QUANTIZATION_PARAMS_STRUCT_SIZE;
+    const KilnStatus s = Host().tensor_quantization(tensor.raw(), params);
+    if (s != KILN_STATUS_OK) {
+      return Fail(s, "tensor_quantization failed for tensor '", tensor.name(),
+                  "'");
+    }
+    return KILN_STATUS_OK;
+  }
+
   KilnStatus Resize(const Tensor& tensor, const std::vector<int32_t>& dims) {
     return Host().tensor_resize(context_, tensor.raw(),
                                 static_cast<int32_t>(dims.size()),
