@@ -83,6 +83,13 @@ void Node::SetIntArray(uint32_t key, std::vector<int32_t> v) {
   SetOption(key, std::move(o));
 }
 
+void Node::SetString(uint32_t key, std::string v) {
+  OptionValue o;
+  o.kind = OptionValue::Kind::kString;
+  o.s = std::move(v);
+  SetOption(key, std::move(o));
+}
+
 std::string Node::OpName() const {
   if (builtin_code == KILN_OP_CUSTOM) return "CUSTOM '" + custom_name + "'";
   return BuiltinOpName(builtin_code);

@@ -58,11 +58,28 @@ size_t ElementSize(KilnTensorType type);
 
 // One option value read by KilnHostApi.node_option_*.
 struct OptionValue {
-  enum class Kind { kInt, kFloat, kIntArray } kind = Kind::kInt;
+  // kString is host-private (keys >= kHostOptionBase); plugins cannot read it.
+  enum class Kind { kInt, kFloat, kIntArray, kString } kind = Kind::kInt;
   int64_t i = 0;
   float f = 0.f;
   std::vector<int32_t> array;
+  std::string s;
 };
+
+// Option keys the host uses for itself (control flow, resources). Never part
+// of the extension API; plugins asking for them get what they get.
+inline constexpr uint32_t kHostOptionBase = 0x10000;
+inline constexpr uint32_t kHostOptionCondSubgraph = kHostOptionBase + 1;  // WHILE
+inline constexpr uint32_t kHostOptionBodySubgraph = kHostOptionBase + 2;  // WHILE
+inline constexpr uint32_t kHostOptionThenSubgraph = kHostOptionBase + 3;  // IF
+inline constexpr uint32_t kHostOptionElseSubgraph = kHostOptionBase + 4;  // IF
+inline constexpr uint32_t kHostOptionInitSubgraph = kHostOptionBase + 5;  // CALL_ONCE
+inline constexpr uint32_t kHostOptionDecompositionSubgraph =
+    kHostOptionBase + 6;                                        // STABLEHLO_COMPOSITE
+inline constexpr uint32_t kHostOptionContainer = kHostOptionBase + 7;    // VAR_HANDLE (string)
+inline constexpr uint32_t kHostOptionSharedName = kHostOptionBase + 8;   // VAR_HANDLE (string)
+inline constexpr uint32_t kHostOptionCompositeName = kHostOptionBase + 9;  // STABLEHLO_COMPOSITE (string)
+inline constexpr uint32_t kHostOptionCompositeVersion = kHostOptionBase + 10;
 
 struct Node {
   int32_t index = -1;
@@ -88,6 +105,7 @@ struct Node {
   void SetInt(uint32_t key, int64_t v);
   void SetFloat(uint32_t key, float v);
   void SetIntArray(uint32_t key, std::vector<int32_t> v);
+  void SetString(uint32_t key, std::string v);
   // "CUSTOM 'Sinh'" or "CONV_2D".
   std::string OpName() const;
 };
