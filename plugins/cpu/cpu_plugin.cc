@@ -9,7 +9,9 @@ namespace {
 const KilnPluginDescriptor* Describe() {
   static sdk::PluginDefinition def = [] {
     sdk::PluginDefinition d("kiln_cpu", KILN_RUNTIME_VERSION_STRING);
-    RegisterBinaryArithmetic(d);
+    RegisterElementwiseKernels(d);
+    RegisterNeuralNetKernels(d);
+    RegisterDataMovementKernels(d);
     return d;
   }();
   return def.descriptor();

@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/single_node_runner.h"
+#include "tests/cpu_kernel_test_util.h"
 
 namespace kiln {
 namespace {
@@ -14,23 +15,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-class CpuKernelTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    auto p = LoadPluginForTest(std::string(KILN_TEST_PLUGIN_DIR) +
-                               "/libkiln_cpu.so");
-    ASSERT_TRUE(p.ok()) << p.status();
-    plugin_ = *p;
-  }
-  static void TearDownTestSuite() { plugin_.reset(); }
-  const KilnKernel& Kernel(int32_t code, int32_t version = 1) {
-    const KilnKernel* k = FindKernel(*plugin_, code, version);
-    EXPECT_NE(k, nullptr);
-    return *k;
-  }
-  static std::shared_ptr<LoadedPlugin> plugin_;
-};
-std::shared_ptr<LoadedPlugin> CpuKernelTest::plugin_;
 
 TEST_F(CpuKernelTest, AddBroadcastsWithFusedRelu) {
   SingleNodeRunner r;
