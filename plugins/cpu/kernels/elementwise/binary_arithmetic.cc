@@ -1,65 +1,405 @@
-// ADD and MUL on float32 with NumPy broadcasting (rank <= 6) and fused
-// activation.
-#include <vector>
+// Binary arithmetic with NumPy broadcasting (rank <= 6): ADD SUB MUL DIV
+// SQUARED_DIFFERENCE MAXIMUM MINIMUM POW FLOOR_DIV FLOOR_MOD ATAN2 PRELU.
+//
+// Prepare validates types and shapes, plans the broadcast once (node state)
+// and sizes the output; invoke runs tight row loops over the plan and applies
+// the fused activation in a second pass. Kernels dispatch on tensor types;
+// op versions only gate which nodes reach them.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
 
 #include "kernels/activation.h"
 #include "kernels/broadcast.h"
+#include "kernels/elementwise/elementwise_common.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
 namespace {
 
+using elementwise::Describe;
+using elementwise::TypeList;
 using sdk::KernelContext;
 using sdk::Tensor;
 
-KilnStatus BinaryPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("input 0", a, KILN_TYPE_FLOAT32));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("input 1", b, KILN_TYPE_FLOAT32));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("output 0", out, KILN_TYPE_FLOAT32));
-  const int64_t act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-  if (!IsSupportedActivation(act)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown fused activation ",
-                  act);
+constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                             KILN_TYPE_INT64};
+constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
+                                               KILN_TYPE_INT32};
+constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
+
+// Integer arithmetic wraps (two's complement) instead of overflowing into
+// undefined behaviour, matching what TFLite's kernels produce in practice.
+template <typename T>
+T WrapAdd(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(x) + static_cast<U>(y));
+}
+template <typename T>
+T WrapSub(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(x) - static_cast<U>(y));
+}
+template <typename T>
+T WrapMul(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(x) * static_cast<U>(y));
+}
+// Truncating division with y != 0; lowest() / -1 wraps to lowest().
+template <typename T>
+T TruncDiv(T x, T y) {
+  if (y == T(-1)) return WrapSub(T(0), x);
+  return x / y;
+}
+template <typename T>
+T TruncMod(T x, T y) {
+  if (y == T(-1)) return T(0);
+  return x % y;
+}
+
+// What invoke must check on input 1 before computing.
+enum class OperandCheck {
+  kNone,
+  kNonZeroIntegerDivisor,  // integer types only
+  kNonZeroDivisor,         // every type, float included
+  kNonNegativeIntExp,      // integer types only
+};
+
+struct AddOp {
+  static constexpr const char* kName = "ADD";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = true;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) return WrapAdd(x, y);
+    return x + y;
   }
-  std::vector<int32_t> shape;
-  if (!BroadcastShapes(a.shape(), b.shape(), &shape)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
-                  "input shapes cannot be broadcast together (or rank > 6)");
+};
+
+struct SubOp {
+  static constexpr const char* kName = "SUB";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = true;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) return WrapSub(x, y);
+    return x - y;
   }
-  return k.Resize(out, shape);
+};
+
+struct MulOp {
+  static constexpr const char* kName = "MUL";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = true;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) return WrapMul(x, y);
+    return x * y;
+  }
+};
+
+// Float division follows IEEE (x/0 = +-inf, 0/0 = NaN); integer division
+// truncates and a zero divisor fails the invoke, as in TFLite.
+struct DivOp {
+  static constexpr const char* kName = "DIV";
+  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr bool kFusedActivation = true;
+  static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) return TruncDiv(x, y);
+    return x / y;
+  }
+};
+
+struct SquaredDifferenceOp {
+  static constexpr const char* kName = "SQUARED_DIFFERENCE";
+  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+      const T d = WrapSub(x, y);
+      return WrapMul(d, d);
+    }
+    const T d = x - y;
+    return d * d;
+  }
+};
+
+// As TFLite: x > y ? x : y (a NaN in x yields y).
+struct MaximumOp {
+  static constexpr const char* kName = "MAXIMUM";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    return x > y ? x : y;
+  }
+};
+
+struct MinimumOp {
+  static constexpr const char* kName = "MINIMUM";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T y) {
+    return x < y ? x : y;
+  }
+};
+
+// Float: std::pow. INT32: exact integer power (wrapping); a negative exponent
+// fails the invoke, as in TFLite.
+struct PowOp {
+  static constexpr const char* kName = "POW";
+  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNonNegativeIntExp;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+      T result = 1;
+      T base = x;
+      for (T e = y; e > 0; e >>= 1) {
+        if (e & 1) result = WrapMul(result, base);
+        base = WrapMul(base, base);
+      }
+      return result;
+    }
+    return std::pow(x, y);
+  }
+};
+
+// floor(x / y). A zero divisor fails the invoke for every type, float
+// included, as in TFLite (whose kernel validates the whole denominator).
+struct FloorDivOp {
+  static constexpr const char* kName = "FLOOR_DIV";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNonZeroDivisor;
+  template <typename T>
+  static T Apply(T x, T y) {
+    if constexpr (std::is_integral_v<T>) {
+      const T q = TruncDiv(x, y);
+      const T r = TruncMod(x, y);
+      return (r != 0 && ((r < 0) != (y < 0))) ? static_cast<T>(q - 1) : q;
+    }
+    return std::floor(x / y);
+  }
+};
+
+// x - floor(x / y) * y: the result takes the sign of y (Python/TFLite).
+// Float: NaN for y == 0. Integer: a zero divisor fails.
+struct FloorModOp {
+  static constexpr const char* kName = "FLOOR_MOD";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
+  template <typename T>
+  static T Apply(T x, T y) {
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      r = TruncMod(x, y);
+    } else {
+      r = std::fmod(x, y);
+    }
+    return (r != 0 && ((r < 0) != (y < 0))) ? static_cast<T>(r + y) : r;
+  }
+};
+
+// atan2(input 0, input 1), i.e. atan2(y, x).
+struct Atan2Op {
+  static constexpr const char* kName = "ATAN2";
+  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T y, T x) {
+    return std::atan2(y, x);
+  }
+};
+
+// x >= 0 ? x : alpha * x, alpha (input 1) broadcast against x.
+struct PreluOp {
+  static constexpr const char* kName = "PRELU";
+  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr bool kFusedActivation = false;
+  static constexpr OperandCheck kCheck = OperandCheck::kNone;
+  template <typename T>
+  static T Apply(T x, T alpha) {
+    return x >= 0 ? x : alpha * x;
+  }
+};
+
+struct BinaryState {
+  BroadcastPlan plan;
+  KilnTensorType type = KILN_TYPE_FLOAT32;
+  int64_t activation = KILN_ACTIVATION_NONE;
+};
+
+const char* ActivationName(int64_t activation) {
+  switch (activation) {
+    case KILN_ACTIVATION_NONE:
+      return "NONE";
+    case KILN_ACTIVATION_RELU:
+      return "RELU";
+    case KILN_ACTIVATION_RELU_N1_TO_1:
+      return "RELU_N1_TO_1";
+    case KILN_ACTIVATION_RELU6:
+      return "RELU6";
+    case KILN_ACTIVATION_TANH:
+      return "TANH";
+    case KILN_ACTIVATION_SIGN_BIT:
+      return "SIGN_BIT";
+    default:
+      return "UNKNOWN";
+  }
 }
 
 template <typename Op>
-KilnStatus BinaryInvoke(KernelContext& k) {
+KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const float* pa = a.data<float>();
-  const float* pb = b.data<float>();
-  float* po = out.data<float>();
-  const int64_t act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-  ForEachBroadcast(a.shape(), b.shape(), out.shape(),
-                   [&](int64_t o, int64_t ia, int64_t ib) {
-                     po[o] = ApplyActivation(act, Op()(pa[ia], pb[ib]));
-                   });
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectSameType(k, Op::kName, "input", 1, b, "input", 0, a));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(k, Op::kName, "output",
+                                                       0, out, "input", 0, a));
+  state.type = a.type();
+  state.activation = KILN_ACTIVATION_NONE;
+  if constexpr (Op::kFusedActivation) {
+    const int64_t act =
+        k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+    if (!IsSupportedActivation(act)) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
+                    ": unknown fused activation ", act,
+                    "; expected NONE, RELU, RELU_N1_TO_1, RELU6, TANH or "
+                    "SIGN_BIT");
+    }
+    int64_t lo = 0, hi = 0;
+    if (state.type != KILN_TYPE_FLOAT32 &&
+        !ActivationClampRange<int64_t>(act, &lo, &hi)) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
+                    ": fused activation ", ActivationName(act),
+                    " is not defined for ", sdk::TypeName(state.type),
+                    " outputs; integer types support NONE, RELU, "
+                    "RELU_N1_TO_1 and RELU6");
+    }
+    state.activation = act;
+  }
+  return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+}
+
+template <typename Op, typename T>
+KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* po = out.data<T>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  constexpr bool kIntegral = std::is_integral_v<T>;
+  constexpr bool kCheckZero =
+      Op::kCheck == OperandCheck::kNonZeroDivisor ||
+      (kIntegral && Op::kCheck == OperandCheck::kNonZeroIntegerDivisor);
+  constexpr bool kCheckNegative =
+      kIntegral && Op::kCheck == OperandCheck::kNonNegativeIntExp;
+  if constexpr (kCheckZero || kCheckNegative) {
+    const int64_t n = b.num_elements();
+    for (int64_t i = 0; i < n; ++i) {
+      if (kCheckZero && pb[i] == T(0)) {
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
+                      Describe("input", 1, b), " holds 0 at element ", i,
+                      kIntegral ? "; integer division by zero is undefined"
+                                : "; FLOOR_DIV refuses a zero divisor");
+      }
+      if (kCheckNegative && pb[i] < T(0)) {
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
+                      Describe("input", 1, b), " holds ",
+                      static_cast<int64_t>(pb[i]), " at element ", i,
+                      "; integer POW needs non-negative exponents");
+      }
+    }
+  }
+  BroadcastBinary(state.plan, pa, pb, po,
+                  [](T x, T y) { return Op::template Apply<T>(x, y); });
+  if constexpr (Op::kFusedActivation) {
+    ApplyActivationInPlace<T>(state.activation, po, state.plan.total);
+  }
   return KILN_STATUS_OK;
 }
 
-struct AddOp {
-  float operator()(float x, float y) const { return x + y; }
-};
-struct MulOp {
-  float operator()(float x, float y) const { return x * y; }
-};
+template <typename Op>
+KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
+  switch (state.type) {
+    case KILN_TYPE_FLOAT32:
+      return RunBinary<Op, float>(k, state);
+    case KILN_TYPE_INT32:
+      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT32)) {
+        return RunBinary<Op, int32_t>(k, state);
+      }
+      break;
+    case KILN_TYPE_INT64:
+      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT64)) {
+        return RunBinary<Op, int64_t>(k, state);
+      }
+      break;
+    default:
+      break;
+  }
+  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+                sdk::TypeName(state.type), " that prepare did not accept");
+}
+
+template <typename Op>
+void Register(sdk::PluginDefinition& def, int32_t code,
+              std::initializer_list<elementwise::VersionRange> ranges) {
+  elementwise::AddStatefulKernelForVersions<BinaryState, BinaryPrepare<Op>,
+                                            BinaryInvoke<Op>>(def, code,
+                                                              ranges);
+}
 
 }  // namespace
 
 void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
-  def.AddKernel(sdk::MakeKernel<BinaryPrepare, BinaryInvoke<AddOp>>(
-      KILN_OP_ADD, 1, 1));
-  def.AddKernel(sdk::MakeKernel<BinaryPrepare, BinaryInvoke<MulOp>>(
-      KILN_OP_MUL, 1, 1));
+  // Version meanings per TFLite's op_version.cc. Versions that add only
+  // types these kernels do not implement (quantized int8/int16, complex,
+  // uint32) are not claimed; v1 is claimed although it also covers quantized
+  // uint8 because converters write v1 for every float model (uint8 inputs
+  // are refused in prepare).
+  // ADD: v1 float32/int32, v4 int64. Not 2 (int8), 3 (int16 q), 5 (int16).
+  Register<AddOp>(def, KILN_OP_ADD, {{1, 1}, {4, 4}});
+  // SUB: v1 float32/int32, v3 5-D broadcast, v4 int64. Not 2 (int8), 5.
+  Register<SubOp>(def, KILN_OP_SUB, {{1, 1}, {3, 4}});
+  // MUL: v1 float32/int32, v5 int64. Not 2-4 (quantized), 6 (complex64),
+  // 7 (int16/uint32).
+  Register<MulOp>(def, KILN_OP_MUL, {{1, 1}, {5, 5}});
+  // DIV: v1 float32/int32, v2 5-D broadcast; the newest version.
+  Register<DivOp>(def, KILN_OP_DIV, {{1, 2}});
+  // SQUARED_DIFFERENCE: v1 float32/int32. Not 2 (int8).
+  Register<SquaredDifferenceOp>(def, KILN_OP_SQUARED_DIFFERENCE, {{1, 1}});
+  // MAXIMUM/MINIMUM: v1 float32/int32/int64, v3 5-D broadcast. Not 2
+  // (int8), 4 (int16).
+  Register<MaximumOp>(def, KILN_OP_MAXIMUM, {{1, 1}, {3, 3}});
+  Register<MinimumOp>(def, KILN_OP_MINIMUM, {{1, 1}, {3, 3}});
+  // POW: only v1 exists (float32, int32).
+  Register<PowOp>(def, KILN_OP_POW, {{1, 1}});
+  // FLOOR_DIV: v1 int32 (int64 too here), v2 float32. Not 3 (int8/int16).
+  Register<FloorDivOp>(def, KILN_OP_FLOOR_DIV, {{1, 2}});
+  // FLOOR_MOD: v1 float32/int32/int64. Not 2 (int8/int16).
+  Register<FloorModOp>(def, KILN_OP_FLOOR_MOD, {{1, 1}});
+  // ATAN2: only v1 exists (float32 here; float64 refused).
+  Register<Atan2Op>(def, KILN_OP_ATAN2, {{1, 1}});
+  // PRELU: only v1 exists (float32 here; quantized refused).
+  Register<PreluOp>(def, KILN_OP_PRELU, {{1, 1}});
 }
 
 }  // namespace kiln::cpu

@@ -1,0 +1,312 @@
+// Comparisons (LESS LESS_EQUAL GREATER GREATER_EQUAL EQUAL NOT_EQUAL), logical
+// ops (LOGICAL_AND LOGICAL_OR LOGICAL_NOT) and SELECT_V2, with NumPy
+// broadcasting (rank <= 6). BOOL tensors hold one byte per element; any
+// non-zero byte reads as true and outputs are written as 0 or 1.
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/broadcast.h"
+#include "kernels/elementwise/elementwise_common.h"
+#include "kernels/registry.h"
+
+namespace kiln::cpu {
+namespace {
+
+using elementwise::TypeList;
+using sdk::KernelContext;
+using sdk::Tensor;
+
+constexpr KilnTensorType kOrderedTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                            KILN_TYPE_INT64};
+constexpr KilnTensorType kEqualityTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                             KILN_TYPE_INT64, KILN_TYPE_BOOL};
+constexpr KilnTensorType kBoolTypes[] = {KILN_TYPE_BOOL};
+constexpr KilnTensorType kSelectTypes[] = {
+    KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64, KILN_TYPE_BOOL,
+    KILN_TYPE_UINT8,   KILN_TYPE_INT8,  KILN_TYPE_INT16};
+
+struct LessOp {
+  static constexpr const char* kName = "LESS";
+  static constexpr TypeList kTypes = kOrderedTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x < y;
+  }
+};
+struct LessEqualOp {
+  static constexpr const char* kName = "LESS_EQUAL";
+  static constexpr TypeList kTypes = kOrderedTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x <= y;
+  }
+};
+struct GreaterOp {
+  static constexpr const char* kName = "GREATER";
+  static constexpr TypeList kTypes = kOrderedTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x > y;
+  }
+};
+struct GreaterEqualOp {
+  static constexpr const char* kName = "GREATER_EQUAL";
+  static constexpr TypeList kTypes = kOrderedTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x >= y;
+  }
+};
+struct EqualOp {
+  static constexpr const char* kName = "EQUAL";
+  static constexpr TypeList kTypes = kEqualityTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x == y;
+  }
+};
+struct NotEqualOp {
+  static constexpr const char* kName = "NOT_EQUAL";
+  static constexpr TypeList kTypes = kEqualityTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x != y;
+  }
+};
+struct LogicalAndOp {
+  static constexpr const char* kName = "LOGICAL_AND";
+  static constexpr TypeList kTypes = kBoolTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x && y;
+  }
+};
+struct LogicalOrOp {
+  static constexpr const char* kName = "LOGICAL_OR";
+  static constexpr TypeList kTypes = kBoolTypes;
+  template <typename T>
+  static bool Apply(T x, T y) {
+    return x || y;
+  }
+};
+
+struct CompareState {
+  BroadcastPlan plan;
+  KilnTensorType type = KILN_TYPE_FLOAT32;
+};
+
+template <typename Op>
+KilnStatus ComparePrepare(KernelContext& k, CompareState& state) {
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectSameType(k, Op::kName, "input", 1, b, "input", 0, a));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, Op::kName, "output", 0, out, kBoolTypes));
+  state.type = a.type();
+  return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+}
+
+template <typename Op, typename T>
+KilnStatus RunCompare(KernelContext& k, const CompareState& state) {
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  uint8_t* po = out.data<uint8_t>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  if constexpr (std::is_same_v<T, uint8_t>) {  // BOOL: normalise the bytes
+    BroadcastBinary(state.plan, pa, pb, po, [](uint8_t x, uint8_t y) {
+      return static_cast<uint8_t>(Op::template Apply<bool>(x != 0, y != 0));
+    });
+  } else {
+    BroadcastBinary(state.plan, pa, pb, po, [](T x, T y) {
+      return static_cast<uint8_t>(Op::template Apply<T>(x, y));
+    });
+  }
+  return KILN_STATUS_OK;
+}
+
+template <typename Op>
+KilnStatus CompareInvoke(KernelContext& k, CompareState& state) {
+  constexpr TypeList types = Op::kTypes;
+  switch (state.type) {
+    case KILN_TYPE_FLOAT32:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_FLOAT32)) {
+        return RunCompare<Op, float>(k, state);
+      }
+      break;
+    case KILN_TYPE_INT32:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT32)) {
+        return RunCompare<Op, int32_t>(k, state);
+      }
+      break;
+    case KILN_TYPE_INT64:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT64)) {
+        return RunCompare<Op, int64_t>(k, state);
+      }
+      break;
+    case KILN_TYPE_BOOL:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_BOOL)) {
+        return RunCompare<Op, uint8_t>(k, state);
+      }
+      break;
+    default:
+      break;
+  }
+  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+                sdk::TypeName(state.type), " that prepare did not accept");
+}
+
+// ---- LOGICAL_NOT ----------------------------------------------------------
+
+KilnStatus LogicalNotPrepare(KernelContext& k) {
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, "LOGICAL_NOT", 1, 1));
+  const Tensor in = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, "LOGICAL_NOT", "input", 0, in, kBoolTypes));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectTypeIn(k, "LOGICAL_NOT", "output",
+                                                     0, out, kBoolTypes));
+  std::vector<int32_t> shape;
+  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
+  return k.Resize(out, shape);
+}
+
+KilnStatus LogicalNotInvoke(KernelContext& k) {
+  const Tensor in = k.input(0), out = k.output(0);
+  const uint8_t* pi = in.data<uint8_t>();
+  uint8_t* po = out.data<uint8_t>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, in, pi));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i) po[i] = pi[i] == 0 ? 1 : 0;
+  return KILN_STATUS_OK;
+}
+
+// ---- SELECT_V2 --------------------------------------------------------------
+
+struct SelectState {
+  BroadcastPlan plan;
+  size_t element_size = 0;
+};
+
+KilnStatus SelectPrepare(KernelContext& k, SelectState& state) {
+  constexpr const char* kOp = "SELECT_V2";
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, kOp, 3, 1));
+  const Tensor cond = k.input(0), x = k.input(1), y = k.input(2);
+  const Tensor out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, kOp, "input", 0, cond, kBoolTypes));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, kOp, "input", 1, x, kSelectTypes));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectSameType(k, kOp, "input", 2, y, "input", 1, x));
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectSameType(k, kOp, "output", 0, out, "input", 1, x));
+  switch (x.type()) {
+    case KILN_TYPE_BOOL:
+    case KILN_TYPE_UINT8:
+    case KILN_TYPE_INT8:
+      state.element_size = 1;
+      break;
+    case KILN_TYPE_INT16:
+      state.element_size = 2;
+      break;
+    case KILN_TYPE_INT64:
+      state.element_size = 8;
+      break;
+    default:
+      state.element_size = 4;
+      break;
+  }
+  return elementwise::PrepareBroadcast(k, kOp, 3, &state.plan);
+}
+
+// Copies elements as raw bits of their size: selection never converts.
+template <typename Bits>
+void RunSelect(const BroadcastPlan& plan, const uint8_t* cond, const Bits* x,
+               const Bits* y, Bits* out) {
+  const int64_t sc = plan.inner_stride(0);
+  const int64_t sx = plan.inner_stride(1);
+  const int64_t sy = plan.inner_stride(2);
+  ForEachBroadcastRow(plan, [&](int64_t o, const int64_t* off, int64_t n) {
+    const uint8_t* pc = cond + off[0];
+    const Bits* px = x + off[1];
+    const Bits* py = y + off[2];
+    Bits* po = out + o;
+    for (int64_t i = 0; i < n; ++i) {
+      po[i] = pc[i * sc] != 0 ? px[i * sx] : py[i * sy];
+    }
+  });
+}
+
+KilnStatus SelectInvoke(KernelContext& k, SelectState& state) {
+  const Tensor cond = k.input(0), x = k.input(1), y = k.input(2);
+  const Tensor out = k.output(0);
+  const uint8_t* pc = cond.data<uint8_t>();
+  const void* px = x.data<void>();
+  const void* py = y.data<void>();
+  void* po = out.data<void>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, cond, pc));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, x, px));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 2, y, py));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  switch (state.element_size) {
+    case 1:
+      RunSelect(state.plan, pc, static_cast<const uint8_t*>(px),
+                static_cast<const uint8_t*>(py), static_cast<uint8_t*>(po));
+      break;
+    case 2:
+      RunSelect(state.plan, pc, static_cast<const uint16_t*>(px),
+                static_cast<const uint16_t*>(py), static_cast<uint16_t*>(po));
+      break;
+    case 4:
+      RunSelect(state.plan, pc, static_cast<const uint32_t*>(px),
+                static_cast<const uint32_t*>(py), static_cast<uint32_t*>(po));
+      break;
+    default:
+      RunSelect(state.plan, pc, static_cast<const uint64_t*>(px),
+                static_cast<const uint64_t*>(py), static_cast<uint64_t*>(po));
+      break;
+  }
+  return KILN_STATUS_OK;
+}
+
+template <typename Op>
+void RegisterCompare(sdk::PluginDefinition& def, int32_t code,
+                     std::initializer_list<elementwise::VersionRange> ranges) {
+  elementwise::AddStatefulKernelForVersions<CompareState, ComparePrepare<Op>,
+                                            CompareInvoke<Op>>(def, code,
+                                                               ranges);
+}
+
+}  // namespace
+
+void RegisterComparisonAndLogical(sdk::PluginDefinition& def) {
+  // Version meanings per TFLite's op_version.cc; v1 is float32/int32/int64
+  // (and quantized uint8, refused here) for every comparison.
+  // LESS, GREATER_EQUAL: v1 only; 2 (int8) and 3 (int16) not implemented.
+  RegisterCompare<LessOp>(def, KILN_OP_LESS, {{1, 1}});
+  RegisterCompare<GreaterEqualOp>(def, KILN_OP_GREATER_EQUAL, {{1, 1}});
+  // LESS_EQUAL, GREATER: v1 only; 2 (int8) not implemented.
+  RegisterCompare<LessEqualOp>(def, KILN_OP_LESS_EQUAL, {{1, 1}});
+  RegisterCompare<GreaterOp>(def, KILN_OP_GREATER, {{1, 1}});
+  // EQUAL: v1 (also bool); 2 (int8), 3 (string), 4 (int16) not implemented.
+  RegisterCompare<EqualOp>(def, KILN_OP_EQUAL, {{1, 1}});
+  // NOT_EQUAL: v1 (also bool); 2 (int8), 3 (string) not implemented.
+  RegisterCompare<NotEqualOp>(def, KILN_OP_NOT_EQUAL, {{1, 1}});
+  // LOGICAL_AND/OR/NOT: only v1 exists (bool).
+  RegisterCompare<LogicalAndOp>(def, KILN_OP_LOGICAL_AND, {{1, 1}});
+  RegisterCompare<LogicalOrOp>(def, KILN_OP_LOGICAL_OR, {{1, 1}});
+  elementwise::AddKernelForVersions<LogicalNotPrepare, LogicalNotInvoke>(
+      def, KILN_OP_LOGICAL_NOT, {{1, 1}});
+  // SELECT_V2: v1 (every type but uint32); 2 (uint32) not implemented.
+  elementwise::AddStatefulKernelForVersions<SelectState, SelectPrepare,
+                                            SelectInvoke>(
+      def, KILN_OP_SELECT_V2, {{1, 1}});
+}
+
+}  // namespace kiln::cpu

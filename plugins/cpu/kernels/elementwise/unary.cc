@@ -1,0 +1,266 @@
+// Unary elementwise ops: math (ABS NEG EXP LOG SQRT RSQRT SQUARE SIN COS
+// FLOOR CEIL ROUND SIGN) and activations (TANH LOGISTIC RELU RELU6
+// RELU_N1_TO_1 RELU_0_TO_1 ELU LEAKY_RELU HARD_SWISH GELU). The output has the
+// input's shape and type. Float results follow IEEE (LOG(0) = -inf,
+// SQRT(-1) = NaN, RSQRT(0) = inf), as in TFLite.
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/elementwise/elementwise_common.h"
+#include "kernels/registry.h"
+
+namespace kiln::cpu {
+namespace {
+
+using elementwise::TypeList;
+using sdk::KernelContext;
+using sdk::Tensor;
+
+constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
+constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
+                                               KILN_TYPE_INT32};
+constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                             KILN_TYPE_INT64};
+
+// Node options some unary ops read (once per invoke, never per element).
+struct UnaryParams {
+  float alpha = 0.f;         // LEAKY_RELU
+  bool approximate = false;  // GELU
+};
+
+struct NoParams {
+  static UnaryParams Read(const KernelContext&) { return {}; }
+};
+
+template <typename T>
+T WrapNegate(T x) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(U(0) - static_cast<U>(x));
+}
+
+struct AbsOp : NoParams {
+  static constexpr const char* kName = "ABS";
+  static constexpr TypeList kTypes = kFloatInt32Types;
+  template <typename T>
+  static T Apply(T x, const UnaryParams&) {
+    if constexpr (std::is_integral_v<T>) return x < 0 ? WrapNegate(x) : x;
+    return std::fabs(x);
+  }
+};
+struct NegOp : NoParams {
+  static constexpr const char* kName = "NEG";
+  static constexpr TypeList kTypes = kFloatIntTypes;
+  template <typename T>
+  static T Apply(T x, const UnaryParams&) {
+    if constexpr (std::is_integral_v<T>) return WrapNegate(x);
+    return -x;
+  }
+};
+
+#define KILN_FLOAT_UNARY_OP(Struct, kOpName, expr)  \
+  struct Struct : NoParams {                        \
+    static constexpr const char* kName = kOpName;   \
+    static constexpr TypeList kTypes = kFloatTypes; \
+    template <typename T>                           \
+    static T Apply(T x, const UnaryParams&) {       \
+      return expr;                                  \
+    }                                               \
+  }
+
+KILN_FLOAT_UNARY_OP(ExpOp, "EXP", std::exp(x));
+KILN_FLOAT_UNARY_OP(LogOp, "LOG", std::log(x));
+KILN_FLOAT_UNARY_OP(SqrtOp, "SQRT", std::sqrt(x));
+KILN_FLOAT_UNARY_OP(RsqrtOp, "RSQRT", T(1) / std::sqrt(x));
+KILN_FLOAT_UNARY_OP(SquareOp, "SQUARE", x* x);
+KILN_FLOAT_UNARY_OP(SinOp, "SIN", std::sin(x));
+KILN_FLOAT_UNARY_OP(CosOp, "COS", std::cos(x));
+KILN_FLOAT_UNARY_OP(FloorOp, "FLOOR", std::floor(x));
+KILN_FLOAT_UNARY_OP(CeilOp, "CEIL", std::ceil(x));
+KILN_FLOAT_UNARY_OP(TanhOp, "TANH", std::tanh(x));
+// Clamps let NaN through, as TFLite's reference kernels do.
+KILN_FLOAT_UNARY_OP(ReluOp, "RELU", x < T(0) ? T(0) : x);
+KILN_FLOAT_UNARY_OP(Relu6Op, "RELU6", x < T(0) ? T(0) : (x > T(6) ? T(6) : x));
+KILN_FLOAT_UNARY_OP(ReluN1To1Op, "RELU_N1_TO_1",
+                    x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x));
+KILN_FLOAT_UNARY_OP(Relu0To1Op, "RELU_0_TO_1",
+                    x < T(0) ? T(0) : (x > T(1) ? T(1) : x));
+KILN_FLOAT_UNARY_OP(EluOp, "ELU", x < T(0) ? std::expm1(x) : x);
+// x * relu6(x + 3) / 6
+KILN_FLOAT_UNARY_OP(HardSwishOp, "HARD_SWISH",
+                    x* std::fmin(std::fmax(x + T(3), T(0)), T(6)) / T(6));
+#undef KILN_FLOAT_UNARY_OP
+
+// Round half to even (banker's rounding), as TFLite's ROUND.
+struct RoundOp : NoParams {
+  static constexpr const char* kName = "ROUND";
+  static constexpr TypeList kTypes = kFloatTypes;
+  template <typename T>
+  static T Apply(T x, const UnaryParams&) {
+    const T floor = std::floor(x);
+    const T diff = x - floor;
+    if (diff < T(0.5)) return floor;
+    if (diff > T(0.5)) return floor + T(1);
+    return std::fmod(floor, T(2)) == T(0) ? floor : floor + T(1);
+  }
+};
+
+// -1, 0 or 1 (NaN gives 0, as TFLite's (0 < x) - (x < 0)).
+struct SignOp : NoParams {
+  static constexpr const char* kName = "SIGN";
+  static constexpr TypeList kTypes = kFloatInt32Types;
+  template <typename T>
+  static T Apply(T x, const UnaryParams&) {
+    return static_cast<T>((T(0) < x) - (x < T(0)));
+  }
+};
+
+// 1 / (1 + exp(-x)), evaluated without overflow for large |x|.
+struct LogisticOp : NoParams {
+  static constexpr const char* kName = "LOGISTIC";
+  static constexpr TypeList kTypes = kFloatTypes;
+  template <typename T>
+  static T Apply(T x, const UnaryParams&) {
+    if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
+    const T e = std::exp(x);
+    return e / (T(1) + e);
+  }
+};
+
+// x > 0 ? x : alpha * x (option ALPHA, default 0).
+struct LeakyReluOp {
+  static constexpr const char* kName = "LEAKY_RELU";
+  static constexpr TypeList kTypes = kFloatTypes;
+  static UnaryParams Read(const KernelContext& k) {
+    UnaryParams p;
+    p.alpha = k.OptionFloat(KILN_OPTION_ALPHA, 0.f);
+    return p;
+  }
+  template <typename T>
+  static T Apply(T x, const UnaryParams& p) {
+    return x > T(0) ? x : static_cast<T>(p.alpha) * x;
+  }
+};
+
+// Exact: 0.5x(1 + erf(x/sqrt(2))). Option APPROXIMATE (default false):
+// 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
+struct GeluOp {
+  static constexpr const char* kName = "GELU";
+  static constexpr TypeList kTypes = kFloatTypes;
+  static UnaryParams Read(const KernelContext& k) {
+    UnaryParams p;
+    p.approximate = k.OptionInt(KILN_OPTION_APPROXIMATE, 0) != 0;
+    return p;
+  }
+  template <typename T>
+  static T Apply(T x, const UnaryParams& p) {
+    if (p.approximate) {
+      constexpr T kSqrt2OverPi = T(0.7978845608028654);
+      return T(0.5) * x *
+             (T(1) + std::tanh(kSqrt2OverPi * (x + T(0.044715) * x * x * x)));
+    }
+    constexpr T kInvSqrt2 = T(0.7071067811865476);
+    return T(0.5) * x * (T(1) + std::erf(x * kInvSqrt2));
+  }
+};
+
+template <typename Op>
+KilnStatus UnaryPrepare(KernelContext& k) {
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 1, 1));
+  const Tensor in = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, in, Op::kTypes));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(k, Op::kName, "output",
+                                                       0, out, "input", 0, in));
+  std::vector<int32_t> shape;
+  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
+  return k.Resize(out, shape);
+}
+
+template <typename Op, typename T>
+KilnStatus RunUnary(KernelContext& k) {
+  const Tensor in = k.input(0), out = k.output(0);
+  const T* pi = in.data<T>();
+  T* po = out.data<T>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, in, pi));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const UnaryParams params = Op::Read(k);
+  const int64_t n = out.num_elements();
+  for (int64_t i = 0; i < n; ++i) po[i] = Op::template Apply<T>(pi[i], params);
+  return KILN_STATUS_OK;
+}
+
+template <typename Op>
+KilnStatus UnaryInvoke(KernelContext& k) {
+  constexpr TypeList types = Op::kTypes;
+  const KilnTensorType type = k.input(0).type();
+  switch (type) {
+    case KILN_TYPE_FLOAT32:
+      return RunUnary<Op, float>(k);
+    case KILN_TYPE_INT32:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT32)) {
+        return RunUnary<Op, int32_t>(k);
+      }
+      break;
+    case KILN_TYPE_INT64:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT64)) {
+        return RunUnary<Op, int64_t>(k);
+      }
+      break;
+    default:
+      break;
+  }
+  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+                sdk::TypeName(type), " that prepare did not accept");
+}
+
+template <typename Op>
+void Register(sdk::PluginDefinition& def, int32_t code,
+              std::initializer_list<elementwise::VersionRange> ranges) {
+  elementwise::AddKernelForVersions<UnaryPrepare<Op>, UnaryInvoke<Op>>(
+      def, code, ranges);
+}
+
+}  // namespace
+
+void RegisterUnary(sdk::PluginDefinition& def) {
+  // Version meanings per TFLite's op_version.cc / runtime_version.cc. Ranges
+  // stop before versions that add quantized int8/int16 inputs.
+  // ABS: v1 float32, v5 int32. Not 2 (int8/uint8), 3 (int16 q), 4 (int16).
+  Register<AbsOp>(def, KILN_OP_ABS, {{1, 1}, {5, 5}});
+  // NEG: only v1 exists (float32, int32, int64).
+  Register<NegOp>(def, KILN_OP_NEG, {{1, 1}});
+  // EXP, LOG: v1 float32. Not 2 (int8/int16).
+  Register<ExpOp>(def, KILN_OP_EXP, {{1, 1}});
+  Register<LogOp>(def, KILN_OP_LOG, {{1, 1}});
+  // SQRT, SQUARE, SIN, COS, FLOOR, CEIL, ROUND: only v1 exists (float32).
+  Register<SqrtOp>(def, KILN_OP_SQRT, {{1, 1}});
+  Register<SquareOp>(def, KILN_OP_SQUARE, {{1, 1}});
+  Register<SinOp>(def, KILN_OP_SIN, {{1, 1}});
+  Register<CosOp>(def, KILN_OP_COS, {{1, 1}});
+  Register<FloorOp>(def, KILN_OP_FLOOR, {{1, 1}});
+  Register<CeilOp>(def, KILN_OP_CEIL, {{1, 1}});
+  Register<RoundOp>(def, KILN_OP_ROUND, {{1, 1}});
+  // RSQRT: v1 float32. Not 2 (int8), 3 (int16).
+  Register<RsqrtOp>(def, KILN_OP_RSQRT, {{1, 1}});
+  // SIGN: v1 float32, v2 int32; the newest version.
+  Register<SignOp>(def, KILN_OP_SIGN, {{1, 2}});
+  // TANH, LOGISTIC: v1 float32. Not 2 (int8), 3 (int16).
+  Register<TanhOp>(def, KILN_OP_TANH, {{1, 1}});
+  Register<LogisticOp>(def, KILN_OP_LOGISTIC, {{1, 1}});
+  // RELU, RELU6: v1 float32. Not 2 (int8/uint8), 3 (int16).
+  Register<ReluOp>(def, KILN_OP_RELU, {{1, 1}});
+  Register<Relu6Op>(def, KILN_OP_RELU6, {{1, 1}});
+  // RELU_N1_TO_1, RELU_0_TO_1, ELU, HARD_SWISH: only v1 exists.
+  Register<ReluN1To1Op>(def, KILN_OP_RELU_N1_TO_1, {{1, 1}});
+  Register<Relu0To1Op>(def, KILN_OP_RELU_0_TO_1, {{1, 1}});
+  Register<EluOp>(def, KILN_OP_ELU, {{1, 1}});
+  Register<HardSwishOp>(def, KILN_OP_HARD_SWISH, {{1, 1}});
+  // LEAKY_RELU: v1 float32. Not 2 (int16).
+  Register<LeakyReluOp>(def, KILN_OP_LEAKY_RELU, {{1, 1}});
+  // GELU: v1 float32 (exact and approximate). Not 2 (int8/uint8).
+  Register<GeluOp>(def, KILN_OP_GELU, {{1, 1}});
+}
+
+}  // namespace kiln::cpu
