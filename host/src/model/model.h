@@ -74,13 +74,19 @@ class Model {
   // with storage kConstant; others kNone), nodes with op, version, options
   // (KILN_OPTION_* and kHostOption*), custom options, inputs/outputs, and
   // execution_plan = operator order. Copy it to run it.
-  const Graph& graph(int subgraph) const { return graphs_[static_cast<size_t>(subgraph)]; }
+  const Graph& graph(int subgraph) const {
+    return graphs_[static_cast<size_t>(subgraph)];
+  }
 
-  const std::vector<OperatorCodeInfo>& operator_codes() const { return op_codes_; }
+  const std::vector<OperatorCodeInfo>& operator_codes() const {
+    return op_codes_;
+  }
   const std::vector<Signature>& signatures() const { return signatures_; }
   const std::vector<MetadataEntry>& metadata() const { return metadata_; }
   // Metadata "min_runtime_version" with NUL padding removed; "" if absent.
-  const std::string& min_runtime_version() const { return min_runtime_version_; }
+  const std::string& min_runtime_version() const {
+    return min_runtime_version_;
+  }
 
  private:
   friend class ModelReader;
@@ -98,6 +104,9 @@ class Model {
   std::vector<Signature> signatures_;
   std::vector<MetadataEntry> metadata_;
   std::string min_runtime_version_;
+  // Aligned copies of the few constants whose bytes in the file are not
+  // aligned for their element type (old converters aligned data to 4 bytes).
+  std::vector<std::unique_ptr<std::max_align_t[]>> aligned_copies_;
 };
 
 }  // namespace kiln

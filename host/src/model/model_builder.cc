@@ -1,0 +1,389 @@
+#include "model/model_builder.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "kiln/kiln_builtin_ops.h"
+#include "kiln/kiln_version.h"
+#include "model/op_options.h"
+#include "schema/kiln_model_generated.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kDataAlignment = 16;
+constexpr size_t kMinRuntimeVersionBytes = 16;
+
+uint64_t AlignUp(uint64_t n) {
+  return (n + kDataAlignment - 1) / kDataAlignment * kDataAlignment;
+}
+
+// A piece of data written after the FlatBuffer in external-data mode.
+struct ExternalBlob {
+  const uint8_t* data;
+  size_t size;
+};
+
+}  // namespace
+
+OptionValue OptionInt(int64_t value) {
+  OptionValue v;
+  v.kind = OptionValue::Kind::kInt;
+  v.i = value;
+  return v;
+}
+
+OptionValue OptionFloat(float value) {
+  OptionValue v;
+  v.kind = OptionValue::Kind::kFloat;
+  v.f = value;
+  return v;
+}
+
+OptionValue OptionIntArray(std::vector<int32_t> values) {
+  OptionValue v;
+  v.kind = OptionValue::Kind::kIntArray;
+  v.array = std::move(values);
+  return v;
+}
+
+OptionValue OptionString(std::string value) {
+  OptionValue v;
+  v.kind = OptionValue::Kind::kString;
+  v.s = std::move(value);
+  return v;
+}
+
+// ---- SubgraphBuilder
+// ----------------------------------------------------------
+
+int32_t SubgraphBuilder::AddTensor(const TensorSpec& spec) {
+  tensors_.push_back({spec, 0});
+  return static_cast<int32_t>(tensors_.size() - 1);
+}
+
+int32_t SubgraphBuilder::AddConstantTensor(const TensorSpec& spec,
+                                           const void* data, size_t size) {
+  tensors_.push_back({spec, model_->AddBuffer(data, size)});
+  return static_cast<int32_t>(tensors_.size() - 1);
+}
+
+int32_t SubgraphBuilder::AddTensorSharingData(const TensorSpec& spec,
+                                              int32_t other) {
+  uint32_t buffer = 0;
+  if (other >= 0 && static_cast<size_t>(other) < tensors_.size()) {
+    buffer = tensors_[static_cast<size_t>(other)].buffer;
+  }
+  tensors_.push_back({spec, buffer});
+  return static_cast<int32_t>(tensors_.size() - 1);
+}
+
+int32_t SubgraphBuilder::AddOperator(int32_t builtin_code, int32_t version,
+                                     std::vector<int32_t> inputs,
+                                     std::vector<int32_t> outputs,
+                                     OptionList options) {
+  OperatorEntry op;
+  op.builtin_code = builtin_code;
+  op.version = version;
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.options = std::move(options);
+  operators_.push_back(std::move(op));
+  return static_cast<int32_t>(operators_.size() - 1);
+}
+
+int32_t SubgraphBuilder::AddCustomOperator(
+    std::string custom_name, int32_t version, std::vector<int32_t> inputs,
+    std::vector<int32_t> outputs, std::vector<uint8_t> custom_options) {
+  OperatorEntry op;
+  op.builtin_code = KILN_OP_CUSTOM;
+  op.custom_name = std::move(custom_name);
+  op.version = version;
+  op.inputs = std::move(inputs);
+  op.outputs = std::move(outputs);
+  op.custom_options = std::move(custom_options);
+  operators_.push_back(std::move(op));
+  return static_cast<int32_t>(operators_.size() - 1);
+}
+
+// ---- ModelBuilder
+// -------------------------------------------------------------
+
+ModelBuilder::ModelBuilder() = default;
+ModelBuilder::~ModelBuilder() = default;
+
+SubgraphBuilder& ModelBuilder::AddSubgraph(std::string name) {
+  const int index = static_cast<int>(subgraphs_.size());
+  subgraphs_.push_back(std::unique_ptr<SubgraphBuilder>(
+      new SubgraphBuilder(this, index, std::move(name))));
+  return *subgraphs_.back();
+}
+
+void ModelBuilder::AddSignature(std::string key, int subgraph_index,
+                                std::vector<SignatureTensor> inputs,
+                                std::vector<SignatureTensor> outputs) {
+  signatures_.push_back(
+      {std::move(key), subgraph_index, std::move(inputs), std::move(outputs)});
+}
+
+void ModelBuilder::AddMetadata(std::string name, std::vector<uint8_t> bytes) {
+  metadata_.emplace_back(std::move(name), std::move(bytes));
+}
+
+void ModelBuilder::SetMinRuntimeVersion(std::string version) {
+  min_runtime_version_ = std::move(version);
+}
+
+uint32_t ModelBuilder::AddBuffer(const void* data, size_t size) {
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  buffers_.emplace_back(bytes, bytes + size);
+  return static_cast<uint32_t>(buffers_.size());
+}
+
+absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Serialize(
+    const std::vector<uint64_t>& external_offsets) const {
+  if (min_runtime_version_.size() >= kMinRuntimeVersionBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("min_runtime_version '", min_runtime_version_, "' has ",
+                     min_runtime_version_.size(), " characters; at most ",
+                     kMinRuntimeVersionBytes - 1, " fit the 16-byte field"));
+  }
+  flatbuffers::FlatBufferBuilder fbb(1024 + [&] {
+    size_t n = 0;
+    for (const auto& b : buffers_) n += external_data_ ? 0 : b.size() + 16;
+    return n;
+  }());
+  size_t next_external = 0;
+  auto external_offset = [&]() -> uint64_t {
+    const size_t k = next_external++;
+    return external_offsets.empty() ? 1 : external_offsets[k];
+  };
+
+  // Buffers: sentinel, constants, then metadata.
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  buffers.push_back(fb::CreateBuffer(fbb));
+  for (const std::vector<uint8_t>& data : buffers_) {
+    if (external_data_ && !data.empty()) {
+      buffers.push_back(
+          fb::CreateBuffer(fbb, 0, external_offset(), data.size()));
+      continue;
+    }
+    fbb.ForceVectorAlignment(data.size(), sizeof(uint8_t), kDataAlignment);
+    buffers.push_back(fb::CreateBuffer(fbb, fbb.CreateVector(data)));
+  }
+  std::vector<flatbuffers::Offset<fb::Metadata>> metadata;
+  auto add_metadata = [&](const std::string& name,
+                          const std::vector<uint8_t>& bytes) {
+    fbb.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kDataAlignment);
+    buffers.push_back(fb::CreateBuffer(fbb, fbb.CreateVector(bytes)));
+    metadata.push_back(
+        fb::CreateMetadata(fbb, fbb.CreateString(name),
+                           static_cast<uint32_t>(buffers.size() - 1)));
+  };
+  if (!min_runtime_version_.empty()) {
+    std::vector<uint8_t> padded(kMinRuntimeVersionBytes, 0);
+    std::copy(min_runtime_version_.begin(), min_runtime_version_.end(),
+              padded.begin());
+    add_metadata("min_runtime_version", padded);
+  }
+  for (const auto& [name, bytes] : metadata_) add_metadata(name, bytes);
+
+  // Operator codes, deduplicated by (code, custom name, version).
+  std::map<std::tuple<int32_t, std::string, int32_t>, uint32_t> code_index;
+  std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
+  auto opcode_for = [&](const SubgraphBuilder::OperatorEntry& op) {
+    auto key = std::make_tuple(op.builtin_code, op.custom_name, op.version);
+    auto it = code_index.find(key);
+    if (it != code_index.end()) return it->second;
+    const auto custom = op.builtin_code == KILN_OP_CUSTOM
+                            ? fbb.CreateString(op.custom_name)
+                            : 0;
+    // Old readers look only at the int8 field; codes > 127 put 127 there.
+    const int8_t deprecated =
+        static_cast<int8_t>(std::min(op.builtin_code, int32_t{127}));
+    codes.push_back(fb::CreateOperatorCode(fbb, deprecated, custom, op.version,
+                                           op.builtin_code));
+    const uint32_t index = static_cast<uint32_t>(codes.size() - 1);
+    code_index.emplace(std::move(key), index);
+    return index;
+  };
+
+  std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs;
+  for (const auto& sg : subgraphs_) {
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+    for (const SubgraphBuilder::TensorEntry& t : sg->tensors_) {
+      const TensorSpec& s = t.spec;
+      flatbuffers::Offset<fb::QuantizationParameters> quantization = 0;
+      if (s.quantization.quantized()) {
+        quantization = fb::CreateQuantizationParameters(
+            fbb, 0, 0, fbb.CreateVector(s.quantization.scales),
+            fbb.CreateVector(s.quantization.zero_points),
+            fb::QuantizationDetails::NONE, 0,
+            s.quantization.quantized_dimension);
+      }
+      const auto signature =
+          s.shape_signature.empty() ? 0 : fbb.CreateVector(s.shape_signature);
+      tensors.push_back(fb::CreateTensor(
+          fbb, fbb.CreateVector(s.shape), static_cast<fb::TensorType>(s.type),
+          t.buffer, fbb.CreateString(s.name), quantization, s.is_variable, 0,
+          signature, s.has_rank));
+    }
+    std::vector<flatbuffers::Offset<fb::Operator>> operators;
+    for (size_t oi = 0; oi < sg->operators_.size(); ++oi) {
+      const SubgraphBuilder::OperatorEntry& op = sg->operators_[oi];
+      const std::string where =
+          absl::StrCat("subgraph ", sg->index_, ", operator ", oi, " (",
+                       BuiltinOpName(op.builtin_code), ")");
+      fb::BuiltinOptions options_type = fb::BuiltinOptions::NONE;
+      fb::BuiltinOptions2 options2_type = fb::BuiltinOptions2::NONE;
+      flatbuffers::Offset<void> options = 0;
+      flatbuffers::Offset<void> options2 = 0;
+      const OpOptionsLayout* layout = FindOpOptionsLayout(op.builtin_code);
+      if (layout != nullptr) {
+        absl::StatusOr<flatbuffers::Offset<void>> table =
+            WriteOpOptions(*layout, op.options, &fbb);
+        if (!table.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(where, ": ", table.status().message()));
+        }
+        if (layout->in_options_2) {
+          options2_type = static_cast<fb::BuiltinOptions2>(layout->union_type);
+          options2 = *table;
+        } else {
+          options_type = static_cast<fb::BuiltinOptions>(layout->union_type);
+          options = *table;
+        }
+      } else if (!op.options.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": Kiln maps no options for this op, so its ",
+            op.options.size(),
+            " option(s) cannot be written; add the op to op_options.cc"));
+      }
+      flatbuffers::Offset<flatbuffers::Vector<uint8_t>> custom = 0;
+      uint64_t large_offset = 0, large_size = 0;
+      if (!op.custom_options.empty()) {
+        if (external_data_) {
+          large_offset = external_offset();
+          large_size = op.custom_options.size();
+        } else {
+          custom = fbb.CreateVector(op.custom_options);
+        }
+      }
+      const uint32_t opcode = opcode_for(op);
+      operators.push_back(fb::CreateOperator(
+          fbb, opcode, fbb.CreateVector(op.inputs),
+          fbb.CreateVector(op.outputs), options_type, options, custom,
+          fb::CustomOptionsFormat::FLEXBUFFERS, 0, 0, large_offset, large_size,
+          options2_type, options2));
+    }
+    subgraphs.push_back(fb::CreateSubGraph(
+        fbb, fbb.CreateVector(tensors), fbb.CreateVector(sg->inputs_),
+        fbb.CreateVector(sg->outputs_), fbb.CreateVector(operators),
+        sg->name_.empty() ? 0 : fbb.CreateString(sg->name_)));
+  }
+
+  std::vector<flatbuffers::Offset<fb::SignatureDef>> signatures;
+  for (const SignatureEntry& sig : signatures_) {
+    auto maps = [&](const std::vector<SignatureTensor>& list) {
+      std::vector<flatbuffers::Offset<fb::TensorMap>> out;
+      for (const SignatureTensor& t : list) {
+        out.push_back(
+            fb::CreateTensorMap(fbb, fbb.CreateString(t.name),
+                                static_cast<uint32_t>(t.tensor_index)));
+      }
+      return fbb.CreateVector(out);
+    };
+    const auto inputs = maps(sig.inputs);
+    const auto outputs = maps(sig.outputs);
+    signatures.push_back(
+        fb::CreateSignatureDef(fbb, inputs, outputs, fbb.CreateString(sig.key),
+                               static_cast<uint32_t>(sig.subgraph_index)));
+  }
+
+  const auto model =
+      fb::CreateModel(fbb, KILN_MODEL_SCHEMA_VERSION, fbb.CreateVector(codes),
+                      fbb.CreateVector(subgraphs),
+                      description_.empty() ? 0 : fbb.CreateString(description_),
+                      fbb.CreateVector(buffers), 0, fbb.CreateVector(metadata),
+                      fbb.CreateVector(signatures));
+  fb::FinishModelBuffer(fbb, model);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+absl::StatusOr<std::vector<uint8_t>> ModelBuilder::BuildUnchecked() const {
+  if (!external_data_) return Serialize({});
+  // External data: the blobs follow the FlatBuffer, each 16-byte aligned.
+  // A first pass with placeholder offsets (1) gives the FlatBuffer's size;
+  // real offsets do not change it (the same fields are written).
+  std::vector<ExternalBlob> blobs;
+  for (const std::vector<uint8_t>& data : buffers_) {
+    if (!data.empty()) blobs.push_back({data.data(), data.size()});
+  }
+  for (const auto& sg : subgraphs_) {
+    for (const auto& op : sg->operators_) {
+      if (!op.custom_options.empty()) {
+        blobs.push_back({op.custom_options.data(), op.custom_options.size()});
+      }
+    }
+  }
+  absl::StatusOr<std::vector<uint8_t>> first = Serialize({});
+  if (!first.ok()) return first.status();
+  std::vector<uint64_t> offsets;
+  uint64_t end = AlignUp(first->size());
+  for (const ExternalBlob& blob : blobs) {
+    offsets.push_back(end);
+    end = AlignUp(end + blob.size);
+  }
+  absl::StatusOr<std::vector<uint8_t>> bytes = Serialize(offsets);
+  if (!bytes.ok()) return bytes.status();
+  if (bytes->size() != first->size()) {
+    return absl::InternalError(
+        "external data layout changed the FlatBuffer size between passes");
+  }
+  bytes->resize(end, 0);
+  for (size_t i = 0; i < blobs.size(); ++i) {
+    std::memcpy(bytes->data() + offsets[i], blobs[i].data, blobs[i].size);
+  }
+  return bytes;
+}
+
+absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Build() const {
+  absl::StatusOr<std::vector<uint8_t>> bytes = BuildUnchecked();
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      Model::FromBuffer(bytes->data(), bytes->size(), "<built model>");
+  if (!model.ok()) return model.status();
+  return bytes;
+}
+
+absl::Status ModelBuilder::WriteToFile(const std::string& path) const {
+  absl::StatusOr<std::vector<uint8_t>> bytes = Build();
+  if (!bytes.ok()) return bytes.status();
+  return WriteModelFile(path, *bytes);
+}
+
+absl::Status WriteModelFile(const std::string& path,
+                            const std::vector<uint8_t>& bytes) {
+  std::FILE* file = std::fopen(path.c_str(), "wb");
+  if (file == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create model file '", path,
+                     "': ", std::strerror(errno), ". Check the directory."));
+  }
+  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), file);
+  const bool closed = std::fclose(file) == 0;
+  if (written != bytes.size() || !closed) {
+    return absl::DataLossError(
+        absl::StrCat("could not write all ", bytes.size(),
+                     " bytes of model file '", path, "' (disk full?)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln

@@ -1,0 +1,581 @@
+#include "model/model_checks.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "kiln/kiln_builtin_ops.h"
+#include "model/op_options.h"
+#include "runtime/graph.h"
+
+namespace kiln {
+namespace {
+
+// What to do about a file that breaks the format's rules.
+constexpr char kReexport[] =
+    "The file is corrupt or was written by a broken tool; re-export it with "
+    "the TFLite/LiteRT converter.";
+
+constexpr int32_t kLastKnownTensorType = KILN_TYPE_BFLOAT16;
+
+template <typename T>
+int Size(const flatbuffers::Vector<T>* v) {
+  return v ? static_cast<int>(v->size()) : 0;
+}
+
+std::string ShapeString(const flatbuffers::Vector<int32_t>* shape) {
+  if (shape == nullptr) return "[]";
+  return absl::StrCat("[", absl::StrJoin(shape->begin(), shape->end(), ","),
+                      "]");
+}
+
+// Number of elements of `shape`; nullopt if a dim is negative or the count
+// overflows.
+std::optional<uint64_t> ElementCount(
+    const flatbuffers::Vector<int32_t>* shape) {
+  uint64_t count = 1;
+  if (shape == nullptr) return count;
+  for (int32_t d : *shape) {
+    if (d < 0) return std::nullopt;
+    if (d != 0 && count > UINT64_MAX / static_cast<uint64_t>(d) / 16) {
+      return std::nullopt;
+    }
+    count *= static_cast<uint64_t>(d);
+  }
+  return count;
+}
+
+// True when [offset, offset+size) lies inside a file of `file_size` bytes.
+bool InsideFile(uint64_t offset, uint64_t size, size_t file_size) {
+  return offset <= file_size && size <= file_size - offset;
+}
+
+int32_t ReadInt32(const uint8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+class Checker {
+ public:
+  Checker(const fb::Model& model, const uint8_t* file, size_t file_size,
+          const std::string& source)
+      : model_(model), file_(file), file_size_(file_size), source_(source) {}
+
+  absl::Status Run() {
+    const int num_subgraphs = Size(model_.subgraphs());
+    if (num_subgraphs == 0) {
+      return Error(
+          "the model has no subgraphs; a model needs at least its main "
+          "subgraph (subgraph 0). ",
+          kReexport);
+    }
+    if (absl::Status s = CheckBuffers(); !s.ok()) return s;
+    if (absl::Status s = CheckOperatorCodes(); !s.ok()) return s;
+    for (int i = 0; i < num_subgraphs; ++i) {
+      if (absl::Status s = CheckSubgraph(i); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckSubgraphCalls(); !s.ok()) return s;
+    if (absl::Status s = CheckSignatures(); !s.ok()) return s;
+    return CheckMetadata();
+  }
+
+ private:
+  template <typename... Args>
+  absl::Status Error(const Args&... args) const {
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": ", args...));
+  }
+
+  int NumBuffers() const { return Size(model_.buffers()); }
+
+  absl::Status CheckBuffers() const {
+    for (int i = 0; i < NumBuffers(); ++i) {
+      const fb::Buffer* buffer = model_.buffers()->Get(i);
+      if (buffer->data() == nullptr && buffer->offset() > 1 &&
+          !InsideFile(buffer->offset(), buffer->size(), file_size_)) {
+        return Error("buffer ", i, " points to external data at file offset ",
+                     buffer->offset(), " with ", buffer->size(),
+                     " bytes, past the end of the ", file_size_,
+                     "-byte file. The file is truncated (copy or download it "
+                     "again) or its weights were written to another file.");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckOperatorCodes() const {
+    const auto* codes = model_.operator_codes();
+    for (int i = 0; i < Size(codes); ++i) {
+      const fb::OperatorCode* code = codes->Get(i);
+      const int32_t op = OpCodeOf(*code);
+      if (op < 0) {
+        return Error("operator code ", i, " has invalid builtin code ", op,
+                     ". ", kReexport);
+      }
+      if (op == KILN_OP_CUSTOM && (code->custom_code() == nullptr ||
+                                   code->custom_code()->size() == 0)) {
+        return Error("operator code ", i,
+                     " is CUSTOM but has no custom_code naming the op. ",
+                     kReexport);
+      }
+      if (code->version() < 1) {
+        return Error("operator code ", i, " (", BuiltinOpName(op),
+                     ") has version ", code->version(),
+                     "; op versions start at 1. ", kReexport);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckTensor(int si, const fb::SubGraph* sg, int ti) const {
+    const fb::Tensor* t = sg->tensors()->Get(ti);
+    const std::string where =
+        absl::StrCat(SubgraphLabel(si, sg), ", ", TensorLabel(ti, t), ": ");
+    const int32_t type = static_cast<int32_t>(t->type());
+    if (type < 0 || type > kLastKnownTensorType) {
+      return Error(where, "unknown tensor type ", type,
+                   "; this Kiln knows types 0..", kLastKnownTensorType,
+                   ". The model may need a newer Kiln release.");
+    }
+    if (t->buffer() >= static_cast<uint32_t>(std::max(NumBuffers(), 1))) {
+      return Error(where, "refers to buffer ", t->buffer(),
+                   " but the model has ", NumBuffers(), " buffers. ",
+                   kReexport);
+    }
+    if (t->external_buffer() != 0) {
+      return Error(where, "keeps its data in external buffer ",
+                   t->external_buffer(),
+                   " (a separate weights file); Kiln does not support external "
+                   "buffer groups yet. Convert the model with its weights "
+                   "inside the .tflite file.");
+    }
+    if (t->shape() != nullptr) {
+      for (int32_t d : *t->shape()) {
+        if (d < -1) {
+          return Error(where, "has invalid dimension ", d, " in shape ",
+                       ShapeString(t->shape()), ". ", kReexport);
+        }
+      }
+    }
+    if (absl::Status s = CheckQuantization(where, t); !s.ok()) return s;
+    const std::optional<ByteSpan> bytes =
+        ConstantBufferBytes(model_, t->buffer(), file_);
+    if (!bytes) return absl::OkStatus();
+    if (t->is_variable()) {
+      return Error(
+          where, "is a variable tensor but also has constant data in buffer ",
+          t->buffer(), "; variables get their initial value from an operator. ",
+          kReexport);
+    }
+    if (t->sparsity() != nullptr) return absl::OkStatus();  // not dense
+    const std::optional<uint64_t> count = ElementCount(t->shape());
+    if (!count) {
+      return Error(where, "is a constant with shape ", ShapeString(t->shape()),
+                   ", which has a dynamic (-1) or too large dimension. ",
+                   kReexport);
+    }
+    if (type == KILN_TYPE_STRING) return CheckStringData(where, *bytes, *count);
+    const uint64_t needed =
+        type == KILN_TYPE_INT4
+            ? (*count + 1) / 2
+            : *count * ElementSize(static_cast<KilnTensorType>(type));
+    if (bytes->size != needed) {
+      return Error(where, "constant data has ", bytes->size,
+                   " bytes but shape ", ShapeString(t->shape()), " of ",
+                   TypeName(static_cast<KilnTensorType>(type)), " needs ",
+                   needed, " bytes. ", kReexport);
+    }
+    return absl::OkStatus();
+  }
+
+  // String tensor layout: int32 n, int32 offsets[n+1], then the bytes.
+  absl::Status CheckStringData(const std::string& where, ByteSpan bytes,
+                               uint64_t count) const {
+    if (bytes.size < 4) {
+      return Error(where, "string constant has ", bytes.size,
+                   " bytes, too few for its 4-byte string count. ", kReexport);
+    }
+    const int32_t n = ReadInt32(bytes.data);
+    const uint64_t header = 4 * (static_cast<uint64_t>(n) + 2);
+    if (n < 0 || header > bytes.size) {
+      return Error(where, "string constant declares ", n,
+                   " strings, which does not fit its ", bytes.size, " bytes. ",
+                   kReexport);
+    }
+    if (static_cast<uint64_t>(n) != count) {
+      return Error(where, "string constant holds ", n,
+                   " strings but its shape has ", count, " elements. ",
+                   kReexport);
+    }
+    int64_t previous = static_cast<int64_t>(header);
+    for (int32_t i = 0; i <= n; ++i) {
+      const int32_t offset = ReadInt32(bytes.data + 4 * (i + 1));
+      if (offset < previous || static_cast<uint64_t>(offset) > bytes.size) {
+        return Error(where, "string constant offset ", i, " is ", offset,
+                     "; offsets must be non-decreasing, start after the ",
+                     header, "-byte header and end within the ", bytes.size,
+                     " bytes. ", kReexport);
+      }
+      previous = offset;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckQuantization(const std::string& where,
+                                 const fb::Tensor* t) const {
+    const fb::QuantizationParameters* q = t->quantization();
+    if (q == nullptr || Size(q->scale()) == 0) return absl::OkStatus();
+    const int scales = Size(q->scale());
+    if (Size(q->zero_point()) != scales) {
+      return Error(where, "quantization has ", scales, " scales but ",
+                   Size(q->zero_point()),
+                   " zero points; they must have the same length. ", kReexport);
+    }
+    if (scales == 1) return absl::OkStatus();
+    const int rank = Size(t->shape());
+    const int32_t dim = q->quantized_dimension();
+    if (dim < 0 || dim >= rank) {
+      return Error(where, "per-channel quantization uses dimension ", dim,
+                   " but the tensor has rank ", rank, ". ", kReexport);
+    }
+    const int32_t channels = t->shape()->Get(dim);
+    if (channels >= 0 && channels != scales) {
+      return Error(where, "per-channel quantization has ", scales,
+                   " scales but dimension ", dim, " of shape ",
+                   ShapeString(t->shape()), " has ", channels,
+                   " entries; they must match. ", kReexport);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSubgraph(int si) const {
+    const fb::SubGraph* sg = model_.subgraphs()->Get(si);
+    const int num_tensors = Size(sg->tensors());
+    for (int ti = 0; ti < num_tensors; ++ti) {
+      if (absl::Status s = CheckTensor(si, sg, ti); !s.ok()) return s;
+    }
+    const std::string sg_label = SubgraphLabel(si, sg);
+    for (const auto& [list, what] : {std::pair{sg->inputs(), "input"},
+                                     std::pair{sg->outputs(), "output"}}) {
+      for (int i = 0; i < Size(list); ++i) {
+        const int32_t index = list->Get(i);
+        if (index < 0 || index >= num_tensors) {
+          return Error(sg_label, ": ", what, " ", i, " is tensor ", index,
+                       " but the subgraph has ", num_tensors, " tensors. ",
+                       kReexport);
+        }
+      }
+    }
+
+    // Execution order: no operator reads a tensor that the same or a later
+    // operator writes (unless it is a constant, subgraph input or
+    // variable), no tensor is written twice, and constants are never
+    // written. A tensor no operator writes may be read: TFLite loads such
+    // models (the corpus has two) and they fail later, at allocation or
+    // prepare, where the runtime can say why.
+    std::vector<bool> preset(num_tensors, false);
+    for (int ti = 0; ti < num_tensors; ++ti) {
+      const fb::Tensor* t = sg->tensors()->Get(ti);
+      preset[ti] =
+          t->is_variable() || ConstantBufferBytes(model_, t->buffer(), file_);
+    }
+    for (int i = 0; i < Size(sg->inputs()); ++i)
+      preset[sg->inputs()->Get(i)] = true;
+    std::vector<int32_t> writer(num_tensors, -1);
+    const int num_ops = Size(sg->operators());
+    const int num_codes = Size(model_.operator_codes());
+    std::vector<std::string> op_labels(num_ops);
+    for (int oi = 0; oi < num_ops; ++oi) {
+      const fb::Operator* op = sg->operators()->Get(oi);
+      if (op->opcode_index() >= static_cast<uint32_t>(num_codes)) {
+        return Error(sg_label, ", operator ", oi, ": uses operator code ",
+                     op->opcode_index(), " but the model has ", num_codes,
+                     " operator codes. ", kReexport);
+      }
+      const fb::OperatorCode* code =
+          model_.operator_codes()->Get(op->opcode_index());
+      const int32_t op_code = OpCodeOf(*code);
+      std::string& op_label = op_labels[oi];
+      op_label = absl::StrCat(sg_label, ", operator ", oi, " (",
+                              BuiltinOpName(op_code));
+      if (op_code == KILN_OP_CUSTOM) {
+        absl::StrAppend(&op_label, " '", code->custom_code()->str(), "'");
+      }
+      absl::StrAppend(&op_label, "): ");
+      if (absl::Status s = CheckOptions(op_label, op, op_code); !s.ok())
+        return s;
+      for (const auto& [list, what] :
+           {std::pair{op->inputs(), "input"},
+            std::pair{op->outputs(), "output"},
+            std::pair{op->intermediates(), "intermediate"}}) {
+        for (int i = 0; i < Size(list); ++i) {
+          const int32_t index = list->Get(i);
+          if (index < -1 || index >= num_tensors) {
+            return Error(op_label, what, " ", i, " is tensor ", index,
+                         " but the subgraph has ", num_tensors, " tensors. ",
+                         kReexport);
+          }
+        }
+      }
+      for (int i = 0; i < Size(op->outputs()); ++i) {
+        const int32_t index = op->outputs()->Get(i);
+        if (index < 0) continue;
+        const fb::Tensor* t = sg->tensors()->Get(index);
+        if (ConstantBufferBytes(model_, t->buffer(), file_)) {
+          return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
+                       ", a constant; operators cannot write constants. ",
+                       kReexport);
+        }
+        if (writer[index] >= 0) {
+          return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
+                       ", which operator ", writer[index],
+                       " already writes; each tensor has at most one "
+                       "producer. ",
+                       kReexport);
+        }
+        writer[index] = oi;
+      }
+      if (op->large_custom_options_offset() > 1 &&
+          !InsideFile(op->large_custom_options_offset(),
+                      op->large_custom_options_size(), file_size_)) {
+        return Error(op_label, "custom options at file offset ",
+                     op->large_custom_options_offset(), " with ",
+                     op->large_custom_options_size(),
+                     " bytes lie past the end of the ", file_size_,
+                     "-byte file. The file is truncated; copy or download it "
+                     "again.");
+      }
+    }
+    for (int oi = 0; oi < num_ops; ++oi) {
+      const fb::Operator* op = sg->operators()->Get(oi);
+      for (int i = 0; i < Size(op->inputs()); ++i) {
+        const int32_t index = op->inputs()->Get(i);
+        if (index < 0 || preset[index] || writer[index] < oi) continue;
+        return Error(op_labels[oi], "input ", i, " reads ",
+                     TensorLabel(index, sg->tensors()->Get(index)),
+                     " before operator ", writer[index],
+                     " writes it. Operators must be stored in execution "
+                     "order. ",
+                     kReexport);
+      }
+    }
+    for (int i = 0; i < Size(sg->outputs()); ++i) {
+      const int32_t index = sg->outputs()->Get(i);
+      if (!preset[index] && writer[index] < 0) {
+        return Error(sg_label, ": output ", i, " is ",
+                     TensorLabel(index, sg->tensors()->Get(index)),
+                     ", which no operator writes and which is not a constant, "
+                     "an input or a variable. ",
+                     kReexport);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The options union of a mapped op must be its own table (or absent);
+  // control-flow ops must have theirs.
+  absl::Status CheckOptions(const std::string& op_label, const fb::Operator* op,
+                            int32_t op_code) const {
+    const OpOptionsLayout* layout = FindOpOptionsLayout(op_code);
+    if (layout == nullptr) return absl::OkStatus();
+    const uint8_t type =
+        layout->in_options_2
+            ? static_cast<uint8_t>(op->builtin_options_2_type())
+            : static_cast<uint8_t>(op->builtin_options_type());
+    const bool needs_options =
+        op_code == KILN_OP_WHILE || op_code == KILN_OP_IF ||
+        op_code == KILN_OP_CALL_ONCE || op_code == KILN_OP_STABLEHLO_COMPOSITE;
+    if ((type == 0 && needs_options) ||
+        (type != 0 && type != layout->union_type)) {
+      return Error(op_label, "has options table type ", static_cast<int>(type),
+                   " but this op needs ", layout->table_name, " (type ",
+                   static_cast<int>(layout->union_type), "). ", kReexport);
+    }
+    return absl::OkStatus();
+  }
+
+  struct Call {
+    int from;
+    int to;
+    std::string how;  // "WHILE body, operator 3"
+  };
+
+  absl::Status CheckSubgraphCalls() const {
+    const int n = Size(model_.subgraphs());
+    std::vector<std::vector<Call>> calls(n);
+    for (int si = 0; si < n; ++si) {
+      const fb::SubGraph* sg = model_.subgraphs()->Get(si);
+      for (int oi = 0; oi < Size(sg->operators()); ++oi) {
+        const fb::Operator* op = sg->operators()->Get(oi);
+        const int32_t code =
+            OpCodeOf(*model_.operator_codes()->Get(op->opcode_index()));
+        std::vector<std::pair<int32_t, const char*>> targets;
+        if (code == KILN_OP_WHILE) {
+          const auto* o = op->builtin_options_as_WhileOptions();
+          targets = {{o->cond_subgraph_index(), "WHILE cond"},
+                     {o->body_subgraph_index(), "WHILE body"}};
+        } else if (code == KILN_OP_IF) {
+          const auto* o = op->builtin_options_as_IfOptions();
+          targets = {{o->then_subgraph_index(), "IF then"},
+                     {o->else_subgraph_index(), "IF else"}};
+        } else if (code == KILN_OP_CALL_ONCE) {
+          targets = {
+              {op->builtin_options_as_CallOnceOptions()->init_subgraph_index(),
+               "CALL_ONCE init"}};
+        } else if (code == KILN_OP_STABLEHLO_COMPOSITE) {
+          targets = {{op->builtin_options_2_as_StableHLOCompositeOptions()
+                          ->decomposition_subgraph_index(),
+                      "STABLEHLO_COMPOSITE decomposition"}};
+        }
+        for (const auto& [target, what] : targets) {
+          if (target < 0 || target >= n) {
+            return Error(SubgraphLabel(si, sg), ", operator ", oi, " (",
+                         BuiltinOpName(code), "): ", what, " subgraph is ",
+                         target, " but the model has ", n, " subgraphs. ",
+                         kReexport);
+          }
+          calls[si].push_back(
+              {si, target, absl::StrCat(what, ", operator ", oi)});
+        }
+      }
+    }
+    // Depth-first search for a cycle.
+    enum : uint8_t { kNew, kOnStack, kDone };
+    std::vector<uint8_t> state(n, kNew);
+    std::vector<const Call*> path;
+    std::function<absl::Status(int)> visit = [&](int s) -> absl::Status {
+      state[s] = kOnStack;
+      for (const Call& call : calls[s]) {
+        path.push_back(&call);
+        if (state[call.to] == kOnStack) {
+          std::string cycle;
+          bool in_cycle = false;
+          for (const Call* c : path) {
+            if (c->from == call.to) in_cycle = true;
+            if (!in_cycle) continue;
+            absl::StrAppend(&cycle, "subgraph ", c->from, " -(", c->how,
+                            ")-> ");
+          }
+          absl::StrAppend(&cycle, "subgraph ", call.to);
+          return Error("subgraphs call themselves recursively: ", cycle,
+                       ". Control-flow subgraphs must form a hierarchy "
+                       "without cycles. ",
+                       kReexport);
+        }
+        if (state[call.to] == kNew) {
+          if (absl::Status st = visit(call.to); !st.ok()) return st;
+        }
+        path.pop_back();
+      }
+      state[s] = kDone;
+      return absl::OkStatus();
+    };
+    for (int s = 0; s < n; ++s) {
+      if (state[s] != kNew) continue;
+      if (absl::Status st = visit(s); !st.ok()) return st;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckSignatures() const {
+    const auto* defs = model_.signature_defs();
+    const int n = Size(model_.subgraphs());
+    for (int i = 0; i < Size(defs); ++i) {
+      const fb::SignatureDef* def = defs->Get(i);
+      if (def->signature_key() == nullptr) {
+        return Error("signature ", i, " has no signature key. ", kReexport);
+      }
+      const std::string label =
+          absl::StrCat("signature '", def->signature_key()->str(), "'");
+      if (def->subgraph_index() >= static_cast<uint32_t>(n)) {
+        return Error(label, " refers to subgraph ", def->subgraph_index(),
+                     " but the model has ", n, " subgraphs. ", kReexport);
+      }
+      const fb::SubGraph* sg = model_.subgraphs()->Get(def->subgraph_index());
+      for (const auto& [list, what] : {std::pair{def->inputs(), "input"},
+                                       std::pair{def->outputs(), "output"}}) {
+        for (int j = 0; j < Size(list); ++j) {
+          const fb::TensorMap* map = list->Get(j);
+          if (map->tensor_index() >=
+              static_cast<uint32_t>(Size(sg->tensors()))) {
+            return Error(label, " ", what, " '",
+                         map->name() ? map->name()->str() : "", "' is tensor ",
+                         map->tensor_index(), " but ",
+                         SubgraphLabel(def->subgraph_index(), sg), " has ",
+                         Size(sg->tensors()), " tensors. ", kReexport);
+          }
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status CheckMetadata() const {
+    const auto* metadata = model_.metadata();
+    for (int i = 0; i < Size(metadata); ++i) {
+      const fb::Metadata* m = metadata->Get(i);
+      if (m->buffer() >= static_cast<uint32_t>(NumBuffers())) {
+        return Error("metadata ", i, " ('", m->name() ? m->name()->str() : "",
+                     "') refers to buffer ", m->buffer(), " but the model has ",
+                     NumBuffers(), " buffers. ", kReexport);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  const fb::Model& model_;
+  const uint8_t* file_;
+  size_t file_size_;
+  const std::string& source_;
+};
+
+}  // namespace
+
+int32_t OpCodeOf(const fb::OperatorCode& code) {
+  return std::max<int32_t>(code.builtin_code(), code.deprecated_builtin_code());
+}
+
+std::optional<ByteSpan> ConstantBufferBytes(const fb::Model& model,
+                                            uint32_t index,
+                                            const uint8_t* file) {
+  if (index == 0 || model.buffers() == nullptr ||
+      index >= model.buffers()->size()) {
+    return std::nullopt;
+  }
+  const fb::Buffer* buffer = model.buffers()->Get(index);
+  if (buffer->data() != nullptr) {
+    return ByteSpan{buffer->data()->data(), buffer->data()->size()};
+  }
+  if (buffer->offset() > 1) {
+    return ByteSpan{file + buffer->offset(), buffer->size()};
+  }
+  return std::nullopt;
+}
+
+std::string SubgraphLabel(int index, const fb::SubGraph* subgraph) {
+  if (subgraph != nullptr && subgraph->name() != nullptr &&
+      subgraph->name()->size() > 0) {
+    return absl::StrCat("subgraph ", index, " ('", subgraph->name()->str(),
+                        "')");
+  }
+  return absl::StrCat("subgraph ", index);
+}
+
+std::string TensorLabel(int index, const fb::Tensor* tensor) {
+  if (tensor != nullptr && tensor->name() != nullptr &&
+      tensor->name()->size() > 0) {
+    return absl::StrCat("tensor ", index, " ('", tensor->name()->str(), "')");
+  }
+  return absl::StrCat("tensor ", index);
+}
+
+absl::Status CheckModel(const fb::Model& model, const uint8_t* file,
+                        size_t file_size, const std::string& source) {
+  return Checker(model, file, file_size, source).Run();
+}
+
+}  // namespace kiln

@@ -1,0 +1,276 @@
+#include "model/model_reader.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kiln/kiln_builtin_ops.h"
+#include "kiln/kiln_version.h"
+#include "model/model_checks.h"
+#include "model/op_options.h"
+#include "schema/kiln_model_generated.h"
+
+namespace kiln {
+namespace {
+
+constexpr size_t kHeaderBytes = 8;
+constexpr char kMinRuntimeVersionKey[] = "min_runtime_version";
+
+template <typename T>
+std::vector<T> ToVector(const flatbuffers::Vector<T>* v) {
+  if (v == nullptr) return {};
+  return std::vector<T>(v->begin(), v->end());
+}
+
+std::string ToString(const flatbuffers::String* s) {
+  return s ? s->str() : std::string();
+}
+
+// "TFL3" or, for unprintable bytes, their hex.
+std::string DescribeIdentifier(const uint8_t* p) {
+  bool printable = true;
+  for (int i = 0; i < 4; ++i) printable &= std::isprint(p[i]) != 0;
+  if (printable) return absl::StrCat("\"", std::string(p, p + 4), "\"");
+  return absl::StrFormat("hex %02x %02x %02x %02x", p[0], p[1], p[2], p[3]);
+}
+
+// Alignment the element type needs for in-place access.
+size_t RequiredAlignment(KilnTensorType type) {
+  if (type == KILN_TYPE_STRING) return 4;
+  return std::clamp<size_t>(ElementSize(type), 1, alignof(std::max_align_t));
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(const fb::Model& fb_model, const uint8_t* file,
+               const std::vector<OperatorCodeInfo>& op_codes,
+               std::vector<std::unique_ptr<std::max_align_t[]>>* aligned_copies)
+      : fb_model_(fb_model),
+        file_(file),
+        op_codes_(op_codes),
+        aligned_copies_(aligned_copies) {}
+
+  Graph Build(const fb::SubGraph& sg) {
+    Graph graph;
+    graph.name = ToString(sg.name());
+    graph.inputs = ToVector(sg.inputs());
+    graph.outputs = ToVector(sg.outputs());
+    if (sg.tensors() != nullptr) {
+      graph.tensors.reserve(sg.tensors()->size());
+      for (const fb::Tensor* t : *sg.tensors()) {
+        graph.tensors.push_back(BuildTensor(*t));
+      }
+    }
+    if (sg.operators() != nullptr) {
+      graph.nodes.reserve(sg.operators()->size());
+      for (const fb::Operator* op : *sg.operators()) {
+        const int32_t index = static_cast<int32_t>(graph.nodes.size());
+        graph.nodes.push_back(BuildNode(*op, index));
+        graph.execution_plan.push_back(index);
+      }
+    }
+    return graph;
+  }
+
+ private:
+  Tensor BuildTensor(const fb::Tensor& t) {
+    Tensor tensor;
+    tensor.name = ToString(t.name());
+    tensor.type = static_cast<KilnTensorType>(t.type());
+    tensor.shape = ToVector(t.shape());
+    tensor.shape_signature = ToVector(t.shape_signature());
+    tensor.is_variable = t.is_variable();
+    const fb::QuantizationParameters* q = t.quantization();
+    if (q != nullptr && q->scale() != nullptr && q->scale()->size() > 0) {
+      tensor.quantization.scales = ToVector(q->scale());
+      tensor.quantization.zero_points = ToVector(q->zero_point());
+      tensor.quantization.quantized_dimension = q->quantized_dimension();
+    }
+    const std::optional<ByteSpan> bytes =
+        ConstantBufferBytes(fb_model_, t.buffer(), file_);
+    if (bytes) {
+      tensor.storage = TensorStorage::kConstant;
+      tensor.has_rank = true;
+      tensor.bytes = static_cast<size_t>(bytes->size);
+      tensor.data = const_cast<uint8_t*>(AlignedBytes(*bytes, tensor.type));
+    } else {
+      tensor.has_rank = t.has_rank() || !tensor.shape.empty();
+    }
+    return tensor;
+  }
+
+  // `bytes` itself, or an aligned copy owned by the model when the file
+  // stores them misaligned for `type`.
+  const uint8_t* AlignedBytes(ByteSpan bytes, KilnTensorType type) {
+    const size_t alignment = RequiredAlignment(type);
+    if (bytes.size == 0 ||
+        reinterpret_cast<uintptr_t>(bytes.data) % alignment == 0) {
+      return bytes.data;
+    }
+    const size_t units =
+        (bytes.size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    aligned_copies_->push_back(std::make_unique<std::max_align_t[]>(units));
+    uint8_t* copy = reinterpret_cast<uint8_t*>(aligned_copies_->back().get());
+    std::memcpy(copy, bytes.data, bytes.size);
+    return copy;
+  }
+
+  Node BuildNode(const fb::Operator& op, int32_t index) {
+    const OperatorCodeInfo& code = op_codes_[op.opcode_index()];
+    Node node;
+    node.index = index;
+    node.builtin_code = code.builtin_code;
+    node.custom_name = code.custom_name;
+    node.version = code.version;
+    node.inputs = ToVector(op.inputs());
+    node.outputs = ToVector(op.outputs());
+    if (op.custom_options() != nullptr) {
+      node.custom_options = op.custom_options()->data();
+      node.custom_options_size = op.custom_options()->size();
+    } else if (op.large_custom_options_offset() > 1) {
+      node.custom_options = file_ + op.large_custom_options_offset();
+      node.custom_options_size = op.large_custom_options_size();
+    }
+    if (const OpOptionsLayout* layout =
+            FindOpOptionsLayout(node.builtin_code)) {
+      const void* table =
+          layout->in_options_2 ? op.builtin_options_2() : op.builtin_options();
+      const uint8_t type =
+          layout->in_options_2
+              ? static_cast<uint8_t>(op.builtin_options_2_type())
+              : static_cast<uint8_t>(op.builtin_options_type());
+      // CheckModel refused any other table type.
+      const auto* options = type == layout->union_type
+                                ? static_cast<const flatbuffers::Table*>(table)
+                                : nullptr;
+      ReadOpOptions(*layout, options, &node);
+      if (options != nullptr && layout->bytes_as_custom_options != 0) {
+        const auto* bytes =
+            options->GetPointer<const flatbuffers::Vector<uint8_t>*>(
+                layout->bytes_as_custom_options);
+        if (bytes != nullptr) {
+          node.custom_options = bytes->data();
+          node.custom_options_size = bytes->size();
+        }
+      }
+    }
+    return node;
+  }
+
+  const fb::Model& fb_model_;
+  const uint8_t* file_;
+  const std::vector<OperatorCodeInfo>& op_codes_;
+  std::vector<std::unique_ptr<std::max_align_t[]>>* aligned_copies_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Model>> ModelReader::Read(
+    const uint8_t* data, size_t size, std::string source, void* mapping,
+    size_t mapping_size) {
+  std::shared_ptr<Model> model(new Model());
+  model->source_ = std::move(source);
+  model->data_ = data;
+  model->size_ = size;
+  model->mapping_ = mapping;  // unmapped by ~Model, also on failure
+  model->mapping_size_ = mapping_size;
+  const std::string& src = model->source_;
+
+  if (size < kHeaderBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        src, ": is ", size,
+        " bytes, too small to be a TFLite model (a model starts with an "
+        "8-byte FlatBuffer header). The file is truncated or not a model."));
+  }
+  if (std::memcmp(data + 4, fb::ModelIdentifier(), 4) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        src,
+        ": is not a TFLite model: bytes 4-7 should be the file "
+        "identifier \"TFL3\" but are ",
+        DescribeIdentifier(data + 4),
+        ". Check that this is a .tflite file; if a converter wrote it, the "
+        "conversion did not finish."));
+  }
+  // The FlatBuffer itself is < 2 GiB; external data may follow it.
+  const size_t verify_size =
+      std::min<size_t>(size, FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+  flatbuffers::Verifier verifier(data, verify_size);
+  if (!fb::VerifyModelBuffer(verifier)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        src,
+        ": failed FlatBuffers verification: the model's tables are "
+        "malformed or point outside the ",
+        size,
+        "-byte file. The file is truncated or corrupt; copy, download or "
+        "convert it again."));
+  }
+  const fb::Model& fb_model = *fb::GetModel(data);
+  model->schema_version_ = fb_model.version();
+  if (fb_model.version() != KILN_MODEL_SCHEMA_VERSION) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        src, ": uses TFLite schema version ", fb_model.version(),
+        ", but Kiln reads only schema version ", KILN_MODEL_SCHEMA_VERSION,
+        " (written by every TFLite/LiteRT converter since 2018). Convert the "
+        "source model again with a current converter."));
+  }
+  if (absl::Status s = CheckModel(fb_model, data, size, src); !s.ok()) return s;
+
+  model->description_ = ToString(fb_model.description());
+  if (const auto* codes = fb_model.operator_codes()) {
+    for (const fb::OperatorCode* c : *codes) {
+      OperatorCodeInfo info;
+      info.builtin_code = OpCodeOf(*c);
+      if (info.builtin_code == KILN_OP_CUSTOM)
+        info.custom_name = c->custom_code()->str();
+      info.version = c->version();
+      model->op_codes_.push_back(std::move(info));
+    }
+  }
+  GraphBuilder builder(fb_model, data, model->op_codes_,
+                       &model->aligned_copies_);
+  for (const fb::SubGraph* sg : *fb_model.subgraphs()) {
+    model->graphs_.push_back(builder.Build(*sg));
+  }
+  if (const auto* defs = fb_model.signature_defs()) {
+    for (const fb::SignatureDef* def : *defs) {
+      Signature sig;
+      sig.key = def->signature_key()->str();
+      sig.subgraph_index = static_cast<int32_t>(def->subgraph_index());
+      for (const auto& [list, out] :
+           {std::pair{def->inputs(), &sig.inputs},
+            std::pair{def->outputs(), &sig.outputs}}) {
+        if (list == nullptr) continue;
+        for (const fb::TensorMap* map : *list) {
+          out->push_back({ToString(map->name()),
+                          static_cast<int32_t>(map->tensor_index())});
+        }
+      }
+      model->signatures_.push_back(std::move(sig));
+    }
+  }
+  if (const auto* metadata = fb_model.metadata()) {
+    for (const fb::Metadata* m : *metadata) {
+      MetadataEntry entry;
+      entry.name = ToString(m->name());
+      if (std::optional<ByteSpan> bytes =
+              ConstantBufferBytes(fb_model, m->buffer(), data)) {
+        entry.data = bytes->data;
+        entry.size = static_cast<size_t>(bytes->size);
+      }
+      if (entry.name == kMinRuntimeVersionKey && entry.data != nullptr) {
+        const char* text = reinterpret_cast<const char*>(entry.data);
+        model->min_runtime_version_ =
+            std::string(text, strnlen(text, entry.size));
+      }
+      model->metadata_.push_back(std::move(entry));
+    }
+  }
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+}  // namespace kiln
