@@ -1,0 +1,80 @@
+/* Capabilities of Kiln's OpenCL delegate plugin (libkiln_opencl.so), found in
+ * its descriptor's extension chain (KilnPluginDescriptor.extensions) by id.
+ *
+ * Pure C. Every struct starts with KilnExtensionBase, whose struct_size the
+ * reader checks (KILN_STRUCT_HAS_FIELD) before touching a field appended in a
+ * later revision. The `delegate` argument of every function is an instance
+ * returned by KilnDelegateInterface.create of the same plugin.
+ *
+ * "kiln.delegate_decline_reasons/1" is not OpenCL specific: any delegate may
+ * offer it under the same id and layout.
+ */
+#ifndef KILN_OPENCL_OPENCL_DELEGATE_H_
+#define KILN_OPENCL_OPENCL_DELEGATE_H_
+
+#include "kiln/kiln_plugin.h"
+
+KILN_EXTERN_C_BEGIN
+
+/* ---- kiln.delegate_decline_reasons/1 ------------------------------------
+ * Why a delegate instance did not claim a node. */
+#define KILN_DELEGATE_DECLINE_REASONS_EXTENSION_ID \
+  "kiln.delegate_decline_reasons/1"
+
+typedef struct KilnDelegateDeclineReasonsExtension {
+  KilnExtensionBase base; /* base.id == KILN_DELEGATE_DECLINE_REASONS_... */
+  /* The reason `delegate` declined node `node_index` (an index into the
+   * subgraph's nodes) in its most recent KilnDelegateInterface.partition
+   * call, e.g. "CONV_2D version 7 is newer than the versions 1..1 this
+   * delegate implements". NULL when the node was claimed, or was not in the
+   * execution plan of that call. The string is owned by the delegate and
+   * valid until the next partition or destroy call on the instance. Call it
+   * from the thread that drives the delegate, never concurrently with
+   * partition. */
+  const char* (*decline_reason)(void* delegate, int32_t node_index);
+} KilnDelegateDeclineReasonsExtension;
+#define KILN_DELEGATE_DECLINE_REASONS_EXTENSION_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnDelegateDeclineReasonsExtension, decline_reason)
+
+/* ---- kiln.opencl_stats/1 --------------------------------------------------
+ * Device and compiled-program cache counters of an OpenCL delegate instance,
+ * for tools, tests and benchmarks. */
+#define KILN_OPENCL_STATS_EXTENSION_ID "kiln.opencl_stats/1"
+
+typedef struct KilnOpenClStats {
+  /* In: the caller's KILN_OPENCL_STATS_STRUCT_SIZE; the delegate fills only
+   * fields inside it. */
+  uint32_t struct_size;
+  /* 1 when buffers between kernels are stored as fp16, else 0. */
+  uint32_t fp16_storage;
+  /* Programs compiled from OpenCL C source (cache misses). */
+  uint64_t programs_built_from_source;
+  /* Programs created from a verified on-disk binary. */
+  uint64_t programs_loaded_from_disk_cache;
+  /* Program requests served by the instance's in-memory cache. */
+  uint64_t programs_reused_from_memory;
+  /* On-disk cache files found corrupt, stale or rejected by the driver (they
+   * are rebuilt and overwritten). */
+  uint64_t cache_files_rejected;
+  /* Cache files written (atomically: temporary file + rename). */
+  uint64_t cache_files_written;
+} KilnOpenClStats;
+#define KILN_OPENCL_STATS_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnOpenClStats, cache_files_written)
+
+typedef struct KilnOpenClStatsExtension {
+  KilnExtensionBase base; /* base.id == KILN_OPENCL_STATS_EXTENSION_ID */
+  /* Fills `stats` up to stats->struct_size. Returns INVALID_ARGUMENT (stats
+   * untouched) when delegate or stats is NULL or stats->struct_size is
+   * smaller than the revision-1 struct. Thread-safe. */
+  KilnStatus (*get_stats)(void* delegate, KilnOpenClStats* stats);
+  /* "<device name> (<platform name>, <driver version>)" of the instance's
+   * device. Owned by the delegate, valid until destroy. */
+  const char* (*device_description)(void* delegate);
+} KilnOpenClStatsExtension;
+#define KILN_OPENCL_STATS_EXTENSION_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnOpenClStatsExtension, device_description)
+
+KILN_EXTERN_C_END
+
+#endif /* KILN_OPENCL_OPENCL_DELEGATE_H_ */

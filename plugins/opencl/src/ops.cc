@@ -1,0 +1,860 @@
+#include "ops.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace kiln::opencl {
+namespace {
+
+using Shape = std::vector<int32_t>;
+
+std::string ShapeText(const Shape& s) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < s.size(); ++i) out << (i ? "," : "") << s[i];
+  out << "]";
+  return out.str();
+}
+
+int64_t NumElements(const Shape& s) {
+  int64_t n = 1;
+  for (int32_t d : s) n *= d;
+  return n;
+}
+
+// Right-aligns `s` in 4 dimensions, padding with leading 1s.
+cl_int4 Pad4(const Shape& s) {
+  cl_int4 v = {{1, 1, 1, 1}};
+  const size_t offset = 4 - s.size();
+  for (size_t i = 0; i < s.size(); ++i) v.s[offset + i] = s[i];
+  return v;
+}
+
+cl_int4 Int4(cl_int a, cl_int b, cl_int c, cl_int d) {
+  cl_int4 v = {{a, b, c, d}};
+  return v;
+}
+
+KernelArg TensorArg(int32_t tensor) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::kTensor;
+  a.tensor = tensor;
+  return a;
+}
+KernelArg IntArg(cl_int i) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::kInt;
+  a.i = i;
+  return a;
+}
+KernelArg FloatArg(cl_float f) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::kFloat;
+  a.f = f;
+  return a;
+}
+KernelArg Int4Arg(cl_int4 v) {
+  KernelArg a;
+  a.kind = KernelArg::Kind::kInt4;
+  a.v = v;
+  return a;
+}
+
+const char* TypeText(KilnTensorType t) {
+  switch (t) {
+    case KILN_TYPE_FLOAT32:
+      return "FLOAT32";
+    case KILN_TYPE_FLOAT16:
+      return "FLOAT16";
+    case KILN_TYPE_INT32:
+      return "INT32";
+    case KILN_TYPE_UINT8:
+      return "UINT8";
+    case KILN_TYPE_INT64:
+      return "INT64";
+    case KILN_TYPE_INT16:
+      return "INT16";
+    case KILN_TYPE_INT8:
+      return "INT8";
+    case KILN_TYPE_BOOL:
+      return "BOOL";
+    default:
+      return "a non-float type";
+  }
+}
+
+// Node access through the host table, with the checks every op shares.
+class NodeReader {
+ public:
+  NodeReader(const KilnHostApi& api, KilnOpaqueContext* context,
+             const KilnOpaqueNode* node, const ShapeLookup& shape_of)
+      : api_(api), context_(context), node_(node), shape_of_(shape_of) {}
+
+  int32_t num_inputs() const { return api_.node_num_inputs(node_); }
+  int32_t num_outputs() const { return api_.node_num_outputs(node_); }
+  int32_t input_index(int32_t i) const {
+    return api_.node_input_index(node_, i);
+  }
+  int32_t output_index(int32_t i) const {
+    return api_.node_output_index(node_, i);
+  }
+  KilnOpaqueTensor* tensor(int32_t index) const {
+    return index < 0 ? nullptr : api_.context_tensor(context_, index);
+  }
+
+  int64_t OptionInt(uint32_t key, int64_t fallback) const {
+    int64_t v = fallback;
+    return api_.node_option_int(node_, key, &v) == KILN_STATUS_OK ? v
+                                                                  : fallback;
+  }
+  float OptionFloat(uint32_t key, float fallback) const {
+    float v = fallback;
+    return api_.node_option_float(node_, key, &v) == KILN_STATUS_OK ? v
+                                                                    : fallback;
+  }
+  bool OptionIntArray(uint32_t key, Shape* out) const {
+    const int32_t* values = nullptr;
+    int32_t count = 0;
+    if (api_.node_option_int_array(node_, key, &values, &count) !=
+            KILN_STATUS_OK ||
+        (values == nullptr && count > 0)) {
+      return false;
+    }
+    out->assign(values, values + count);
+    return true;
+  }
+
+  // A float32 data tensor with a static shape of rank <= 4 and no zero-sized
+  // dimension. `what` is e.g. "input 0".
+  std::string FloatTensor(const char* what, int32_t index, Shape* shape) const {
+    KilnOpaqueTensor* t = tensor(index);
+    if (t == nullptr) return std::string(what) + " is missing";
+    const std::string name =
+        std::string(what) + " '" + api_.tensor_name(t) + "'";
+    const KilnTensorType type = api_.tensor_type(t);
+    if (type != KILN_TYPE_FLOAT32) {
+      return name + " has type " + TypeText(type) +
+             "; the OpenCL delegate runs float32 only";
+    }
+    if (!shape_of_(index, shape)) {
+      return name +
+             " has a dynamic or unknown shape; the OpenCL delegate "
+             "needs static shapes";
+    }
+    if (shape->size() > 4) {
+      return name + " has rank " + std::to_string(shape->size()) +
+             "; the OpenCL delegate supports rank <= 4";
+    }
+    for (int32_t d : *shape) {
+      if (d <= 0) {
+        return name + " has shape " + ShapeText(*shape) +
+               " with an empty or unknown dimension";
+      }
+    }
+    if (NumElements(*shape) > std::numeric_limits<int32_t>::max() / 4) {
+      return name + " is too large for 32-bit indexing";
+    }
+    return "";
+  }
+
+  // A constant int32 tensor read on the host (shape, axes, paddings).
+  // *values stays empty when the data is not readable yet (then the check
+  // is repeated at prepare).
+  std::string ConstInt32Tensor(const char* what, int32_t index, Shape* dims,
+                               std::vector<int32_t>* values,
+                               bool* readable) const {
+    KilnOpaqueTensor* t = tensor(index);
+    if (t == nullptr) return std::string(what) + " is missing";
+    const std::string name =
+        std::string(what) + " '" + api_.tensor_name(t) + "'";
+    if (api_.tensor_type(t) != KILN_TYPE_INT32) {
+      return name + " has type " + TypeText(api_.tensor_type(t)) +
+             ", expected INT32";
+    }
+    if (!api_.tensor_is_constant(t)) {
+      return name +
+             " is not constant; the OpenCL delegate needs it at "
+             "prepare time";
+    }
+    const int32_t rank = api_.tensor_rank(t);
+    if (rank < 0) return name + " has an unknown rank";
+    dims->clear();
+    for (int32_t i = 0; i < rank; ++i) dims->push_back(api_.tensor_dim(t, i));
+    const void* data = api_.tensor_data(t);
+    *readable = data != nullptr;
+    values->clear();
+    if (data != nullptr) {
+      const size_t n = static_cast<size_t>(NumElements(*dims));
+      if (api_.tensor_byte_size(t) < n * sizeof(int32_t)) {
+        return name + " holds fewer bytes than its shape needs";
+      }
+      values->resize(n);
+      std::memcpy(values->data(), data, n * sizeof(int32_t));
+    }
+    return "";
+  }
+
+  std::string Activation(int* act) const {
+    const int64_t a = OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
+    if (a < KILN_ACTIVATION_NONE || a > KILN_ACTIVATION_TANH) {
+      return "fused activation " + std::to_string(a) +
+             (a == KILN_ACTIVATION_SIGN_BIT ? " (SIGN_BIT)" : "") +
+             " is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)";
+    }
+    *act = static_cast<int>(a);
+    return "";
+  }
+
+  std::string Counts(int32_t min_inputs, int32_t max_inputs) const {
+    const int32_t n = num_inputs();
+    if (n < min_inputs || n > max_inputs) {
+      return "it has " + std::to_string(n) + " inputs, expected " +
+             std::to_string(min_inputs) +
+             (min_inputs == max_inputs ? ""
+                                       : ".." + std::to_string(max_inputs));
+    }
+    if (num_outputs() != 1) {
+      return "it has " + std::to_string(num_outputs()) + " outputs, expected 1";
+    }
+    if (output_index(0) < 0) return "its output is missing";
+    return "";
+  }
+
+  std::string OutputFloat() const {
+    KilnOpaqueTensor* t = tensor(output_index(0));
+    if (t == nullptr) return "its output is missing";
+    if (api_.tensor_type(t) != KILN_TYPE_FLOAT32) {
+      return std::string("output '") + api_.tensor_name(t) + "' has type " +
+             TypeText(api_.tensor_type(t)) +
+             "; the OpenCL delegate runs float32 only";
+    }
+    return "";
+  }
+
+  // The output tensor's own (model) shape, when static.
+  bool ModelOutputShape(Shape* shape) const {
+    KilnOpaqueTensor* t = tensor(output_index(0));
+    const int32_t rank = t == nullptr ? -1 : api_.tensor_rank(t);
+    if (rank < 0) return false;
+    shape->clear();
+    for (int32_t i = 0; i < rank; ++i) {
+      const int32_t d = api_.tensor_dim(t, i);
+      if (d < 0) return false;
+      shape->push_back(d);
+    }
+    return true;
+  }
+
+ private:
+  const KilnHostApi& api_;
+  KilnOpaqueContext* context_;
+  const KilnOpaqueNode* node_;
+  const ShapeLookup& shape_of_;
+};
+
+#define KILN_RETURN_REASON(expr)                    \
+  do {                                              \
+    std::string kiln_reason_ = (expr);              \
+    if (!kiln_reason_.empty()) return kiln_reason_; \
+  } while (0)
+
+std::string CheckPadding(int64_t padding) {
+  if (padding != KILN_PADDING_SAME && padding != KILN_PADDING_VALID) {
+    return "padding " + std::to_string(padding) + " is neither SAME nor VALID";
+  }
+  return "";
+}
+
+// TFLite's output size and leading padding for one spatial axis.
+bool SpatialGeometry(int64_t padding, int32_t in, int32_t filter,
+                     int32_t stride, int32_t dilation, int32_t* out,
+                     int32_t* pad_before) {
+  const int32_t effective = (filter - 1) * dilation + 1;
+  *out = padding == KILN_PADDING_SAME ? (in + stride - 1) / stride
+                                      : (in - effective + stride) / stride;
+  if (*out <= 0) return false;
+  const int32_t total = std::max((*out - 1) * stride + effective - in, 0);
+  *pad_before = padding == KILN_PADDING_SAME ? total / 2 : 0;
+  return true;
+}
+
+std::string PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(2, 2));
+  Shape a, b;
+  KILN_RETURN_REASON(r.FloatTensor("input 0", r.input_index(0), &a));
+  KILN_RETURN_REASON(r.FloatTensor("input 1", r.input_index(1), &b));
+  KILN_RETURN_REASON(r.OutputFloat());
+  int act = 0;
+  KILN_RETURN_REASON(r.Activation(&act));
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  cl_int4 stride_a = Int4(0, 0, 0, 0), stride_b = Int4(0, 0, 0, 0);
+  int32_t step_a = 1, step_b = 1;
+  for (size_t k = 0; k < rank; ++k) {  // k counts from the last axis
+    const int32_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
+    const int32_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
+    if (da != db && da != 1 && db != 1) {
+      return "input shapes " + ShapeText(a) + " and " + ShapeText(b) +
+             " cannot be broadcast together";
+    }
+    out[rank - 1 - k] = std::max(da, db);
+    stride_a.s[3 - k] = da == 1 ? 0 : step_a;
+    stride_b.s[3 - k] = db == 1 ? 0 : step_b;
+    step_a *= da;
+    step_b *= db;
+  }
+  plan->output_shape = out;
+  Launch l;
+  l.group = ProgramGroup::kElementwise;
+  l.kernel = "binary_op";
+  l.args = {TensorArg(r.input_index(0)),
+            TensorArg(r.input_index(1)),
+            TensorArg(r.output_index(0)),
+            Int4Arg(Pad4(out)),
+            Int4Arg(stride_a),
+            Int4Arg(stride_b),
+            IntArg(op),
+            IntArg(act)};
+  l.global = {static_cast<size_t>(NumElements(out))};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanUnary(const NodeReader& r, int act, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(1, 1));
+  Shape in;
+  KILN_RETURN_REASON(r.FloatTensor("input 0", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  plan->output_shape = in;
+  Launch l;
+  l.kernel = "unary_activation";
+  l.args = {TensorArg(r.input_index(0)), TensorArg(r.output_index(0)),
+            IntArg(act)};
+  l.global = {static_cast<size_t>(NumElements(in))};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string OptionalBias(const NodeReader& r, int32_t units, int32_t* bias) {
+  *bias = r.num_inputs() > 2 ? r.input_index(2) : -1;
+  if (*bias < 0) return "";
+  Shape b;
+  KILN_RETURN_REASON(r.FloatTensor("bias", *bias, &b));
+  if (NumElements(b) != units) {
+    return "bias has shape " + ShapeText(b) + ", expected " +
+           std::to_string(units) + " elements";
+  }
+  return "";
+}
+
+std::string PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(2, 3));
+  Shape in, filter;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.FloatTensor("filter", r.input_index(1), &filter));
+  KILN_RETURN_REASON(r.OutputFloat());
+  if (in.size() != 4 || filter.size() != 4) {
+    return "input " + ShapeText(in) + " and filter " + ShapeText(filter) +
+           " must both have rank 4";
+  }
+  int act = 0;
+  KILN_RETURN_REASON(r.Activation(&act));
+  const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
+  KILN_RETURN_REASON(CheckPadding(padding));
+  const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
+  const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
+  const int64_t dw = r.OptionInt(KILN_OPTION_DILATION_W, 1);
+  const int64_t dh = r.OptionInt(KILN_OPTION_DILATION_H, 1);
+  if (sw < 1 || sh < 1 || dw < 1 || dh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
+      dw > 1 << 16 || dh > 1 << 16) {
+    return "strides (" + std::to_string(sh) + "," + std::to_string(sw) +
+           ") and dilations (" + std::to_string(dh) + "," + std::to_string(dw) +
+           ") must be positive";
+  }
+  const int32_t out_c = filter[depthwise ? 3 : 0];
+  int32_t multiplier = 1;
+  if (depthwise) {
+    if (filter[0] != 1 || out_c % in[3] != 0) {
+      return "depthwise filter " + ShapeText(filter) +
+             " does not match input " + ShapeText(in) +
+             " (expected [1, h, w, channels * multiplier])";
+    }
+    multiplier = out_c / in[3];
+  } else if (filter[3] != in[3]) {
+    return "filter " + ShapeText(filter) + " has " + std::to_string(filter[3]) +
+           " input channels but the input " + ShapeText(in) + " has " +
+           std::to_string(in[3]) + " (grouped convolution is not implemented)";
+  }
+  int32_t bias = -1;
+  KILN_RETURN_REASON(OptionalBias(r, out_c, &bias));
+  int32_t out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
+  if (!SpatialGeometry(padding, in[1], filter[1], static_cast<int32_t>(sh),
+                       static_cast<int32_t>(dh), &out_h, &pad_top) ||
+      !SpatialGeometry(padding, in[2], filter[2], static_cast<int32_t>(sw),
+                       static_cast<int32_t>(dw), &out_w, &pad_left)) {
+    return "the filter " + ShapeText(filter) + " does not fit in the input " +
+           ShapeText(in) + " with VALID padding";
+  }
+  plan->output_shape = {in[0], out_h, out_w, out_c};
+  Launch l;
+  l.group = ProgramGroup::kConvolution;
+  l.kernel = depthwise ? "depthwise_conv2d" : "conv2d";
+  l.args = {TensorArg(r.input_index(0)),
+            TensorArg(r.input_index(1)),
+            TensorArg(bias),
+            TensorArg(r.output_index(0)),
+            Int4Arg(Pad4(in)),
+            Int4Arg(Pad4(plan->output_shape)),
+            Int4Arg(Int4(filter[1], filter[2], static_cast<cl_int>(sh),
+                         static_cast<cl_int>(sw))),
+            Int4Arg(Int4(static_cast<cl_int>(dh), static_cast<cl_int>(dw),
+                         pad_top, pad_left))};
+  if (depthwise) l.args.push_back(IntArg(multiplier));
+  l.args.push_back(IntArg(bias >= 0 ? 1 : 0));
+  l.args.push_back(IntArg(act));
+  l.global = {static_cast<size_t>(out_c), static_cast<size_t>(out_w),
+              static_cast<size_t>(in[0]) * static_cast<size_t>(out_h)};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(2, 3));
+  Shape in, weights;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.FloatTensor("weights", r.input_index(1), &weights));
+  KILN_RETURN_REASON(r.OutputFloat());
+  int act = 0;
+  KILN_RETURN_REASON(r.Activation(&act));
+  if (r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0) != 0) {
+    return "weights format " +
+           std::to_string(r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0)) +
+           " is not DEFAULT";
+  }
+  if (weights.size() != 2) {
+    return "weights " + ShapeText(weights) + " must have rank 2";
+  }
+  const int32_t units = weights[0], depth = weights[1];
+  const int64_t n = NumElements(in);
+  if (n % depth != 0) {
+    return "input " + ShapeText(in) + " has " + std::to_string(n) +
+           " elements, not a multiple of the weights' depth " +
+           std::to_string(depth);
+  }
+  int32_t bias = -1;
+  KILN_RETURN_REASON(OptionalBias(r, units, &bias));
+  const int32_t rows = static_cast<int32_t>(n / depth);
+  if (r.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0) {
+    if (in.empty() || in.back() != depth) {
+      return "keep_num_dims needs the input's last dimension to equal the "
+             "weights' depth " +
+             std::to_string(depth);
+    }
+    plan->output_shape = in;
+    plan->output_shape.back() = units;
+  } else {
+    plan->output_shape = {rows, units};
+  }
+  Launch l;
+  l.group = ProgramGroup::kConvolution;
+  l.kernel = "fully_connected";
+  l.args = {TensorArg(r.input_index(0)),
+            TensorArg(r.input_index(1)),
+            TensorArg(bias),
+            TensorArg(r.output_index(0)),
+            IntArg(depth),
+            IntArg(units),
+            IntArg(bias >= 0 ? 1 : 0),
+            IntArg(act)};
+  l.global = {static_cast<size_t>(units), static_cast<size_t>(rows)};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(1, 1));
+  Shape in;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  if (in.size() != 4) return "input " + ShapeText(in) + " must have rank 4";
+  int act = 0;
+  KILN_RETURN_REASON(r.Activation(&act));
+  const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
+  KILN_RETURN_REASON(CheckPadding(padding));
+  const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
+  const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
+  const int64_t fw = r.OptionInt(KILN_OPTION_FILTER_W, 1);
+  const int64_t fh = r.OptionInt(KILN_OPTION_FILTER_H, 1);
+  if (sw < 1 || sh < 1 || fw < 1 || fh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
+      fw > 1 << 16 || fh > 1 << 16) {
+    return "filter and stride sizes must be positive";
+  }
+  int32_t out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
+  if (!SpatialGeometry(padding, in[1], static_cast<int32_t>(fh),
+                       static_cast<int32_t>(sh), 1, &out_h, &pad_top) ||
+      !SpatialGeometry(padding, in[2], static_cast<int32_t>(fw),
+                       static_cast<int32_t>(sw), 1, &out_w, &pad_left)) {
+    return "the pooling window does not fit in the input " + ShapeText(in);
+  }
+  plan->output_shape = {in[0], out_h, out_w, in[3]};
+  Launch l;
+  l.group = ProgramGroup::kPoolSoftmax;
+  l.kernel = "pool2d";
+  l.args = {TensorArg(r.input_index(0)),
+            TensorArg(r.output_index(0)),
+            Int4Arg(Pad4(in)),
+            Int4Arg(Pad4(plan->output_shape)),
+            Int4Arg(Int4(static_cast<cl_int>(fh), static_cast<cl_int>(fw),
+                         static_cast<cl_int>(sh), static_cast<cl_int>(sw))),
+            Int4Arg(Int4(pad_top, pad_left, 0, 0)),
+            IntArg(is_max ? 1 : 0),
+            IntArg(act)};
+  l.global = {static_cast<size_t>(in[3]), static_cast<size_t>(out_w),
+              static_cast<size_t>(in[0]) * static_cast<size_t>(out_h)};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanSoftmax(const NodeReader& r, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(1, 1));
+  Shape in;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  if (in.empty()) return "a scalar input has no axis to normalise";
+  const float beta = r.OptionFloat(KILN_OPTION_BETA, 1.0f);
+  plan->output_shape = in;
+  Launch l;
+  l.group = ProgramGroup::kPoolSoftmax;
+  l.kernel = "softmax_rows";
+  l.args = {TensorArg(r.input_index(0)), TensorArg(r.output_index(0)),
+            IntArg(in.back()), FloatArg(beta)};
+  l.global = {static_cast<size_t>(NumElements(in) / in.back())};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanReshape(const NodeReader& r, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(1, 2));
+  Shape in;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  Shape target;
+  bool known = false;
+  if (r.num_inputs() > 1 && r.input_index(1) >= 0) {
+    Shape dims;
+    bool readable = false;
+    KILN_RETURN_REASON(r.ConstInt32Tensor("shape input", r.input_index(1),
+                                          &dims, &target, &readable));
+    known = readable;
+  }
+  if (!known) known = r.OptionIntArray(KILN_OPTION_NEW_SHAPE, &target);
+  if (!known) known = r.ModelOutputShape(&target);
+  if (!known) return "the target shape is not known before invoke";
+  int64_t product = 1;
+  int unknown_axis = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1 && unknown_axis < 0) {
+      unknown_axis = static_cast<int>(i);
+    } else if (target[i] <= 0) {
+      return "target shape " + ShapeText(target) + " is invalid";
+    } else {
+      product *= target[i];
+    }
+  }
+  const int64_t n = NumElements(in);
+  if (unknown_axis >= 0) {
+    if (n % product != 0) {
+      return "target shape " + ShapeText(target) + " does not fit " +
+             std::to_string(n) + " elements";
+    }
+    target[static_cast<size_t>(unknown_axis)] =
+        static_cast<int32_t>(n / product);
+    product = n;
+  }
+  if (product != n || target.size() > 4) {
+    return "target shape " + ShapeText(target) + " does not match input " +
+           ShapeText(in) + (target.size() > 4 ? " or has rank > 4" : "");
+  }
+  plan->output_shape = target;
+  Launch l;
+  l.copy_from = r.input_index(0);
+  l.copy_to = r.output_index(0);
+  l.copy_elements = static_cast<size_t>(n);
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanConcatenation(const NodeReader& r, NodePlan* plan) {
+  const int32_t count = r.num_inputs();
+  KILN_RETURN_REASON(r.Counts(1, 1 << 16));
+  KILN_RETURN_REASON(r.OutputFloat());
+  int act = 0;
+  KILN_RETURN_REASON(r.Activation(&act));
+  std::vector<Shape> shapes(static_cast<size_t>(count));
+  for (int32_t i = 0; i < count; ++i) {
+    const std::string what = "input " + std::to_string(i);
+    KILN_RETURN_REASON(
+        r.FloatTensor(what.c_str(), r.input_index(i), &shapes[i]));
+  }
+  const int64_t rank = static_cast<int64_t>(shapes[0].size());
+  int64_t axis = r.OptionInt(KILN_OPTION_AXIS, 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) {
+    return "axis " + std::to_string(r.OptionInt(KILN_OPTION_AXIS, 0)) +
+           " is out of range for rank " + std::to_string(rank);
+  }
+  Shape out = shapes[0];
+  out[static_cast<size_t>(axis)] = 0;
+  for (const Shape& s : shapes) {
+    if (static_cast<int64_t>(s.size()) != rank) {
+      return "inputs have different ranks";
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis &&
+          s[static_cast<size_t>(d)] != shapes[0][static_cast<size_t>(d)]) {
+        return "input shapes " + ShapeText(shapes[0]) + " and " + ShapeText(s) +
+               " differ outside axis " + std::to_string(axis);
+      }
+    }
+    out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= out[static_cast<size_t>(d)];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    inner *= out[static_cast<size_t>(d)];
+  const int64_t dst_inner = out[static_cast<size_t>(axis)] * inner;
+  int64_t offset = 0;
+  for (int32_t i = 0; i < count; ++i) {
+    const int64_t src_inner = shapes[i][static_cast<size_t>(axis)] * inner;
+    Launch l;
+    l.kernel = "concat_part";
+    l.args = {TensorArg(r.input_index(i)),
+              TensorArg(r.output_index(0)),
+              IntArg(static_cast<cl_int>(src_inner)),
+              IntArg(static_cast<cl_int>(dst_inner)),
+              IntArg(static_cast<cl_int>(offset)),
+              IntArg(act)};
+    l.global = {static_cast<size_t>(src_inner), static_cast<size_t>(outer)};
+    plan->launches.push_back(l);
+    offset += src_inner;
+  }
+  plan->output_shape = out;
+  return "";
+}
+
+std::string PlanMean(const NodeReader& r, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(2, 2));
+  Shape in, axes_dims;
+  std::vector<int32_t> axes;
+  bool readable = false;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_RETURN_REASON(r.ConstInt32Tensor("axes input", r.input_index(1),
+                                        &axes_dims, &axes, &readable));
+  if (!readable) {
+    // Shape-only plan; the axes are checked again at prepare.
+    plan->output_shape.clear();
+    return "";
+  }
+  const int32_t rank = static_cast<int32_t>(in.size());
+  std::vector<bool> reduced(in.size(), false);
+  for (int32_t a : axes) {
+    const int32_t axis = a < 0 ? a + rank : a;
+    if (axis < 0 || axis >= rank) {
+      return "axis " + std::to_string(a) + " is out of range for rank " +
+             std::to_string(rank);
+    }
+    reduced[static_cast<size_t>(axis)] = true;
+  }
+  const bool keep_dims = r.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0;
+  Shape kept(in.size()), out;
+  cl_int4 reduce = Int4(0, 0, 0, 0);
+  int64_t count = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    kept[d] = reduced[d] ? 1 : in[d];
+    if (reduced[d]) {
+      reduce.s[4 - in.size() + d] = 1;
+      count *= in[d];
+    }
+    if (!reduced[d] || keep_dims) out.push_back(kept[d]);
+  }
+  plan->output_shape = out;
+  Launch l;
+  l.kernel = "mean_reduce";
+  l.args = {TensorArg(r.input_index(0)),
+            TensorArg(r.output_index(0)),
+            Int4Arg(Pad4(in)),
+            Int4Arg(Pad4(kept)),
+            Int4Arg(reduce),
+            FloatArg(1.0f / static_cast<float>(count))};
+  l.global = {static_cast<size_t>(NumElements(kept))};
+  plan->launches.push_back(l);
+  return "";
+}
+
+std::string PlanPad(const NodeReader& r, NodePlan* plan) {
+  KILN_RETURN_REASON(r.Counts(2, 2));
+  Shape in, pad_dims;
+  std::vector<int32_t> pads;
+  bool readable = false;
+  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_RETURN_REASON(r.ConstInt32Tensor("paddings input", r.input_index(1),
+                                        &pad_dims, &pads, &readable));
+  if (pad_dims.size() != 2 || pad_dims[0] != static_cast<int32_t>(in.size()) ||
+      pad_dims[1] != 2) {
+    return "paddings have shape " + ShapeText(pad_dims) + ", expected [" +
+           std::to_string(in.size()) + ",2]";
+  }
+  if (!readable) {
+    plan->output_shape.clear();
+    return "";
+  }
+  Shape out(in.size());
+  cl_int4 before = Int4(0, 0, 0, 0);
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int32_t lo = pads[2 * d], hi = pads[2 * d + 1];
+    if (lo < 0 || hi < 0) return "negative paddings are not supported";
+    out[d] = in[d] + lo + hi;
+    before.s[4 - in.size() + d] = lo;
+  }
+  plan->output_shape = out;
+  Launch l;
+  l.kernel = "pad_constant";
+  l.args = {TensorArg(r.input_index(0)), TensorArg(r.output_index(0)),
+            Int4Arg(Pad4(in)), Int4Arg(Pad4(out)), Int4Arg(before)};
+  l.global = {static_cast<size_t>(NumElements(out))};
+  plan->launches.push_back(l);
+  return "";
+}
+
+}  // namespace
+
+const std::vector<OpSupport>& SupportedOps() {
+  // Max versions: the newest version whose float32 semantics the kernels
+  // implement. Versions above 1 of most ops only add integer types, which
+  // the type checks refuse; DEPTHWISE_CONV_2D v2 adds dilation;
+  // FULLY_CONNECTED v5 adds keep_num_dims. CONV_2D v2..v5 are hybrid or
+  // integer and v6 is grouped convolution, which is not implemented.
+  static const std::vector<OpSupport> ops = {
+      {KILN_OP_ADD, "ADD", 1, 2},
+      {KILN_OP_SUB, "SUB", 1, 2},
+      {KILN_OP_MUL, "MUL", 1, 2},
+      {KILN_OP_RELU, "RELU", 1, 2},
+      {KILN_OP_RELU6, "RELU6", 1, 2},
+      {KILN_OP_LOGISTIC, "LOGISTIC", 1, 2},
+      {KILN_OP_TANH, "TANH", 1, 2},
+      {KILN_OP_CONV_2D, "CONV_2D", 1, 1},
+      {KILN_OP_DEPTHWISE_CONV_2D, "DEPTHWISE_CONV_2D", 1, 2},
+      {KILN_OP_FULLY_CONNECTED, "FULLY_CONNECTED", 1, 5},
+      {KILN_OP_MAX_POOL_2D, "MAX_POOL_2D", 1, 2},
+      {KILN_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", 1, 2},
+      {KILN_OP_SOFTMAX, "SOFTMAX", 1, 2},
+      {KILN_OP_RESHAPE, "RESHAPE", 1, 1},
+      {KILN_OP_CONCATENATION, "CONCATENATION", 1, 2},
+      {KILN_OP_MEAN, "MEAN", 1, 2},
+      {KILN_OP_PAD, "PAD", 1, 2},
+  };
+  return ops;
+}
+
+const OpSupport* FindOpSupport(int32_t builtin_code) {
+  for (const OpSupport& op : SupportedOps()) {
+    if (op.builtin_code == builtin_code) return &op;
+  }
+  return nullptr;
+}
+
+std::string OpName(int32_t builtin_code) {
+  const OpSupport* op = FindOpSupport(builtin_code);
+  return op != nullptr ? op->name : "op " + std::to_string(builtin_code);
+}
+
+std::string PlanNode(const KilnHostApi& api, KilnOpaqueContext* context,
+                     const KilnOpaqueNode* node, const ShapeLookup& shape_of,
+                     NodePlan* plan) {
+  *plan = NodePlan();
+  const int32_t code = api.node_builtin_code(node);
+  const OpSupport* op = FindOpSupport(code);
+  if (op == nullptr) {
+    if (code == KILN_OP_CUSTOM) {
+      const char* name = api.node_custom_name(node);
+      return std::string("custom op '") + (name != nullptr ? name : "") +
+             "' is not implemented by the OpenCL delegate";
+    }
+    return "builtin op " + std::to_string(code) +
+           " is not implemented by the OpenCL delegate";
+  }
+  const int32_t version = api.node_op_version(node);
+  if (version < op->min_version || version > op->max_version) {
+    return std::string(op->name) + " version " + std::to_string(version) +
+           " is outside the versions " + std::to_string(op->min_version) +
+           ".." + std::to_string(op->max_version) +
+           " whose semantics the OpenCL delegate implements";
+  }
+  NodeReader r(api, context, node, shape_of);
+  plan->output_tensor = r.num_outputs() > 0 ? r.output_index(0) : -1;
+  std::string why;
+  switch (code) {
+    case KILN_OP_ADD:
+      why = PlanBinary(r, 0, plan);
+      break;
+    case KILN_OP_SUB:
+      why = PlanBinary(r, 1, plan);
+      break;
+    case KILN_OP_MUL:
+      why = PlanBinary(r, 2, plan);
+      break;
+    case KILN_OP_RELU:
+      why = PlanUnary(r, KILN_ACTIVATION_RELU, plan);
+      break;
+    case KILN_OP_RELU6:
+      why = PlanUnary(r, KILN_ACTIVATION_RELU6, plan);
+      break;
+    case KILN_OP_TANH:
+      why = PlanUnary(r, KILN_ACTIVATION_TANH, plan);
+      break;
+    case KILN_OP_LOGISTIC:
+      why = PlanUnary(r, kActivationLogistic, plan);
+      break;
+    case KILN_OP_CONV_2D:
+      why = PlanConv(r, false, plan);
+      break;
+    case KILN_OP_DEPTHWISE_CONV_2D:
+      why = PlanConv(r, true, plan);
+      break;
+    case KILN_OP_FULLY_CONNECTED:
+      why = PlanFullyConnected(r, plan);
+      break;
+    case KILN_OP_MAX_POOL_2D:
+      why = PlanPool(r, true, plan);
+      break;
+    case KILN_OP_AVERAGE_POOL_2D:
+      why = PlanPool(r, false, plan);
+      break;
+    case KILN_OP_SOFTMAX:
+      why = PlanSoftmax(r, plan);
+      break;
+    case KILN_OP_RESHAPE:
+      why = PlanReshape(r, plan);
+      break;
+    case KILN_OP_CONCATENATION:
+      why = PlanConcatenation(r, plan);
+      break;
+    case KILN_OP_MEAN:
+      why = PlanMean(r, plan);
+      break;
+    case KILN_OP_PAD:
+      why = PlanPad(r, plan);
+      break;
+    default:
+      why = "not implemented";
+      break;
+  }
+  if (!why.empty()) return std::string(op->name) + ": " + why;
+  return "";
+}
+
+}  // namespace kiln::opencl
