@@ -1,0 +1,374 @@
+// CONCATENATION, PACK, SPLIT, SPLIT_V and UNPACK: block copies along one
+// axis.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/activation.h"
+#include "kernels/data/data_common.h"
+
+namespace kiln::cpu::data {
+namespace {
+
+using sdk::KernelContext;
+using sdk::Tensor;
+
+bool IsQuantizableType(KilnTensorType t) {
+  return t == KILN_TYPE_INT8 || t == KILN_TYPE_UINT8 || t == KILN_TYPE_INT16;
+}
+
+int64_t Product(const Shape& s, size_t begin, size_t end) {
+  int64_t n = 1;
+  for (size_t i = begin; i < end; ++i) n *= s[i];
+  return n;
+}
+
+// ---- CONCATENATION / PACK --------------------------------------------------
+
+struct JoinPlan : PlanBase {
+  int axis = 0;  // in the output
+};
+
+// Checks that every input has input 0's type and that the output has it too
+// (and the same quantization for quantized types).
+KilnStatus CheckJoinTypes(KernelContext& k) {
+  const Tensor first = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input 0", first));
+  for (int32_t i = 1; i < k.num_inputs(); ++i) {
+    const std::string what = "input " + std::to_string(i);
+    KILN_SDK_RETURN_IF_ERROR(
+        ExpectSameType(k, what.c_str(), k.input(i), first.type(), "input 0"));
+  }
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectSameType(k, "output", out, first.type(), "input 0"));
+  if (IsQuantizableType(first.type())) {
+    for (int32_t i = 0; i < k.num_inputs(); ++i) {
+      const std::string what = "input " + std::to_string(i);
+      KILN_SDK_RETURN_IF_ERROR(
+          ExpectSameQuantization(k, what.c_str(), k.input(i), "output", out));
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus PlanConcatenation(KernelContext& k, JoinPlan& plan) {
+  if (k.num_inputs() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 input");
+  }
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k));
+  const int64_t activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
+  if (!IsSupportedActivation(activation)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown fused activation ",
+                  activation);
+  }
+  if (activation != KILN_ACTIVATION_NONE &&
+      k.input(0).type() != KILN_TYPE_FLOAT32) {
+    return k.Fail(KILN_STATUS_UNIMPLEMENTED, "fused activation ", activation,
+                  " on ", sdk::TypeName(k.input(0).type()),
+                  " is not supported; only FLOAT32 concatenation applies a "
+                  "fused activation");
+  }
+  Shape out_shape = k.input(0).shape();
+  const int rank = static_cast<int>(out_shape.size());
+  if (rank == 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                  "cannot concatenate scalars (input 0 has rank 0)");
+  }
+  KILN_SDK_RETURN_IF_ERROR(NormalizeAxis(
+      k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0), rank, &plan.axis));
+  for (int32_t i = 1; i < k.num_inputs(); ++i) {
+    const Shape s = k.input(i).shape();
+    bool compatible = static_cast<int>(s.size()) == rank;
+    for (int d = 0; compatible && d < rank; ++d) {
+      compatible = d == plan.axis || s[d] == out_shape[d];
+    }
+    if (!compatible) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input ", i, " '",
+                    k.input(i).name(), "' has shape ", ShapeString(s),
+                    ", incompatible with input 0 shape ",
+                    ShapeString(k.input(0).shape()),
+                    " for concatenation along axis ", plan.axis);
+    }
+    out_shape[plan.axis] += s[plan.axis];
+  }
+  plan.output_shapes = {out_shape};
+  return KILN_STATUS_OK;
+}
+
+KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
+  if (k.num_inputs() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 input");
+  }
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const int64_t count = k.OptionInt(KILN_OPTION_VALUES_COUNT, k.num_inputs());
+  if (count != k.num_inputs()) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "values_count ", count,
+                  " does not match the ", k.num_inputs(), " inputs");
+  }
+  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k));
+  const Shape in_shape = k.input(0).shape();
+  for (int32_t i = 1; i < k.num_inputs(); ++i) {
+    if (k.input(i).shape() != in_shape) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input ", i, " '",
+                    k.input(i).name(), "' has shape ",
+                    ShapeString(k.input(i).shape()),
+                    "; PACK needs every input to have input 0's shape ",
+                    ShapeString(in_shape));
+    }
+  }
+  KILN_SDK_RETURN_IF_ERROR(
+      NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
+                    static_cast<int>(in_shape.size()) + 1, &plan.axis));
+  Shape out_shape = in_shape;
+  out_shape.insert(out_shape.begin() + plan.axis, k.num_inputs());
+  plan.output_shapes = {out_shape};
+  return KILN_STATUS_OK;
+}
+
+// Copies each input's slab of every outer index in turn. Input i contributes
+// `dim_i * inner` elements per outer index (dim_i = 1 for PACK).
+KilnStatus RunJoin(KernelContext& k, const JoinPlan& plan) {
+  const Tensor out = k.output(0);
+  const Shape& out_shape = plan.output_shapes[0];
+  const size_t elem = ElementBytes(out.type());
+  const int64_t outer = Product(out_shape, 0, static_cast<size_t>(plan.axis));
+  const int64_t inner =
+      Product(out_shape, static_cast<size_t>(plan.axis) + 1, out_shape.size());
+  const bool is_pack = k.builtin_code() == KILN_OP_PACK;
+  std::vector<const uint8_t*> src(static_cast<size_t>(k.num_inputs()));
+  std::vector<size_t> slab(src.size());
+  for (int32_t i = 0; i < k.num_inputs(); ++i) {
+    const Tensor in = k.input(i);
+    const void* data = nullptr;
+    const std::string what = "input " + std::to_string(i);
+    KILN_SDK_RETURN_IF_ERROR(InputData(k, what.c_str(), in, &data));
+    src[i] = static_cast<const uint8_t*>(data);
+    const int64_t dim = is_pack ? 1 : in.dim(plan.axis);
+    slab[i] = static_cast<size_t>(dim * inner) * elem;
+  }
+  uint8_t* dst = out.data<uint8_t>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < src.size(); ++i) {
+      if (slab[i] == 0) continue;
+      std::memcpy(dst, src[i] + static_cast<size_t>(o) * slab[i], slab[i]);
+      dst += slab[i];
+    }
+  }
+  const int64_t activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
+  if (!is_pack && activation != KILN_ACTIVATION_NONE) {
+    float* values = out.data<float>();
+    const int64_t n = NumElements(out_shape);
+    for (int64_t i = 0; i < n; ++i) {
+      values[i] = ApplyActivation(activation, values[i]);
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+// ---- SPLIT / SPLIT_V / UNPACK ----------------------------------------------
+
+struct SplitPlan : PlanBase {
+  int axis = 0;                // in the input
+  int32_t data_input = 0;      // which input holds the data
+  std::vector<int64_t> sizes;  // per output, along axis (1 for UNPACK)
+};
+
+KilnStatus CheckSplitTypes(KernelContext& k, const Tensor& in) {
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
+  for (int32_t i = 0; i < k.num_outputs(); ++i) {
+    const std::string what = "output " + std::to_string(i);
+    KILN_SDK_RETURN_IF_ERROR(
+        ExpectSameType(k, what.c_str(), k.output(i), in.type(), "the input"));
+  }
+  return KILN_STATUS_OK;
+}
+
+// Reads a one-value axis tensor; *ready false when it has no data yet.
+KilnStatus ReadAxisInput(KernelContext& k, const Tensor& t, int rank, int* axis,
+                         SplitPlan& plan) {
+  std::vector<int64_t> values;
+  bool ready = true;
+  KILN_SDK_RETURN_IF_ERROR(ReadIntegers(k, "axis input", t, &values, &ready));
+  if (!ready) {
+    plan.NotReady(std::string("axis input '") + t.name() + "' has no data");
+    return KILN_STATUS_OK;
+  }
+  if (values.size() != 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "axis input '", t.name(),
+                  "' must hold one value, has ", values.size());
+  }
+  return NormalizeAxis(k, "axis", values[0], rank, axis);
+}
+
+void SetSplitShapes(const Shape& in_shape, SplitPlan& plan, bool drop_axis) {
+  plan.output_shapes.clear();
+  for (const int64_t size : plan.sizes) {
+    Shape s = in_shape;
+    if (drop_axis) {
+      s.erase(s.begin() + plan.axis);
+    } else {
+      s[plan.axis] = static_cast<int32_t>(size);
+    }
+    plan.output_shapes.push_back(s);
+  }
+}
+
+KilnStatus CheckNumSplits(KernelContext& k) {
+  const int64_t num = k.OptionInt(KILN_OPTION_NUM_SPLITS, k.num_outputs());
+  if (num != k.num_outputs()) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "num_splits ", num,
+                  " does not match the node's ", k.num_outputs(), " outputs");
+  }
+  return KILN_STATUS_OK;
+}
+
+// SPLIT: inputs (axis, input) -- the axis comes first.
+KilnStatus PlanSplit(KernelContext& k, SplitPlan& plan) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
+  if (k.num_outputs() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 output");
+  }
+  KILN_SDK_RETURN_IF_ERROR(CheckNumSplits(k));
+  plan.data_input = 1;
+  const Tensor in = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  const Shape in_shape = in.shape();
+  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(
+      k, k.input(0), static_cast<int>(in_shape.size()), &plan.axis, plan));
+  if (!plan.ready) return KILN_STATUS_OK;
+  const int32_t dim = in_shape[plan.axis];
+  if (dim % k.num_outputs() != 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "dimension ", plan.axis,
+                  " of input '", in.name(), "' has size ", dim,
+                  ", not divisible into ", k.num_outputs(), " equal splits");
+  }
+  plan.sizes.assign(static_cast<size_t>(k.num_outputs()),
+                    dim / k.num_outputs());
+  SetSplitShapes(in_shape, plan, false);
+  return KILN_STATUS_OK;
+}
+
+// SPLIT_V: inputs (input, size_splits, axis).
+KilnStatus PlanSplitV(KernelContext& k, SplitPlan& plan) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 3));
+  if (k.num_outputs() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 output");
+  }
+  KILN_SDK_RETURN_IF_ERROR(CheckNumSplits(k));
+  plan.data_input = 0;
+  const Tensor in = k.input(0), sizes_tensor = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  const Shape in_shape = in.shape();
+  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(
+      k, k.input(2), static_cast<int>(in_shape.size()), &plan.axis, plan));
+  if (!plan.ready) return KILN_STATUS_OK;
+  bool ready = true;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIntegers(k, "size_splits input", sizes_tensor, &plan.sizes, &ready));
+  if (!ready) {
+    plan.NotReady(std::string("size_splits input '") + sizes_tensor.name() +
+                  "' has no data");
+    return KILN_STATUS_OK;
+  }
+  if (static_cast<int32_t>(plan.sizes.size()) != k.num_outputs()) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "size_splits '",
+                  sizes_tensor.name(), "' has ", plan.sizes.size(),
+                  " entries but the node has ", k.num_outputs(), " outputs");
+  }
+  const int64_t dim = in_shape[plan.axis];
+  int64_t total = 0;
+  int stretch = -1;
+  for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    if (plan.sizes[i] == -1 && stretch < 0) {
+      stretch = static_cast<int>(i);
+    } else if (plan.sizes[i] < 0) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "size_splits entry ", i,
+                    " is ", plan.sizes[i],
+                    "; sizes must be >= 0 with at most one -1");
+    } else {
+      total += plan.sizes[i];
+    }
+  }
+  if (stretch >= 0 && total <= dim) plan.sizes[stretch] = dim - total;
+  if ((stretch >= 0 && total > dim) || (stretch < 0 && total != dim)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "size_splits sum to ", total,
+                  " but dimension ", plan.axis, " of input '", in.name(),
+                  "' has size ", dim);
+  }
+  SetSplitShapes(in_shape, plan, false);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus PlanUnpack(KernelContext& k, SplitPlan& plan) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
+  plan.data_input = 0;
+  const Tensor in = k.input(0);
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  const Shape in_shape = in.shape();
+  KILN_SDK_RETURN_IF_ERROR(
+      NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
+                    static_cast<int>(in_shape.size()), &plan.axis));
+  const int32_t dim = in_shape[plan.axis];
+  const int64_t num = k.OptionInt(KILN_OPTION_NUM, dim);
+  if (num != dim || k.num_outputs() != dim) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "UNPACK along axis ", plan.axis,
+                  " of input '", in.name(), "' (size ", dim,
+                  ") needs num = ", dim,
+                  " and as many outputs; got num = ", num, " and ",
+                  k.num_outputs(), " outputs");
+  }
+  plan.sizes.assign(static_cast<size_t>(dim), 1);
+  SetSplitShapes(in_shape, plan, true);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus RunSplit(KernelContext& k, const SplitPlan& plan) {
+  const Tensor in = k.input(plan.data_input);
+  const void* data = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &data));
+  const Shape in_shape = in.shape();
+  const size_t elem = ElementBytes(in.type());
+  const int64_t outer = Product(in_shape, 0, static_cast<size_t>(plan.axis));
+  const int64_t inner =
+      Product(in_shape, static_cast<size_t>(plan.axis) + 1, in_shape.size());
+  const uint8_t* src = static_cast<const uint8_t*>(data);
+  std::vector<uint8_t*> dst(plan.sizes.size());
+  std::vector<size_t> slab(plan.sizes.size());
+  for (size_t i = 0; i < plan.sizes.size(); ++i) {
+    dst[i] = k.output(static_cast<int32_t>(i)).data<uint8_t>();
+    slab[i] = static_cast<size_t>(plan.sizes[i] * inner) * elem;
+  }
+  for (int64_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < dst.size(); ++i) {
+      if (slab[i] == 0) continue;
+      std::memcpy(dst[i] + static_cast<size_t>(o) * slab[i], src, slab[i]);
+      src += slab[i];
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+}  // namespace
+
+void RegisterConcatSplitKernels(sdk::PluginDefinition& def) {
+  // CONCATENATION v1 float/uint8/int32/int64/bool, v2 int8, v3 int16.
+  // (v4 UINT32 and v5 INT4: not supported.) Quantized inputs must share the
+  // output's quantization: no requantization.
+  def.AddKernel(PlannedKernel<JoinPlan, PlanConcatenation, RunJoin>(
+      KILN_OP_CONCATENATION, 1, 3));
+  // PACK v1 float/uint8/int32/int64/bool, v2 int8, v3 int16. (v4 UINT32: no.)
+  def.AddKernel(PlannedKernel<JoinPlan, PlanPack, RunJoin>(KILN_OP_PACK, 1, 3));
+  // SPLIT v1 float/uint8/int64/bool, v2 int8, v3 int32, v4 int16.
+  def.AddKernel(
+      PlannedKernel<SplitPlan, PlanSplit, RunSplit>(KILN_OP_SPLIT, 1, 4));
+  // SPLIT_V v1 float/uint8/int16/int32/int64/bool, v2 int8.
+  def.AddKernel(
+      PlannedKernel<SplitPlan, PlanSplitV, RunSplit>(KILN_OP_SPLIT_V, 1, 2));
+  // UNPACK v1 float/int32/int64, v2 int8/uint8, v3 bool, v4 int16.
+  // (v5 FLOAT16/BFLOAT16: not supported.)
+  def.AddKernel(
+      PlannedKernel<SplitPlan, PlanUnpack, RunSplit>(KILN_OP_UNPACK, 1, 4));
+}
+
+}  // namespace kiln::cpu::data

@@ -1,0 +1,252 @@
+// SLICE and STRIDED_SLICE, both as offset maps over the output dims.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/data/data_common.h"
+
+namespace kiln::cpu::data {
+namespace {
+
+using sdk::KernelContext;
+using sdk::Tensor;
+
+struct SlicePlan : PlanBase {
+  int64_t base = 0;  // element offset of the first element read
+  std::vector<std::vector<int64_t>> maps;
+};
+
+KilnStatus ExpectSameTypeInOut(KernelContext& k) {
+  const Tensor in = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
+  KILN_SDK_RETURN_IF_ERROR(ExpectRankAtMost(k, "input", in, kMaxRank));
+  return ExpectSameType(k, "output", out, in.type(), "the input");
+}
+
+// Reads a 1-D index input; marks the plan not ready when it has no data.
+KilnStatus ReadIndexInput(KernelContext& k, int32_t index, const char* what,
+                          std::vector<int64_t>* values, SlicePlan& plan) {
+  const Tensor t = k.input(index);
+  if (!t.present()) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, what, " is missing");
+  }
+  if (t.rank() != 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, what, " '", t.name(),
+                  "' must be 1-D, has rank ", t.rank());
+  }
+  bool ready = true;
+  KILN_SDK_RETURN_IF_ERROR(ReadIntegers(k, what, t, values, &ready));
+  if (!ready && plan.ready) {
+    plan.NotReady(std::string(what) + " '" + t.name() + "' has no data");
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus RunSlice(KernelContext& k, const SlicePlan& plan) {
+  const Tensor in = k.input(0), out = k.output(0);
+  const void* src = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &src));
+  if (NumElements(plan.output_shapes[0]) == 0) return KILN_STATUS_OK;
+  CopyWithDimMaps(plan.maps, plan.base, ElementBytes(in.type()), src,
+                  out.data<void>(), nullptr);
+  return KILN_STATUS_OK;
+}
+
+// ---- SLICE -----------------------------------------------------------------
+
+KilnStatus PlanSlice(KernelContext& k, SlicePlan& plan) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 3));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  std::vector<int64_t> begin, size;
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 1, "begin input", &begin, plan));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 2, "size input", &size, plan));
+  if (!plan.ready) return KILN_STATUS_OK;
+  const Tensor in = k.input(0);
+  const Shape in_shape = in.shape();
+  const size_t rank = in_shape.size();
+  if (begin.size() != rank || size.size() != rank) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "begin and size must have ",
+                  rank, " entries (the rank of input '", in.name(), "'), have ",
+                  begin.size(), " and ", size.size());
+  }
+  const std::vector<int64_t> strides = Strides(in_shape);
+  Shape out_shape(rank);
+  plan.maps.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t dim = in_shape[d];
+    const int64_t b = begin[d];
+    const int64_t n = size[d] == -1 ? dim - b : size[d];
+    if (b < 0 || b > dim || n < 0 || b + n > dim) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "slice of dimension ", d,
+                    " (size ", dim, ") with begin ", b, " and size ", size[d],
+                    " is out of bounds");
+    }
+    out_shape[d] = static_cast<int32_t>(n);
+    plan.base += b * strides[d];
+    plan.maps[d].resize(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) {
+      plan.maps[d][static_cast<size_t>(j)] = j * strides[d];
+    }
+  }
+  plan.output_shapes = {out_shape};
+  return KILN_STATUS_OK;
+}
+
+// ---- STRIDED_SLICE ---------------------------------------------------------
+
+bool Bit(int64_t mask, size_t i) { return i < 63 && ((mask >> i) & 1) != 0; }
+
+// TF's sparse-to-dense rule: spec entries map to input dims; one ellipsis
+// expands to the dims the other entries leave; new-axis entries insert a
+// size-1 output dim and consume no input dim; a spec without an ellipsis
+// gets an implicit one at its end.
+KilnStatus PlanStridedSlice(KernelContext& k, SlicePlan& plan) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(4, 4));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  std::vector<int64_t> begin, end, stride;
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 1, "begin input", &begin, plan));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 2, "end input", &end, plan));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIndexInput(k, 3, "strides input", &stride, plan));
+  if (!plan.ready) return KILN_STATUS_OK;
+  if (begin.size() != end.size() || begin.size() != stride.size()) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                  "begin, end and strides must have the same length, have ",
+                  begin.size(), ", ", end.size(), " and ", stride.size());
+  }
+  const int64_t begin_mask = k.OptionInt(KILN_OPTION_BEGIN_MASK, 0);
+  const int64_t end_mask = k.OptionInt(KILN_OPTION_END_MASK, 0);
+  int64_t ellipsis_mask = k.OptionInt(KILN_OPTION_ELLIPSIS_MASK, 0);
+  const int64_t new_axis_mask = k.OptionInt(KILN_OPTION_NEW_AXIS_MASK, 0);
+  const int64_t shrink_mask = k.OptionInt(KILN_OPTION_SHRINK_AXIS_MASK, 0);
+  const bool offset = k.OptionInt(KILN_OPTION_OFFSET, 0) != 0;
+
+  size_t n = begin.size();
+  if (n > 32) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "begin has ", n,
+                  " entries; at most 32 are supported");
+  }
+  int ellipsis_at = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (!Bit(ellipsis_mask, i)) continue;
+    if (ellipsis_at >= 0) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                    "ellipsis_mask has more than one bit set");
+    }
+    ellipsis_at = static_cast<int>(i);
+  }
+  if (ellipsis_at < 0) {  // implicit trailing ellipsis
+    ellipsis_at = static_cast<int>(n);
+    ellipsis_mask |= int64_t{1} << n;
+    begin.push_back(0);
+    end.push_back(0);
+    stride.push_back(1);
+    ++n;
+  }
+  int64_t new_axes_after_ellipsis = 0;
+  for (size_t i = static_cast<size_t>(ellipsis_at) + 1; i < n; ++i) {
+    if (Bit(new_axis_mask, i)) ++new_axes_after_ellipsis;
+  }
+
+  const Tensor in = k.input(0);
+  const Shape in_shape = in.shape();
+  const int64_t rank = static_cast<int64_t>(in_shape.size());
+  const std::vector<int64_t> in_strides = Strides(in_shape);
+  Shape out_shape;
+  plan.maps.clear();
+  plan.base = 0;
+  int64_t dense = 0;  // next input dim
+  for (size_t i = 0; i < n; ++i) {
+    if (Bit(ellipsis_mask, i)) {
+      const int64_t next = std::min(
+          rank - static_cast<int64_t>(n - i) + 1 + new_axes_after_ellipsis,
+          rank);
+      for (; dense < next; ++dense) {
+        out_shape.push_back(in_shape[dense]);
+        std::vector<int64_t> map(static_cast<size_t>(in_shape[dense]));
+        for (size_t j = 0; j < map.size(); ++j) {
+          map[j] = static_cast<int64_t>(j) * in_strides[dense];
+        }
+        plan.maps.push_back(std::move(map));
+      }
+      continue;
+    }
+    if (Bit(new_axis_mask, i)) {
+      out_shape.push_back(1);
+      plan.maps.push_back({0});
+      continue;
+    }
+    if (dense >= rank) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "slice spec entry ", i,
+                    " indexes past the last dimension of input '", in.name(),
+                    "' (rank ", rank, ")");
+    }
+    const int64_t dim = in_shape[dense];
+    const int64_t s = stride[i];
+    if (s == 0) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "stride ", i, " is 0");
+    }
+    if (Bit(shrink_mask, i)) {
+      const int64_t b = begin[i] < 0 ? begin[i] + dim : begin[i];
+      if (b < 0 || b >= dim) {
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "shrink index ", begin[i],
+                      " at spec entry ", i, " is out of range for dimension ",
+                      dense, " of size ", dim);
+      }
+      plan.base += b * in_strides[dense];
+      ++dense;
+      continue;
+    }
+    const int64_t lo = s > 0 ? 0 : -1;
+    const int64_t hi = s > 0 ? dim : dim - 1;
+    auto clamp = [&](int64_t x) { return x < lo ? lo : x > hi ? hi : x; };
+    auto wrap = [&](int64_t x) { return x < 0 ? x + dim : x; };
+    const int64_t start =
+        Bit(begin_mask, i) ? (s > 0 ? lo : hi) : clamp(wrap(begin[i]));
+    int64_t stop = 0;
+    if (Bit(end_mask, i)) {
+      stop = s > 0 ? hi : lo;
+    } else if (offset) {
+      stop = clamp(start + end[i]);  // end is relative to begin
+    } else {
+      stop = clamp(wrap(end[i]));
+    }
+    const int64_t count =
+        s > 0 ? (stop > start ? (stop - start + s - 1) / s : 0)
+              : (start > stop ? (start - stop - s - 1) / -s : 0);
+    out_shape.push_back(static_cast<int32_t>(count));
+    std::vector<int64_t> map(static_cast<size_t>(count));
+    for (int64_t j = 0; j < count; ++j) {
+      map[static_cast<size_t>(j)] = (start + j * s) * in_strides[dense];
+    }
+    plan.maps.push_back(std::move(map));
+    ++dense;
+  }
+  plan.output_shapes = {out_shape};
+  return KILN_STATUS_OK;
+}
+
+}  // namespace
+
+void RegisterSliceKernels(sdk::PluginDefinition& def) {
+  // SLICE v1 float/uint8/int32/int64/bool, v2 int8, v4 int16, v5 rank 5
+  // (rank 6 also works). v3 (STRING) is not claimed; v6 UINT32 and v7 INT4
+  // are not supported.
+  def.AddKernel(
+      PlannedKernel<SlicePlan, PlanSlice, RunSlice>(KILN_OP_SLICE, 1, 2));
+  def.AddKernel(
+      PlannedKernel<SlicePlan, PlanSlice, RunSlice>(KILN_OP_SLICE, 4, 5));
+  // STRIDED_SLICE v1 float/uint8/int32/int64/int16, v2 int8, v3 bool,
+  // v4 rank 5 (6 also works), v6 ellipsis_mask / new_axis_mask, v8 offset.
+  // v5 (STRING) and v7 (UINT32) are not claimed.
+  def.AddKernel(PlannedKernel<SlicePlan, PlanStridedSlice, RunSlice>(
+      KILN_OP_STRIDED_SLICE, 1, 4));
+  def.AddKernel(PlannedKernel<SlicePlan, PlanStridedSlice, RunSlice>(
+      KILN_OP_STRIDED_SLICE, 6, 6));
+  def.AddKernel(PlannedKernel<SlicePlan, PlanStridedSlice, RunSlice>(
+      KILN_OP_STRIDED_SLICE, 8, 8));
+}
+
+}  // namespace kiln::cpu::data
