@@ -106,7 +106,12 @@ const KilnKernel* FindKernel(const LoadedPlugin& plugin, int32_t builtin_code,
 
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
     const std::string& path) {
-  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(0);
+  return LoadPluginForTest(path, 0);
+}
+
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
+    const std::string& path, uint32_t max_abi_version) {
+  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(max_abi_version);
   if (!offer.ok()) return offer.status();
   return PluginLoader::Load(path, *offer);
 }

@@ -12,6 +12,7 @@
 #ifndef KILN_HOST_RUNTIME_SINGLE_NODE_RUNNER_H_
 #define KILN_HOST_RUNTIME_SINGLE_NODE_RUNNER_H_
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -72,6 +73,12 @@ const KilnKernel* FindKernel(const LoadedPlugin& plugin, int32_t builtin_code,
 // Loads a plugin at the newest host version, for tests.
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
     const std::string& path);
+// Loads a plugin with the host capped at extension API `max_abi_version`
+// (KILN_MAKE_VERSION; 0 = newest), as an older host would serve it: the
+// plugin sees a KilnHostApi of that version's size. Fails if the cap is not
+// a version this host serves, or with the loader's refusal.
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
+    const std::string& path, uint32_t max_abi_version);
 
 }  // namespace kiln
 

@@ -1,0 +1,175 @@
+// One source for the bad-plugin corpus of `kiln conformance`: each build
+// defines exactly one KILN_BAD_PLUGIN_<VARIANT> and misbehaves in one way
+// that the runner must report (not die of). Deliberately written against the
+// raw C API without the SDK's exception Guard.
+//
+// Every variant declares ADD on FLOAT32 with NumPy broadcasting (rank <= 4)
+// and fused activation, correct except where the variant says otherwise:
+//   CRASH_IN_PREPARE  prepare writes through a null pointer (SIGSEGV)
+//   HANG_IN_INVOKE    invoke never returns
+//   THROWS            invoke throws a C++ exception across the C boundary
+//   WRONG_OUTPUTS     invoke adds 0.5 to every result
+//   LYING_RANGES      declares ADD v1..9; computes a - b for v2 and fails v3+
+//   LEAKS             invoke leaks 256 KiB per call
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include "kiln/kiln_plugin.h"
+
+namespace {
+
+const KilnHostApi* g_api = nullptr;
+int* volatile g_null_pointer =
+    nullptr;  // volatile: the crash is not optimised away
+
+KilnStatus Fail(KilnOpaqueContext* context, KilnStatus code,
+                const char* message) {
+  g_api->report_error(context, code, message);
+  return code;
+}
+
+int Rank(const KilnOpaqueTensor* t) { return g_api->tensor_rank(t); }
+
+KilnStatus Prepare(void*, void*, KilnOpaqueContext* context,
+                   KilnOpaqueNode* node) {
+#if defined(KILN_BAD_PLUGIN_CRASH_IN_PREPARE)
+  *g_null_pointer = 1;
+#endif
+  if (g_api->node_num_inputs(node) != 2 || g_api->node_num_outputs(node) != 1) {
+    return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+                "ADD takes 2 inputs and 1 output");
+  }
+  const KilnOpaqueTensor* a = g_api->node_input(context, node, 0);
+  const KilnOpaqueTensor* b = g_api->node_input(context, node, 1);
+  KilnOpaqueTensor* out = g_api->node_output(context, node, 0);
+  if (g_api->tensor_type(a) != KILN_TYPE_FLOAT32 ||
+      g_api->tensor_type(b) != KILN_TYPE_FLOAT32) {
+    return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+                "ADD supports FLOAT32 inputs only");
+  }
+  const int rank = Rank(a) > Rank(b) ? Rank(a) : Rank(b);
+  if (rank > 4) {
+    return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+                "ADD supports rank <= 4");
+  }
+  int32_t dims[4];
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - Rank(a)), ib = i - (rank - Rank(b));
+    const int32_t da = ia >= 0 ? g_api->tensor_dim(a, ia) : 1;
+    const int32_t db = ib >= 0 ? g_api->tensor_dim(b, ib) : 1;
+    if (da != db && da != 1 && db != 1) {
+      return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+                  "ADD input shapes do not broadcast");
+    }
+    dims[i] = da == 1 ? db : da;
+  }
+  return g_api->tensor_resize(context, out, rank, dims);
+}
+
+float Activate(int64_t activation, float x) {
+  switch (activation) {
+    case KILN_ACTIVATION_RELU:
+      return x < 0 ? 0 : x;
+    case KILN_ACTIVATION_RELU6:
+      return x < 0 ? 0 : (x > 6 ? 6 : x);
+    case KILN_ACTIVATION_RELU_N1_TO_1:
+      return x < -1 ? -1 : (x > 1 ? 1 : x);
+    default:
+      return x;
+  }
+}
+
+KilnStatus Invoke(void*, void*, KilnOpaqueContext* context,
+                  KilnOpaqueNode* node) {
+#if defined(KILN_BAD_PLUGIN_HANG_IN_INVOKE)
+  volatile bool forever = true;
+  while (forever) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+#elif defined(KILN_BAD_PLUGIN_THROWS)
+  throw std::runtime_error("bad_plugin_throws: invoke threw on purpose");
+#elif defined(KILN_BAD_PLUGIN_LEAKS)
+  void* leaked = std::malloc(256 << 10);
+  std::memset(leaked, 1, 256 << 10);  // touched, so it counts as resident
+#endif
+  const int32_t version = g_api->node_op_version(node);
+  (void)version;
+#if defined(KILN_BAD_PLUGIN_LYING_RANGES)
+  if (version >= 3) {
+    return Fail(context, KILN_STATUS_UNIMPLEMENTED,
+                "bad_plugin_lying_ranges: ADD v3+ is not really implemented");
+  }
+#endif
+  const KilnOpaqueTensor* a = g_api->node_input(context, node, 0);
+  const KilnOpaqueTensor* b = g_api->node_input(context, node, 1);
+  const KilnOpaqueTensor* out = g_api->node_output(context, node, 0);
+  const float* pa = static_cast<const float*>(g_api->tensor_data(a));
+  const float* pb = static_cast<const float*>(g_api->tensor_data(b));
+  float* po = static_cast<float*>(g_api->tensor_data(out));
+  int64_t activation = KILN_ACTIVATION_NONE;
+  g_api->node_option_int(node, KILN_OPTION_FUSED_ACTIVATION, &activation);
+  const int rank = Rank(out);
+  int32_t od[4] = {1, 1, 1, 1}, ad[4] = {1, 1, 1, 1}, bd[4] = {1, 1, 1, 1};
+  for (int i = 0; i < rank; ++i) od[4 - rank + i] = g_api->tensor_dim(out, i);
+  for (int i = 0; i < Rank(a); ++i)
+    ad[4 - Rank(a) + i] = g_api->tensor_dim(a, i);
+  for (int i = 0; i < Rank(b); ++i)
+    bd[4 - Rank(b) + i] = g_api->tensor_dim(b, i);
+  int64_t o = 0;
+  for (int32_t i0 = 0; i0 < od[0]; ++i0)
+    for (int32_t i1 = 0; i1 < od[1]; ++i1)
+      for (int32_t i2 = 0; i2 < od[2]; ++i2)
+        for (int32_t i3 = 0; i3 < od[3]; ++i3, ++o) {
+          const int32_t idx[4] = {i0, i1, i2, i3};
+          int64_t ia = 0, ib = 0;
+          for (int d = 0; d < 4; ++d) {
+            ia = ia * ad[d] + (ad[d] == 1 ? 0 : idx[d]);
+            ib = ib * bd[d] + (bd[d] == 1 ? 0 : idx[d]);
+          }
+          float sum = pa[ia] + pb[ib];
+#if defined(KILN_BAD_PLUGIN_WRONG_OUTPUTS)
+          sum += 0.5f;
+#elif defined(KILN_BAD_PLUGIN_LYING_RANGES)
+          if (version == 2) sum = pa[ia] - pb[ib];
+#endif
+          po[o] = Activate(activation, sum);
+        }
+  return KILN_STATUS_OK;
+}
+
+#if defined(KILN_BAD_PLUGIN_LYING_RANGES)
+constexpr int32_t kMaxVersion = 9;
+#else
+constexpr int32_t kMaxVersion = 1;
+#endif
+
+const KilnKernel kAdd = {KILN_KERNEL_STRUCT_SIZE,
+                         KILN_OP_ADD,
+                         nullptr,
+                         1,
+                         kMaxVersion,
+                         nullptr,
+                         nullptr,
+                         nullptr,
+                         Prepare,
+                         Invoke};
+const KilnKernel* const kKernels[] = {&kAdd};
+KilnPluginDescriptor g_descriptor;
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const KilnPluginDescriptor*
+KilnPluginEntry(const KilnHostInfo* host) {
+  if (host == nullptr || host->api == nullptr) return nullptr;
+  g_api = host->api;
+  std::memset(&g_descriptor, 0, sizeof(g_descriptor));
+  g_descriptor.struct_size = KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE;
+  g_descriptor.abi_version = KILN_EXT_API_VERSION;
+  g_descriptor.min_host_abi_version = KILN_MAKE_VERSION(1, 0, 0);
+  g_descriptor.name = KILN_BAD_PLUGIN_NAME;
+  g_descriptor.version = "0.0.1";
+  g_descriptor.kernels = kKernels;
+  g_descriptor.num_kernels = 1;
+  return &g_descriptor;
+}

@@ -1,0 +1,665 @@
+// The child side of the conformance runner: one check per process. Every
+// function here may crash, hang or be killed; it reports through the result
+// file only when it finishes.
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <typeinfo>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "conformance_runner.h"
+#include "nlohmann/json.hpp"
+#include "op_generators.h"
+#include "plugin/plugin_loader.h"
+#include "runtime/single_node_runner.h"
+
+namespace kiln::conformance {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Spec {
+  std::string kind;
+  std::string plugin;
+  std::string reference;
+  uint32_t cap = 0;
+  int32_t op = 0;
+  std::string custom;
+  int32_t version = 1;
+  uint64_t seed = 1;
+  int cycles = 50;
+  int threads = 4;
+};
+
+struct Outcome {
+  Verdict verdict = Verdict::kFail;
+  std::string message;
+  Json extra = Json::object();
+};
+
+Outcome Make(Verdict v, std::string message) {
+  Outcome o;
+  o.verdict = v;
+  o.message = std::move(message);
+  return o;
+}
+
+std::string OpLabel(int32_t op, const std::string& custom) {
+  return op == KILN_OP_CUSTOM ? absl::StrCat("CUSTOM '", custom, "'")
+                              : std::string(BuiltinOpName(op));
+}
+
+// The exception currently being handled, as "type: what".
+std::string CurrentException() {
+  std::string type = "unknown type";
+  if (const std::type_info* t = abi::__cxa_current_exception_type()) {
+    int status = 0;
+    char* name = abi::__cxa_demangle(t->name(), nullptr, nullptr, &status);
+    type = status == 0 && name != nullptr ? name : t->name();
+    std::free(name);
+  }
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return absl::StrCat(type, ": ", e.what());
+  } catch (...) {
+    return type;
+  }
+}
+
+// Runs a kernel, turning a C++ exception that crossed the C boundary into a
+// status (the plugin broke the ABI contract; the host would have died).
+absl::Status RunKernel(SingleNodeRunner& runner, const KilnKernel& kernel,
+                       int invocations = 1) {
+  try {
+    return runner.RunRepeated(kernel, invocations);
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(
+        "a C++ exception crossed the plugin's C boundary (", CurrentException(),
+        "); kernel callbacks must catch everything and return a status "
+        "(the SDK's callbacks do)"));
+  }
+}
+
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> Load(const std::string& path,
+                                                   uint32_t cap) {
+  try {
+    return LoadPluginForTest(path, cap);
+  } catch (...) {
+    return absl::InternalError(absl::StrCat(
+        "a C++ exception escaped KilnPluginEntry (", CurrentException(), ")"));
+  }
+}
+
+// A float input of shape [2,3] mapped to one float output: how custom ops
+// (whose signature the runner cannot know) are exercised.
+GeneratedCase GenericCase() {
+  GeneratedCase c;
+  c.family = "generic (custom op)";
+  GeneratedTensor x;
+  x.shape = {2, 3};
+  const float values[6] = {-1.5f, -0.5f, 0.f, 0.5f, 1.f, 2.f};
+  x.bytes.resize(sizeof(values));
+  std::memcpy(x.bytes.data(), values, sizeof(values));
+  c.tensors.push_back(x);
+  c.tensors.push_back(GeneratedTensor());
+  c.inputs = {0};
+  c.outputs = {1};
+  return c;
+}
+
+Outcome Describe(const Spec& s) {
+  PluginLoadRecord record;
+  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(0);
+  if (!offer.ok()) return Make(Verdict::kFail, offer.status().ToString());
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin;
+  try {
+    plugin = PluginLoader::Load(s.plugin, *offer, &record);
+  } catch (...) {
+    return Make(Verdict::kFail,
+                absl::StrCat("a C++ exception escaped KilnPluginEntry (",
+                             CurrentException(), ")"));
+  }
+  Outcome o;
+  o.extra["name"] = record.name;
+  o.extra["version"] = record.version;
+  o.extra["abi_version"] = record.abi_version;
+  if (!plugin.ok()) {
+    o.verdict = Verdict::kFail;
+    o.message = absl::StrCat(
+        "the newest host (extension API ", AbiLevelName(offer->max_abi_version),
+        ") refused the plugin: ", plugin.status().message());
+    return o;
+  }
+  const LoadedPlugin& p = **plugin;
+  o.extra["name"] = p.name();
+  o.extra["version"] = p.version();
+  o.extra["min_host_abi_version"] = p.descriptor()->min_host_abi_version;
+  Json kernels = Json::array();
+  for (const KilnKernel* k : p.kernels()) {
+    kernels.push_back({{"builtin_code", k->builtin_code},
+                       {"custom_name", k->custom_name ? k->custom_name : ""},
+                       {"min_version", k->min_version},
+                       {"max_version", k->max_version}});
+  }
+  o.extra["kernels"] = kernels;
+  o.verdict = Verdict::kPass;
+  o.message = absl::StrCat(p.Describe(), ": ", p.kernels().size(), " kernel(s)",
+                           p.delegate() != nullptr ? ", a delegate" : "",
+                           "; descriptor valid");
+  return o;
+}
+
+Outcome Negotiate(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  Outcome o;
+  o.extra["accepted"] = plugin.ok();
+  if (!plugin.ok()) {
+    o.verdict = Verdict::kFail;  // the parent decides whether it was due
+    o.message = std::string(plugin.status().message());
+    return o;
+  }
+  o.verdict = Verdict::kPass;
+  o.message = absl::StrCat("accepted; negotiated extension API ",
+                           AbiLevelName((*plugin)->negotiated_version()));
+  return o;
+}
+
+// The reference kernel for (op, version): the exact version, else the
+// newest lower one (same semantics on inputs valid at version 1).
+const KilnKernel* ReferenceKernel(const LoadedPlugin& reference, int32_t op,
+                                  int32_t version, int32_t* used_version) {
+  for (int32_t v = version; v >= 1; --v) {
+    if (const KilnKernel* k = FindKernel(reference, op, v)) {
+      *used_version = v;
+      return k;
+    }
+  }
+  return nullptr;
+}
+
+Outcome Execute(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) {
+    return Make(Verdict::kFail, std::string(plugin.status().message()));
+  }
+  const std::string label =
+      absl::StrCat(OpLabel(s.op, s.custom), " v", s.version);
+  const KilnKernel* kernel = FindKernel(**plugin, s.op, s.version, s.custom);
+  if (kernel == nullptr) {
+    return Make(Verdict::kFail,
+                absl::StrCat("the plugin declares ", label,
+                             " but the host resolves no kernel for it"));
+  }
+  std::string why_not;
+  std::optional<GeneratedCase> generated = GenerateCase(s.op, s.seed, &why_not);
+  if (!generated && s.op != KILN_OP_CUSTOM) {
+    return Make(Verdict::kSkip, why_not);
+  }
+  const GeneratedCase c = generated ? *generated : GenericCase();
+  SingleNodeRunner runner;
+  const std::vector<int> outs =
+      BuildNode(c, s.op, s.version, s.custom, &runner);
+  const absl::Status status = RunKernel(runner, *kernel);
+  if (s.op == KILN_OP_CUSTOM) {
+    return Make(Verdict::kNoReference,
+                absl::StrCat("no reference for custom ops; executed on a "
+                             "generic float [2,3] input for crash/status "
+                             "only: ",
+                             status.ok() ? std::string("status OK")
+                                         : status.ToString()));
+  }
+  std::shared_ptr<LoadedPlugin> reference;
+  const KilnKernel* ref_kernel = nullptr;
+  int32_t ref_version = 0;
+  if (absl::StatusOr<std::shared_ptr<LoadedPlugin>> r = Load(s.reference, 0);
+      r.ok()) {
+    reference = *r;
+    ref_kernel = ReferenceKernel(*reference, s.op, s.version, &ref_version);
+  }
+  if (ref_kernel == nullptr) {
+    if (!status.ok()) {
+      return Make(Verdict::kFail,
+                  absl::StrCat("declares ", label,
+                               " but failed on a valid generated input (",
+                               c.family, "): ", status.message()));
+    }
+    return Make(Verdict::kNoReference,
+                absl::StrCat("ran OK; no reference kernel for ", label, " in ",
+                             s.reference, ", outputs not compared"));
+  }
+  SingleNodeRunner ref_runner;
+  const std::vector<int> ref_outs =
+      BuildNode(c, s.op, ref_version, "", &ref_runner);
+  const absl::Status ref_status = RunKernel(ref_runner, *ref_kernel);
+  const std::string ref_label =
+      absl::StrCat("kiln_cpu ", OpLabel(s.op, ""), " v", ref_version,
+                   ref_version != s.version ? " (newest lower version)" : "");
+  if (!ref_status.ok()) {
+    if (!status.ok()) {
+      return Make(
+          Verdict::kSkip,
+          absl::StrCat("the generated input (", c.family,
+                       ") was rejected by the reference too (",
+                       ref_status.message(), "); plugin: ", status.message()));
+    }
+    return Make(Verdict::kNoReference,
+                absl::StrCat("ran OK; the reference ", ref_label,
+                             " rejected the generated input (",
+                             ref_status.message(), "), outputs not compared"));
+  }
+  if (!status.ok()) {
+    return Make(Verdict::kFail, absl::StrCat("failed on a generated input (",
+                                             c.family, ") that ", ref_label,
+                                             " accepts: ", status.message()));
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const std::string diff =
+        CompareTensors(runner.tensor(outs[i]), ref_runner.tensor(ref_outs[i]));
+    if (!diff.empty()) {
+      return Make(
+          Verdict::kFail,
+          absl::StrCat("output ", i, " differs from ", ref_label,
+                       " on a generated input (", c.family, "): ", diff));
+    }
+  }
+  return Make(Verdict::kPass,
+              absl::StrCat("matches ", ref_label, " (", c.family, ")"));
+}
+
+Outcome ErrorPath(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) {
+    return Make(Verdict::kFail, std::string(plugin.status().message()));
+  }
+  const KilnKernel* kernel = FindKernel(**plugin, s.op, s.version, s.custom);
+  if (kernel == nullptr) return Make(Verdict::kFail, "no kernel resolved");
+  std::string why_not;
+  std::optional<GeneratedCase> generated = GenerateCase(s.op, s.seed, &why_not);
+  if (!generated && s.op != KILN_OP_CUSTOM)
+    return Make(Verdict::kSkip, why_not);
+  GeneratedCase c = generated ? *generated : GenericCase();
+  // Input 0 becomes COMPLEX128, a type no kernel of these op families takes.
+  // SHAPE and RANK read only the shape of any input type: their output
+  // becomes COMPLEX128 instead.
+  const bool type_agnostic_input =
+      s.op == KILN_OP_SHAPE || s.op == KILN_OP_RANK;
+  const char* what = type_agnostic_input ? "output 0" : "input 0";
+  if (type_agnostic_input) {
+    c.tensors[static_cast<size_t>(c.outputs[0])].type = KILN_TYPE_COMPLEX128;
+  } else {
+    GeneratedTensor& input = c.tensors[static_cast<size_t>(c.inputs[0])];
+    int64_t count = 1;
+    for (int32_t d : input.shape) count *= d;
+    input.type = KILN_TYPE_COMPLEX128;
+    input.bytes.assign(static_cast<size_t>(count) * 16, 0);
+  }
+  SingleNodeRunner runner;
+  BuildNode(c, s.op, s.version, s.custom, &runner);
+  const absl::Status status = RunKernel(runner, *kernel);
+  if (status.ok()) {
+    return Make(Verdict::kFail,
+                absl::StrCat("accepted ", what,
+                             " of type COMPLEX128 and returned OK; a kernel "
+                             "must reject unsupported types with a non-OK "
+                             "status and a message "
+                             "(KilnHostApi.report_error)"));
+  }
+  if (status.message().find("(no message)") != absl::string_view::npos) {
+    return Make(Verdict::kFail,
+                absl::StrCat("rejected the wrong type with status ",
+                             absl::StatusCodeToString(status.code()),
+                             " but reported no message; call "
+                             "KilnHostApi.report_error before failing"));
+  }
+  return Make(
+      Verdict::kPass,
+      absl::StrCat(what, " of type COMPLEX128 rejected: ", status.ToString()));
+}
+
+Outcome VersionRanges(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) {
+    return Make(Verdict::kFail, std::string(plugin.status().message()));
+  }
+  std::map<std::pair<int32_t, std::string>, std::set<int32_t>> declared;
+  for (const KilnKernel* k : (*plugin)->kernels()) {
+    auto& versions =
+        declared[{k->builtin_code, k->custom_name ? k->custom_name : ""}];
+    for (int32_t v = k->min_version; v <= k->max_version && v < 10000; ++v) {
+      versions.insert(v);
+    }
+  }
+  std::vector<std::string> problems, probed;
+  for (const auto& [key, versions] : declared) {
+    const auto& [op, custom] = key;
+    std::vector<int32_t> outside = {*versions.rbegin() + 1};
+    if (*versions.begin() > 1) outside.push_back(*versions.begin() - 1);
+    for (int32_t v = *versions.begin(); v < *versions.rbegin(); ++v) {
+      if (!versions.count(v)) outside.push_back(v);  // gaps
+    }
+    for (int32_t v : outside) {
+      probed.push_back(absl::StrCat(OpLabel(op, custom), " v", v));
+      if (FindKernel(**plugin, op, v, custom) != nullptr) {
+        problems.push_back(absl::StrCat(OpLabel(op, custom), " v", v,
+                                        " is outside the declared ranges but "
+                                        "the host selected the plugin"));
+      }
+    }
+  }
+  if (!problems.empty()) {
+    return Make(Verdict::kFail, absl::StrJoin(problems, "; "));
+  }
+  return Make(
+      Verdict::kPass,
+      absl::StrCat("the host does not select the plugin for ", probed.size(),
+                   " op version(s) outside its declared ranges (",
+                   probed.size() > 6
+                       ? absl::StrCat(absl::StrJoin(probed.begin(),
+                                                    probed.begin() + 6, ", "),
+                                      ", ...")
+                       : absl::StrJoin(probed, ", "),
+                   ")"));
+}
+
+Outcome LoadUnload(const Spec& s) {
+  std::string name;
+  size_t kernels = 0;
+  uint64_t rss_after_warmup = 0;
+  const int warmup = std::min(5, s.cycles);
+  for (int i = 0; i < s.cycles; ++i) {
+    absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
+        Load(s.plugin, s.cap);
+    if (!plugin.ok()) {
+      return Make(Verdict::kFail,
+                  absl::StrCat("load ", i + 1, " of ", s.cycles,
+                               " failed: ", plugin.status().message()));
+    }
+    if (i == 0) {
+      name = (*plugin)->name();
+      kernels = (*plugin)->kernels().size();
+    } else if ((*plugin)->name() != name ||
+               (*plugin)->kernels().size() != kernels) {
+      return Make(Verdict::kFail,
+                  absl::StrCat("load ", i + 1,
+                               " returned a different descriptor (name or "
+                               "kernel count changed)"));
+    }
+    if (i + 1 == warmup) rss_after_warmup = ResidentBytes();
+  }
+  const uint64_t rss_end = ResidentBytes();
+  const int64_t growth =
+      static_cast<int64_t>(rss_end) - static_cast<int64_t>(rss_after_warmup);
+  constexpr int64_t kLimit = 8 << 20;
+  if (growth > kLimit) {
+    return Make(
+        Verdict::kFail,
+        absl::StrCat("possible leak: resident memory grew by ", growth / 1024,
+                     " KiB over ", s.cycles - warmup,
+                     " load/unload cycles (limit ", kLimit / 1024, " KiB)"));
+  }
+  return Make(Verdict::kPass,
+              absl::StrCat(s.cycles,
+                           " load/unload cycles; resident memory "
+                           "change after warm-up ",
+                           growth / 1024, " KiB"));
+}
+
+struct KernelCase {
+  const KilnKernel* kernel;
+  int32_t op;
+  int32_t version;
+  std::string custom;
+  GeneratedCase c;
+};
+
+std::vector<KernelCase> CasesWithGenerators(const LoadedPlugin& plugin,
+                                            uint64_t seed, size_t limit) {
+  std::vector<KernelCase> cases;
+  for (const KilnKernel* k : plugin.kernels()) {
+    if (cases.size() >= limit) break;
+    std::optional<GeneratedCase> c =
+        GenerateCase(k->builtin_code, seed, nullptr);
+    if (!c) continue;
+    cases.push_back({k, k->builtin_code, k->min_version, "", *c});
+  }
+  return cases;
+}
+
+Outcome Concurrency(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) {
+    return Make(Verdict::kFail, std::string(plugin.status().message()));
+  }
+  const std::vector<KernelCase> cases =
+      CasesWithGenerators(**plugin, s.seed, 8);
+  if (cases.empty()) {
+    return Make(Verdict::kSkip,
+                "no declared kernel has an input generator to run "
+                "concurrently");
+  }
+  // Single-threaded outputs first.
+  std::vector<std::vector<std::vector<uint8_t>>> expected(cases.size());
+  std::vector<bool> usable(cases.size(), false);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SingleNodeRunner r;
+    const std::vector<int> outs =
+        BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
+    if (!RunKernel(r, *cases[i].kernel).ok()) continue;
+    usable[i] = true;
+    for (int o : outs) {
+      const Tensor& t = r.tensor(o);
+      const auto* p = static_cast<const uint8_t*>(t.data);
+      expected[i].emplace_back(p, p + t.bytes);
+    }
+  }
+  constexpr int kRounds = 20;
+  std::atomic<int> mismatches{0};
+  std::vector<std::string> first_problem(static_cast<size_t>(s.threads));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < s.threads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < kRounds; ++round) {
+        for (size_t i = 0; i < cases.size(); ++i) {
+          if (!usable[i]) continue;
+          SingleNodeRunner r;
+          const std::vector<int> outs =
+              BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
+          const absl::Status st = RunKernel(r, *cases[i].kernel);
+          bool same = st.ok();
+          for (size_t o = 0; same && o < outs.size(); ++o) {
+            const Tensor& out = r.tensor(outs[o]);
+            const auto* p = static_cast<const uint8_t*>(out.data);
+            same = std::vector<uint8_t>(p, p + out.bytes) == expected[i][o];
+          }
+          if (!same && mismatches.fetch_add(1) == 0) {
+            first_problem[static_cast<size_t>(t)] = absl::StrCat(
+                OpLabel(cases[i].op, ""), " v", cases[i].version,
+                st.ok() ? " produced a different output than single-threaded"
+                        : absl::StrCat(" failed: ", st.message()));
+          }
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  size_t ops =
+      static_cast<size_t>(std::count(usable.begin(), usable.end(), true));
+  if (mismatches.load() > 0) {
+    std::string first;
+    for (const std::string& p : first_problem) {
+      if (!p.empty()) first = p;
+    }
+    return Make(
+        Verdict::kFail,
+        absl::StrCat(mismatches.load(), " concurrent run(s) on ", s.threads,
+                     " threads (own node and state each) "
+                     "disagreed with single-threaded runs; first: ",
+                     first));
+  }
+  if (ops == 0) {
+    return Make(Verdict::kSkip,
+                "no kernel ran successfully single-threaded on generated "
+                "inputs");
+  }
+  return Make(
+      Verdict::kPass,
+      absl::StrCat(ops, " kernel(s) x ", kRounds, " rounds on ", s.threads,
+                   " threads, each with its own node and state, match "
+                   "single-threaded outputs bit for bit"));
+}
+
+Outcome Leak(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) {
+    return Make(Verdict::kFail, std::string(plugin.status().message()));
+  }
+  const std::vector<KernelCase> cases =
+      CasesWithGenerators(**plugin, s.seed, 1000);
+  if (cases.empty()) {
+    return Make(Verdict::kSkip, "no declared kernel has an input generator");
+  }
+  constexpr int kWarmup = 5, kCycles = 100;
+  constexpr int64_t kLimit = 4 << 20;
+  std::vector<std::string> leaks;
+  for (const KernelCase& k : cases) {
+    auto cycle = [&] {
+      SingleNodeRunner r;
+      BuildNode(k.c, k.op, k.version, "", &r);
+      (void)RunKernel(r, *k.kernel, 2);
+    };
+    for (int i = 0; i < kWarmup; ++i) cycle();
+    const uint64_t before = ResidentBytes();
+    for (int i = 0; i < kCycles; ++i) cycle();
+    const int64_t growth =
+        static_cast<int64_t>(ResidentBytes()) - static_cast<int64_t>(before);
+    if (growth > kLimit) {
+      leaks.push_back(absl::StrCat(OpLabel(k.op, ""), " v", k.version, " +",
+                                   growth / 1024, " KiB"));
+    }
+  }
+  if (!leaks.empty()) {
+    return Make(
+        Verdict::kFail,
+        absl::StrCat("possible leak: resident memory grew by more than ",
+                     kLimit / 1024, " KiB over ", kCycles,
+                     " init/prepare/invoke x2/free cycles for: ",
+                     absl::StrJoin(leaks, ", ")));
+  }
+  return Make(Verdict::kPass,
+              absl::StrCat(cases.size(), " kernel(s) x ", kCycles,
+                           " init/prepare/invoke/free cycles; resident memory "
+                           "grew by at most ",
+                           kLimit / 1024, " KiB each"));
+}
+
+bool ParseSpec(const std::vector<std::string>& args, Spec* s,
+               std::string* result_path) {
+  if (args.size() < 2) return false;
+  *result_path = args[0];
+  s->kind = args[1];
+  for (size_t i = 2; i < args.size(); ++i) {
+    const size_t eq = args[i].find('=');
+    if (eq == std::string::npos) return false;
+    const std::string key = args[i].substr(0, eq),
+                      value = args[i].substr(eq + 1);
+    int64_t n = 0;
+    const bool numeric = absl::SimpleAtoi(value, &n);
+    if (key == "plugin")
+      s->plugin = value;
+    else if (key == "reference")
+      s->reference = value;
+    else if (key == "custom")
+      s->custom = value;
+    else if (!numeric)
+      return false;
+    else if (key == "cap")
+      s->cap = static_cast<uint32_t>(n);
+    else if (key == "op")
+      s->op = static_cast<int32_t>(n);
+    else if (key == "version")
+      s->version = static_cast<int32_t>(n);
+    else if (key == "seed")
+      s->seed = static_cast<uint64_t>(n);
+    else if (key == "cycles")
+      s->cycles = static_cast<int>(n);
+    else if (key == "threads")
+      s->threads = static_cast<int>(n);
+    else
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int RunChildCheck(const std::vector<std::string>& args) {
+  Spec spec;
+  std::string result_path;
+  if (!ParseSpec(args, &spec, &result_path)) {
+    std::fprintf(stderr,
+                 "kiln conformance: malformed internal check "
+                 "arguments\n");
+    return 2;
+  }
+  Outcome o;
+  if (spec.kind == "describe")
+    o = Describe(spec);
+  else if (spec.kind == "negotiation")
+    o = Negotiate(spec);
+  else if (spec.kind == "execute")
+    o = Execute(spec);
+  else if (spec.kind == "error_path")
+    o = ErrorPath(spec);
+  else if (spec.kind == "version_ranges")
+    o = VersionRanges(spec);
+  else if (spec.kind == "load_unload")
+    o = LoadUnload(spec);
+  else if (spec.kind == "concurrency")
+    o = Concurrency(spec);
+  else if (spec.kind == "leak")
+    o = Leak(spec);
+  else {
+    std::fprintf(stderr, "kiln conformance: unknown check kind '%s'\n",
+                 spec.kind.c_str());
+    return 2;
+  }
+  Json result = o.extra;
+  result["verdict"] = VerdictName(o.verdict);
+  result["message"] = o.message;
+  const std::string tmp = result_path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << result.dump();
+    if (!out) return 3;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, result_path, ec);
+  return ec ? 3 : 0;
+}
+
+}  // namespace kiln::conformance

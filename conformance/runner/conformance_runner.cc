@@ -1,0 +1,441 @@
+#include "conformance_runner.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "plugin/negotiation.h"
+#include "plugin/plugin_loader.h"
+#include "runtime/graph.h"
+#include "runtime/host_api.h"
+
+namespace kiln::conformance {
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kPass:
+      return "pass";
+    case Verdict::kFail:
+      return "fail";
+    case Verdict::kSkip:
+      return "skip";
+    case Verdict::kNoReference:
+      return "no-reference";
+  }
+  return "fail";
+}
+
+namespace {
+
+using Json = nlohmann::json;
+namespace fs = std::filesystem;
+
+Verdict ParseVerdict(const std::string& s) {
+  if (s == "pass") return Verdict::kPass;
+  if (s == "skip") return Verdict::kSkip;
+  if (s == "no-reference") return Verdict::kNoReference;
+  return Verdict::kFail;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Last `lines` non-empty lines of `text`, joined with " | ".
+std::string Tail(const std::string& text, size_t lines) {
+  std::vector<std::string> all =
+      absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  if (all.size() > lines) all.erase(all.begin(), all.end() - lines);
+  std::string out = absl::StrJoin(all, " | ");
+  if (out.size() > 600) out = "..." + out.substr(out.size() - 600);
+  return out;
+}
+
+std::string SignalDescription(int sig) {
+  const char* name = sigabbrev_np(sig);
+  std::string text = absl::StrCat("SIG", name != nullptr ? name : "?", " (",
+                                  strsignal(sig), ")");
+  if (sig == SIGABRT) {
+    text +=
+        ": abort() or std::terminate, e.g. a C++ exception thrown across "
+        "the C boundary or a failed assertion";
+  }
+  return text;
+}
+
+// One check to run in a child process.
+struct ChildCheck {
+  std::string name, category;
+  std::vector<std::string> args;  // kind then key=value pairs
+  std::string op;
+  int32_t op_version = 0;
+  uint32_t abi_level = 0;
+};
+
+struct ChildOutcome {
+  CheckResult result;
+  Json data;  // the child's result object (empty if it died)
+};
+
+class Runner {
+ public:
+  Runner(const Options& options,
+         const std::function<void(const std::string&)>& progress)
+      : options_(options), progress_(progress) {
+    char dir[] = "/tmp/kiln-conformance-XXXXXX";
+    if (mkdtemp(dir) != nullptr) work_dir_ = dir;
+  }
+  ~Runner() {
+    std::error_code ec;
+    if (!work_dir_.empty()) fs::remove_all(work_dir_, ec);
+  }
+
+  ChildOutcome Run(const ChildCheck& check) {
+    ChildOutcome out;
+    CheckResult& r = out.result;
+    r.name = check.name;
+    r.category = check.category;
+    r.op = check.op;
+    r.op_version = check.op_version;
+    r.abi_level = check.abi_level;
+    const std::string id = std::to_string(counter_++);
+    const std::string result_path = work_dir_ + "/result-" + id + ".json";
+    const std::string log_path = work_dir_ + "/stderr-" + id + ".txt";
+    std::vector<std::string> argv = {options_.self_executable, "conformance",
+                                     kChildMarker, result_path};
+    argv.insert(argv.end(), check.args.begin(), check.args.end());
+    const auto start = std::chrono::steady_clock::now();
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+      }
+      std::vector<char*> cargv;
+      for (std::string& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    if (pid < 0) {
+      r.verdict = Verdict::kFail;
+      r.message =
+          absl::StrCat("could not start a check process: ", strerror(errno));
+      return Finish(out, start);
+    }
+    setpgid(pid, pid);
+    int status = 0;
+    bool timed_out = false;
+    auto sleep = std::chrono::microseconds(200);
+    while (true) {
+      const pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == pid) break;
+      if (w < 0 && errno != EINTR) break;
+      const double elapsed = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      if (elapsed > options_.timeout_seconds) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(10000));
+    }
+    const std::string log = ReadFile(log_path);
+    const std::string log_tail = Tail(log, 4);
+    r.verdict = Verdict::kFail;
+    if (timed_out) {
+      r.message = absl::StrCat("timeout: did not finish within ",
+                               options_.timeout_seconds,
+                               " s (a hang?); the check process was killed");
+    } else if (WIFSIGNALED(status)) {
+      r.message = absl::StrCat("crash: the check process died of ",
+                               SignalDescription(WTERMSIG(status)));
+      if (!log_tail.empty())
+        absl::StrAppend(&r.message, "; stderr: ", log_tail);
+    } else if (log.find("LeakSanitizer") != std::string::npos) {
+      r.message =
+          absl::StrCat("leak: LeakSanitizer reported leaks; ", log_tail);
+    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+      r.message =
+          absl::StrCat("the check process exited with status ",
+                       WEXITSTATUS(status), " (the plugin called exit()?)",
+                       log_tail.empty() ? "" : "; stderr: ", log_tail);
+    } else {
+      Json data = Json::parse(ReadFile(result_path), nullptr, false);
+      if (data.is_discarded() || !data.is_object()) {
+        r.message = "the check process wrote no result";
+      } else {
+        out.data = data;
+        r.verdict = ParseVerdict(data.value("verdict", "fail"));
+        r.message = data.value("message", "");
+      }
+    }
+    return Finish(out, start);
+  }
+
+  void Emit(const CheckResult& r) {
+    ++done_;
+    std::ostringstream line;
+    line << "[" << done_ << "] " << VerdictName(r.verdict);
+    line << std::string(13 - std::string(VerdictName(r.verdict)).size(), ' ');
+    line << r.name << " (" << static_cast<int>(r.seconds * 1000) << " ms)";
+    if (r.verdict != Verdict::kPass) line << ": " << r.message;
+    if (progress_) progress_(line.str());
+  }
+
+  const Options& options() const { return options_; }
+
+ private:
+  ChildOutcome& Finish(ChildOutcome& out,
+                       std::chrono::steady_clock::time_point start) {
+    out.result.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    Emit(out.result);
+    return out;
+  }
+
+  Options options_;
+  std::function<void(const std::string&)> progress_;
+  std::string work_dir_;
+  int counter_ = 0;
+  int done_ = 0;
+};
+
+std::string OpLabel(int32_t code, const std::string& custom) {
+  return code == KILN_OP_CUSTOM ? absl::StrCat("CUSTOM '", custom, "'")
+                                : std::string(BuiltinOpName(code));
+}
+
+std::string Arg(const char* key, const std::string& value) {
+  return absl::StrCat(key, "=", value);
+}
+std::string Arg(const char* key, int64_t value) {
+  return absl::StrCat(key, "=", value);
+}
+
+}  // namespace
+
+std::vector<uint32_t> ServedAbiLevels() {
+  std::vector<uint32_t> levels;
+  for (uint32_t minor = KILN_VERSION_MINOR(kMinPluginAbiVersion);
+       minor <= KILN_VERSION_MINOR(kMaxPluginAbiVersion); ++minor) {
+    const uint32_t v =
+        KILN_MAKE_VERSION(KILN_VERSION_MAJOR(kMaxPluginAbiVersion), minor, 0);
+    if (HostApiSizeForVersion(v) != 0) levels.push_back(v);
+  }
+  return levels;
+}
+
+std::string AbiLevelName(uint32_t v) {
+  return absl::StrCat(KILN_VERSION_MAJOR(v), ".", KILN_VERSION_MINOR(v));
+}
+
+bool Report::Passed() const { return Count(Verdict::kFail) == 0; }
+
+int Report::Count(Verdict v) const {
+  return static_cast<int>(
+      std::count_if(checks.begin(), checks.end(),
+                    [v](const CheckResult& c) { return c.verdict == v; }));
+}
+
+Report RunConformance(const Options& in,
+                      const std::function<void(const std::string&)>& progress) {
+  Options options = in;
+  if (options.reference_path.empty()) {
+    options.reference_path = DefaultPluginDirectory() + "/libkiln_cpu.so";
+  }
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(options.plugin_path, ec);
+  if (!ec) options.plugin_path = canonical.string();
+  Report report;
+  report.plugin_path = options.plugin_path;
+  report.reference_path = options.reference_path;
+  report.abi_levels = ServedAbiLevels();
+  Runner runner(options, progress);
+  const std::string plugin = Arg("plugin", options.plugin_path);
+  const std::string reference = Arg("reference", options.reference_path);
+  const std::string seed = Arg("seed", static_cast<int64_t>(options.seed));
+
+  // 1. Descriptor at the newest level.
+  ChildOutcome describe = runner.Run({"descriptor",
+                                      "descriptor",
+                                      {"describe", plugin},
+                                      "",
+                                      0,
+                                      report.abi_levels.back()});
+  report.checks.push_back(describe.result);
+  const Json& d = describe.data;
+  if (d.is_object()) {
+    report.plugin_name = d.value("name", "");
+    report.plugin_version = d.value("version", "");
+    report.plugin_abi_version = d.value("abi_version", 0u);
+    report.plugin_min_host_abi_version = d.value("min_host_abi_version", 0u);
+    if (d.contains("kernels")) {
+      for (const Json& k : d["kernels"]) {
+        report.kernels.push_back(
+            {k.value("builtin_code", 0), k.value("custom_name", ""),
+             k.value("min_version", 0), k.value("max_version", 0)});
+      }
+    }
+  }
+  const bool described = describe.result.verdict == Verdict::kPass;
+
+  // 2. Negotiation at every served level.
+  std::vector<uint32_t> accepted_levels;
+  for (uint32_t level : report.abi_levels) {
+    ChildOutcome n = runner.Run({"negotiation@" + AbiLevelName(level),
+                                 "negotiation",
+                                 {"negotiation", plugin, Arg("cap", level)},
+                                 "",
+                                 0,
+                                 level});
+    CheckResult r = n.result;
+    const bool accepted = n.data.is_object() && n.data.value("accepted", false);
+    if (accepted) {
+      accepted_levels.push_back(level);
+    } else if (n.data.is_object() && described &&
+               report.plugin_min_host_abi_version > level) {
+      // Refused because the plugin declared a newer minimum host: correct.
+      r.verdict = Verdict::kPass;
+      r.message = absl::StrCat("refused as declared (min_host_abi_version ",
+                               AbiLevelName(report.plugin_min_host_abi_version),
+                               "): ", r.message);
+    }
+    report.checks.push_back(r);
+  }
+  if (!described || accepted_levels.empty()) {
+    CheckResult skip;
+    skip.name = "kernels";
+    skip.category = "execute";
+    skip.verdict = Verdict::kSkip;
+    skip.message = "not run: the plugin could not be loaded at any host level";
+    runner.Emit(skip);
+    report.checks.push_back(skip);
+    return report;
+  }
+  const uint32_t newest = accepted_levels.back();
+
+  // 3. Every declared kernel version at every accepted level.
+  std::vector<KernelInfo> kernels = report.kernels;
+  std::stable_sort(
+      kernels.begin(), kernels.end(),
+      [](const KernelInfo& a, const KernelInfo& b) {
+        return std::tie(a.builtin_code, a.custom_name, a.min_version) <
+               std::tie(b.builtin_code, b.custom_name, b.min_version);
+      });
+  for (const KernelInfo& k : kernels) {
+    const std::string op = OpLabel(k.builtin_code, k.custom_name);
+    for (int32_t v = k.min_version; v <= k.max_version; ++v) {
+      for (uint32_t level : accepted_levels) {
+        std::vector<std::string> args = {
+            "execute",         plugin,
+            reference,         seed,
+            Arg("cap", level), Arg("op", k.builtin_code),
+            Arg("version", v)};
+        if (!k.custom_name.empty())
+          args.push_back(Arg("custom", k.custom_name));
+        report.checks.push_back(
+            runner
+                .Run({absl::StrCat("execute:", op, "/v", v, "@",
+                                   AbiLevelName(level)),
+                      "execute", args, op, v, level})
+                .result);
+      }
+    }
+  }
+
+  // 4. The host's resolution refuses versions outside the declared ranges.
+  report.checks.push_back(
+      runner
+          .Run({"version_ranges",
+                "version_ranges",
+                {"version_ranges", plugin, Arg("cap", newest)},
+                "",
+                0,
+                newest})
+          .result);
+
+  // 5. Error paths: one per op, at its lowest declared version.
+  std::map<std::string, const KernelInfo*> lowest;
+  for (const KernelInfo& k : kernels) {
+    const std::string op = OpLabel(k.builtin_code, k.custom_name);
+    if (!lowest.count(op) || k.min_version < lowest[op]->min_version) {
+      lowest[op] = &k;
+    }
+  }
+  for (const auto& [op, k] : lowest) {
+    std::vector<std::string> args = {"error_path",
+                                     plugin,
+                                     seed,
+                                     Arg("cap", newest),
+                                     Arg("op", k->builtin_code),
+                                     Arg("version", k->min_version)};
+    if (!k->custom_name.empty()) args.push_back(Arg("custom", k->custom_name));
+    report.checks.push_back(
+        runner
+            .Run({absl::StrCat("error_path:", op, "/v", k->min_version),
+                  "error_path", args, op, k->min_version, newest})
+            .result);
+  }
+
+  // 6. Lifecycle, threads, leaks.
+  report.checks.push_back(
+      runner
+          .Run({absl::StrCat("load_unload:x", options.load_unload_cycles),
+                "load_unload",
+                {"load_unload", plugin, Arg("cap", newest),
+                 Arg("cycles", options.load_unload_cycles)},
+                "",
+                0,
+                newest})
+          .result);
+  report.checks.push_back(
+      runner
+          .Run({absl::StrCat("concurrency:", options.threads, "_threads"),
+                "concurrency",
+                {"concurrency", plugin, seed, Arg("cap", newest),
+                 Arg("threads", options.threads)},
+                "",
+                0,
+                newest})
+          .result);
+  report.checks.push_back(runner
+                              .Run({"leak:repeated_invocations",
+                                    "leak",
+                                    {"leak", plugin, seed, Arg("cap", newest)},
+                                    "",
+                                    0,
+                                    newest})
+                              .result);
+  return report;
+}
+
+}  // namespace kiln::conformance

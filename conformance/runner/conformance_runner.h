@@ -1,0 +1,100 @@
+// The vendor-facing plugin conformance runner behind `kiln conformance`.
+//
+// The runner never loads the plugin under test into its own process: every
+// check runs in a child process (fork + exec of `Options::self_executable`
+// with the hidden arguments built by ChildArguments), under a timeout. A
+// plugin that crashes, hangs, throws across the C boundary or leaks is thus
+// reported as a failed check, never fatal to the run. The checks and their
+// tolerances are documented in conformance/README.md.
+#ifndef KILN_CONFORMANCE_RUNNER_CONFORMANCE_RUNNER_H_
+#define KILN_CONFORMANCE_RUNNER_CONFORMANCE_RUNNER_H_
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace kiln::conformance {
+
+// Verdict of one check. Only kFail makes the run fail.
+enum class Verdict {
+  kPass,
+  kFail,
+  kSkip,         // not run, with a reason (e.g. no input generator)
+  kNoReference,  // executed for crash/status only: no CPU reference
+};
+const char* VerdictName(Verdict v);  // "pass", "fail", "skip", "no-reference"
+
+// The extension API levels a host of this build serves, oldest first
+// (KILN_MAKE_VERSION values).
+std::vector<uint32_t> ServedAbiLevels();
+std::string AbiLevelName(uint32_t version);  // "1.0"
+
+struct CheckResult {
+  std::string name;      // e.g. "execute:ADD/v2@1.1"
+  std::string category;  // descriptor, negotiation, execute, ...
+  Verdict verdict = Verdict::kFail;
+  std::string message;
+  double seconds = 0;
+  // For checks tied to one kernel version and ABI level (the matrix); empty
+  // / 0 otherwise.
+  std::string op;  // "ADD" or "CUSTOM 'Name'"
+  int32_t op_version = 0;
+  uint32_t abi_level = 0;
+};
+
+struct KernelInfo {
+  int32_t builtin_code = 0;
+  std::string custom_name;
+  int32_t min_version = 0;
+  int32_t max_version = 0;
+};
+
+struct Report {
+  std::string plugin_path;
+  std::string plugin_name, plugin_version;
+  uint32_t plugin_abi_version = 0, plugin_min_host_abi_version = 0;
+  std::string reference_path;
+  std::vector<uint32_t> abi_levels;  // every level tested
+  std::vector<KernelInfo> kernels;
+  std::vector<CheckResult> checks;
+  bool Passed() const;
+  int Count(Verdict v) const;
+};
+
+struct Options {
+  std::string plugin_path;
+  // Kiln's CPU plugin, the reference for outputs; "" = the default plugin
+  // directory's libkiln_cpu.so.
+  std::string reference_path;
+  // Binary that understands ChildArguments (normally the kiln CLI itself).
+  std::string self_executable;
+  double timeout_seconds = 10;
+  uint64_t seed = 1;
+  // Repetitions of the load/unload check.
+  int load_unload_cycles = 50;
+  int threads = 4;
+};
+
+// Runs every check; `progress` receives one line per finished check.
+Report RunConformance(const Options& options,
+                      const std::function<void(const std::string&)>& progress);
+
+// Writers. Each returns false and sets *error when the file cannot be
+// written.
+std::string ReportToJson(const Report& report);
+std::string ReportToJUnit(const Report& report);
+std::string ReportToHtml(const Report& report);
+bool WriteFile(const std::string& path, const std::string& text,
+               std::string* error);
+
+// Child side. `args` are the arguments after the hidden marker; writes one
+// JSON result object to the result file named in them. Returns the process
+// exit code.
+inline constexpr const char* kChildMarker = "--internal-run-check";
+int RunChildCheck(const std::vector<std::string>& args);
+
+}  // namespace kiln::conformance
+
+#endif  // KILN_CONFORMANCE_RUNNER_CONFORMANCE_RUNNER_H_

@@ -1,0 +1,233 @@
+// End-to-end tests of `kiln conformance`: the bad-plugin corpus must be
+// reported with the right check and verdict (never kill the runner), and
+// every in-tree plugin must pass.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace kiln {
+namespace {
+
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+
+struct ConformanceRun {
+  int exit_code = -1;
+  std::string output;
+  nlohmann::json report;
+  std::string junit, html;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the kiln binary on `plugin` with every report format.
+ConformanceRun RunConformance(const std::string& plugin,
+                              const std::string& extra = "") {
+  const std::string dir =
+      (fs::temp_directory_path() /
+       ("kiln_conformance_test_" + std::to_string(::getpid()) + "_" +
+        fs::path(plugin).stem().string()))
+          .string();
+  fs::create_directories(dir);
+  const std::string json = dir + "/report.json", junit = dir + "/report.xml",
+                    html = dir + "/report.html", log = dir + "/output.txt";
+  const std::string command =
+      std::string("'") + KILN_BINARY_DIR + "/bin/kiln' conformance '" + plugin +
+      "' --report '" + json + "' --junit '" + junit + "' --html '" + html +
+      "' " + extra + " > '" + log + "' 2>&1";
+  ConformanceRun run;
+  const int status = std::system(command.c_str());
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.output = ReadAll(log);
+  run.report = nlohmann::json::parse(ReadAll(json), nullptr, false);
+  run.junit = ReadAll(junit);
+  run.html = ReadAll(html);
+  fs::remove_all(dir);
+  return run;
+}
+
+const nlohmann::json* FindCheck(const ConformanceRun& run,
+                                const std::string& name) {
+  if (!run.report.is_object()) return nullptr;
+  for (const nlohmann::json& c : run.report["checks"]) {
+    if (c.value("name", "") == name) return &c;
+  }
+  return nullptr;
+}
+
+// Asserts check `name` has `verdict` and a message containing `text`.
+void ExpectCheck(const ConformanceRun& run, const std::string& name,
+                 const std::string& verdict, const std::string& text) {
+  const nlohmann::json* c = FindCheck(run, name);
+  ASSERT_NE(c, nullptr) << "no check '" << name << "' in the report; output:\n"
+                        << run.output;
+  EXPECT_EQ(c->value("verdict", ""), verdict) << c->dump(2);
+  EXPECT_THAT(c->value("message", ""), HasSubstr(text));
+}
+
+std::string BadPlugin(const std::string& variant) {
+  return std::string(KILN_CONFORMANCE_BAD_PLUGIN_DIR) + "/libbad_plugin_" +
+         variant + ".so";
+}
+
+// Fast settings for the corpus: small timeout and cycle counts.
+constexpr char kQuick[] = "--timeout 5 --cycles 10 --threads 2";
+
+TEST(KilnConformanceBadPluginTest, CrashInPrepareIsReportedAsSigsegv) {
+  const ConformanceRun run =
+      RunConformance(BadPlugin("crash_in_prepare"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.1", "fail", "SIGSEGV");
+  ExpectCheck(run, "execute:ADD/v1@1.0", "fail", "crash");
+  // The crash kills only that check: later checks still ran.
+  ExpectCheck(run, "load_unload:x10", "pass", "load/unload cycles");
+}
+
+TEST(KilnConformanceBadPluginTest, HangInInvokeIsKilledAfterTimeout) {
+  const ConformanceRun run = RunConformance(
+      BadPlugin("hang_in_invoke"), "--timeout 1 --cycles 10 --threads 2");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.1", "fail", "timeout");
+  ExpectCheck(run, "negotiation@1.0", "pass", "accepted");
+}
+
+TEST(KilnConformanceBadPluginTest, ExceptionAcrossTheBoundaryIsReported) {
+  const ConformanceRun run = RunConformance(BadPlugin("throws"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.1", "fail",
+              "C++ exception crossed the plugin's C boundary");
+  ExpectCheck(run, "execute:ADD/v1@1.1", "fail", "std::runtime_error");
+}
+
+TEST(KilnConformanceBadPluginTest, WrongOutputsDifferFromReference) {
+  const ConformanceRun run = RunConformance(BadPlugin("wrong_outputs"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.1", "fail",
+              "differs from kiln_cpu ADD v1");
+  ExpectCheck(run, "execute:ADD/v1@1.0", "fail", "outside tolerance");
+  ExpectCheck(run, "error_path:ADD/v1", "pass", "COMPLEX128");
+}
+
+TEST(KilnConformanceBadPluginTest, LyingDescriptorIsCaughtPerVersion) {
+  const ConformanceRun run = RunConformance(BadPlugin("lying_ranges"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.1", "pass", "matches kiln_cpu ADD v1");
+  ExpectCheck(run, "execute:ADD/v2@1.1", "fail", "differs from kiln_cpu ADD");
+  ExpectCheck(run, "execute:ADD/v3@1.1", "fail",
+              "ADD v3+ is not really implemented");
+  ExpectCheck(run, "execute:ADD/v9@1.0", "fail", "not really implemented");
+  ExpectCheck(run, "version_ranges", "pass", "ADD v10");
+}
+
+TEST(KilnConformanceBadPluginTest, LeakIsReported) {
+  const ConformanceRun run = RunConformance(BadPlugin("leaks"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  // "possible leak" from the RSS heuristic, or "leak: LeakSanitizer ..." in
+  // a KILN_SANITIZE build.
+  ExpectCheck(run, "leak:repeated_invocations", "fail", "leak");
+}
+
+TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {
+  const ConformanceRun run = RunConformance(BadPlugin("wrong_outputs"), kQuick);
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["abi_levels_tested"],
+            nlohmann::json::array({"1.0", "1.1"}));
+  EXPECT_EQ(run.report["summary"]["passed"], false);
+  const size_t checks = run.report["checks"].size();
+  EXPECT_EQ(run.report["summary"]["total"], checks);
+  // One progress line per check.
+  size_t lines = 0;
+  for (size_t p = run.output.find("\n["); p != std::string::npos;
+       p = run.output.find("\n[", p + 1)) {
+    ++lines;
+  }
+  EXPECT_EQ(lines, checks) << run.output;
+  EXPECT_THAT(run.junit, HasSubstr("<testsuite "));
+  EXPECT_THAT(run.junit, HasSubstr("failures=\""));
+  EXPECT_THAT(run.junit, HasSubstr("name=\"execute:ADD/v1@1.1\""));
+  EXPECT_THAT(run.html, HasSubstr("Extension API level matrix"));
+  EXPECT_THAT(run.html, HasSubstr("<th>host 1.0</th><th>host 1.1</th>"));
+}
+
+TEST(KilnConformanceTest, MatrixPluginRefusedByOldHostIsRefusedAsDeclared) {
+  // min_host 1.1: refusal at 1.0 is correct behaviour, not a failure; its
+  // custom op has no reference.
+  const ConformanceRun run =
+      RunConformance(std::string(KILN_CONFORMANCE_MATRIX_PLUGIN_DIR) +
+                         "/libkiln_matrix_abi11_needs_quant.so",
+                     kQuick);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ExpectCheck(run, "negotiation@1.0", "pass", "refused as declared");
+  ExpectCheck(run, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.1",
+              "no-reference", "crash/status only");
+  EXPECT_EQ(FindCheck(run, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.0"),
+            nullptr);
+}
+
+TEST(KilnConformanceTest, NextMajorPluginFailsCleanly) {
+  const ConformanceRun run =
+      RunConformance(std::string(KILN_CONFORMANCE_MATRIX_PLUGIN_DIR) +
+                         "/libkiln_matrix_abi20_next_major.so",
+                     kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "descriptor", "fail", "newer major version");
+  ExpectCheck(run, "kernels", "skip", "could not be loaded");
+}
+
+TEST(KilnConformanceTest, UsageErrors) {
+  const std::string kiln = std::string("'") + KILN_BINARY_DIR + "/bin/kiln'";
+  EXPECT_EQ(WEXITSTATUS(
+                std::system((kiln + " conformance > /dev/null 2>&1").c_str())),
+            2);
+  EXPECT_EQ(
+      WEXITSTATUS(std::system(
+          (kiln + " conformance x.so --timeout -1 > /dev/null 2>&1").c_str())),
+      2);
+  EXPECT_EQ(WEXITSTATUS(std::system(
+                (kiln + " conformance x.so --bogus > /dev/null 2>&1").c_str())),
+            2);
+}
+
+TEST(KilnConformanceInTreeTest, CpuPluginPasses) {
+  const ConformanceRun run =
+      RunConformance(std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["summary"]["fail"], 0) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.0", "pass", "matches");
+  ExpectCheck(run, "execute:ADD/v1@1.1", "pass", "matches");
+}
+
+TEST(KilnConformanceInTreeTest, EveryOtherInTreePluginPasses) {
+  std::vector<std::string> plugins;
+  for (const fs::directory_entry& e :
+       fs::directory_iterator(KILN_TEST_PLUGIN_DIR)) {
+    if (e.path().extension() == ".so" &&
+        e.path().filename() != "libkiln_cpu.so") {
+      plugins.push_back(e.path().string());
+    }
+  }
+  for (const std::string& plugin : plugins) {
+    SCOPED_TRACE(plugin);
+    const ConformanceRun run = RunConformance(plugin, "--timeout 20");
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+  }
+  RecordProperty("plugins_checked", static_cast<int>(plugins.size()));
+}
+
+}  // namespace
+}  // namespace kiln
