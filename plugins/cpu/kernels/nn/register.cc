@@ -1,7 +1,22 @@
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
+namespace nn {
 
-void RegisterNeuralNetKernels(sdk::PluginDefinition&) {}
+void RegisterConvolutionKernels(sdk::PluginDefinition& def);
+void RegisterFullyConnectedKernels(sdk::PluginDefinition& def);
+void RegisterPoolingKernels(sdk::PluginDefinition& def);
+void RegisterResizeKernels(sdk::PluginDefinition& def);
+void RegisterReductionKernels(sdk::PluginDefinition& def);
+
+}  // namespace nn
+
+void RegisterNeuralNetKernels(sdk::PluginDefinition& def) {
+  nn::RegisterConvolutionKernels(def);
+  nn::RegisterFullyConnectedKernels(def);
+  nn::RegisterPoolingKernels(def);
+  nn::RegisterResizeKernels(def);
+  nn::RegisterReductionKernels(def);
+}
 
 }  // namespace kiln::cpu

@@ -1,0 +1,83 @@
+#include "kernels/nn/gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/nn/nn_common.h"
+
+namespace kiln::cpu::nn {
+namespace {
+
+// Portable 4-lane vectors (SSE2 on x86-64, NEON on arm64) through the GCC /
+// Clang vector extension.
+struct PortableIsa {
+  typedef float V __attribute__((vector_size(16)));
+  static constexpr int kLanes = 4;
+  static constexpr int kRows = 3;  // 3 x 4 vectors = 12 accumulators
+  static V Load(const float* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  }
+  static void Store(float* p, V v) { std::memcpy(p, &v, sizeof(v)); }
+  static V Splat(float x) { return V{x, x, x, x}; }
+  static V MulAdd(V a, V b, V acc) { return a * b + acc; }
+  static V Min(V a, V b) { return a < b ? a : b; }
+  static V Max(V a, V b) { return a > b ? a : b; }
+};
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#include "kernels/nn/gemm_impl.h"
+
+namespace kiln::cpu::nn {
+
+void PackedMatrix::Resize(int32_t n, int32_t k) {
+  n_ = n;
+  k_ = k;
+  data_.assign(static_cast<size_t>(num_panels()) * k * kGemmPanelWidth, 0.f);
+  bias_.assign(static_cast<size_t>(num_panels()) * kGemmPanelWidth, 0.f);
+}
+
+void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
+                        const float* bias) {
+  constexpr int NR = kGemmPanelWidth;
+  for (int32_t p = 0; p < num_panels(); ++p) {
+    float* dst = data_.data() + static_cast<int64_t>(p) * k_ * NR;
+    const int32_t n0 = p * NR;
+    const int32_t valid = std::min(NR, n_ - n0);
+    for (int32_t kk = 0; kk < k_; ++kk) {
+      float* row = dst + static_cast<int64_t>(kk) * NR;
+      for (int32_t j = 0; j < valid; ++j) {
+        row[j] = w[(n0 + j) * stride_n + kk * stride_k];
+      }
+      for (int32_t j = valid; j < NR; ++j) row[j] = 0.f;
+    }
+  }
+  std::fill(bias_.begin(), bias_.end(), 0.f);
+  if (bias != nullptr) std::copy(bias, bias + n_, bias_.begin());
+}
+
+void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+                  float lo, float hi, float* c, int64_t ldc) {
+  GemmDriver<PortableIsa>(a, lda, m, w, lo, hi, c, ldc);
+}
+
+void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+          int64_t act, float* c, int64_t ldc) {
+  static const GemmClampFn kFastest = [] {
+    GemmClampFn f = GemmAvx2Fma();
+    return f != nullptr ? f : &GemmPortable;
+  }();
+  float lo, hi;
+  const bool clamp = ActivationClamp(act, &lo, &hi);
+  kFastest(a, lda, m, w, lo, hi, c, ldc);
+  if (!clamp) {
+    for (int32_t i = 0; i < m; ++i) {
+      ApplyActivationInPlace(act, c + i * ldc, w.n());
+    }
+  }
+}
+
+}  // namespace kiln::cpu::nn

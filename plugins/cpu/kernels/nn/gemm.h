@@ -1,0 +1,62 @@
+// Single-threaded float GEMM for the conv / fully-connected kernels:
+//   C[m][n] = act(bias[n] + sum_k A[m][k] * W[n][k])
+// W (N x K, the TFLite filter layout: OHWI conv filters and FC weights are
+// already N x K row-major) is packed once into 16-column panels; A is read in
+// place with a row stride, so im2col rows or NHWC activations work directly.
+#ifndef KILN_PLUGINS_CPU_KERNELS_NN_GEMM_H_
+#define KILN_PLUGINS_CPU_KERNELS_NN_GEMM_H_
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::cpu::nn {
+
+inline constexpr int kGemmPanelWidth = 16;  // columns of W per packed panel
+
+// A weight matrix packed for Gemm. Resize allocates; Pack does not, so
+// kernels Resize in prepare and may Pack in invoke (non-constant weights).
+class PackedMatrix {
+ public:
+  // Allocates storage for an n x k matrix (zeroed). n, k >= 0.
+  void Resize(int32_t n, int32_t k);
+  // Packs W where element (n, k) is w[n * stride_n + k * stride_k], and the
+  // optional bias (n values; null = zeros). Requires a prior Resize.
+  void Pack(const float* w, int64_t stride_n, int64_t stride_k,
+            const float* bias);
+
+  int32_t n() const { return n_; }
+  int32_t k() const { return k_; }
+  int32_t num_panels() const {
+    return (n_ + kGemmPanelWidth - 1) / kGemmPanelWidth;
+  }
+  // Panel p: k rows of kGemmPanelWidth floats (columns past n are zero).
+  const float* panel(int32_t p) const {
+    return data_.data() + static_cast<int64_t>(p) * k_ * kGemmPanelWidth;
+  }
+  // Bias padded to num_panels() * kGemmPanelWidth.
+  const float* bias() const { return bias_.data(); }
+
+ private:
+  int32_t n_ = 0, k_ = 0;
+  std::vector<float> data_;
+  std::vector<float> bias_;
+};
+
+// C (m x w.n(), row stride ldc) = act(A (m x w.k(), row stride lda) * W^T +
+// bias). `act` is a KILN_ACTIVATION_* value. A and C must not overlap.
+void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+          int64_t act, float* c, int64_t ldc);
+
+// Implementations selected by Gemm (exposed for tests): portable vector code,
+// and AVX2+FMA on x86-64 CPUs that have it.
+using GemmClampFn = void (*)(const float* a, int64_t lda, int32_t m,
+                             const PackedMatrix& w, float lo, float hi,
+                             float* c, int64_t ldc);
+void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+                  float lo, float hi, float* c, int64_t ldc);
+// Null when the CPU or the build has no AVX2+FMA path.
+GemmClampFn GemmAvx2Fma();
+
+}  // namespace kiln::cpu::nn
+
+#endif  // KILN_PLUGINS_CPU_KERNELS_NN_GEMM_H_

@@ -1,0 +1,64 @@
+// The AVX2+FMA instantiation of the GEMM, compiled for that target inside
+// this file only and selected at run time when the CPU supports it.
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/nn/gemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace kiln::cpu::nn {
+namespace {
+
+struct Avx2FmaIsa {
+  using V = __m256;
+  static constexpr int kLanes = 8;
+  static constexpr int kRows = 6;  // 6 x 2 vectors = 12 accumulators
+  static V Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static V Splat(float x) { return _mm256_set1_ps(x); }
+  static V MulAdd(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
+  static V Min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V Max(V a, V b) { return _mm256_max_ps(a, b); }
+};
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#include "kernels/nn/gemm_impl.h"
+
+namespace kiln::cpu::nn {
+namespace {
+
+void GemmAvx2FmaImpl(const float* a, int64_t lda, int32_t m,
+                     const PackedMatrix& w, float lo, float hi, float* c,
+                     int64_t ldc) {
+  GemmDriver<Avx2FmaIsa>(a, lda, m, w, lo, hi, c, ldc);
+}
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#pragma GCC pop_options
+
+namespace kiln::cpu::nn {
+GemmClampFn GemmAvx2Fma() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &GemmAvx2FmaImpl;
+  }
+  return nullptr;
+}
+}  // namespace kiln::cpu::nn
+
+#else
+
+namespace kiln::cpu::nn {
+GemmClampFn GemmAvx2Fma() { return nullptr; }
+}  // namespace kiln::cpu::nn
+
+#endif

@@ -1,0 +1,221 @@
+// AVERAGE_POOL_2D, MAX_POOL_2D (NHWC), and last-axis normalisations:
+// L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX. Float32.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/nn/nn_common.h"
+#include "kernels/nn/vec.h"
+#include "kernels/registry.h"
+
+namespace kiln::cpu::nn {
+namespace {
+
+constexpr const char* kQuantNote = "quantized variants are not implemented";
+
+// ---- Pooling -------------------------------------------------------------
+
+struct PoolGeometry {
+  WindowParams window;
+  int64_t activation = KILN_ACTIVATION_NONE;
+  int32_t filter_h = 0, filter_w = 0;
+  int32_t batches = 0, in_h = 0, in_w = 0, channels = 0;
+  int32_t out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
+};
+
+KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const Tensor input = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &g->window));
+  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
+  const int64_t fh = k.OptionInt(KILN_OPTION_FILTER_H, 0);
+  const int64_t fw = k.OptionInt(KILN_OPTION_FILTER_W, 0);
+  if (fh < 1 || fw < 1 || fh > (1 << 20) || fw > (1 << 20)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
+                  ": filter_height and filter_width must be >= 1, got ", fh,
+                  "x", fw);
+  }
+  g->filter_h = static_cast<int32_t>(fh);
+  g->filter_w = static_cast<int32_t>(fw);
+  g->batches = input.dim(0);
+  g->in_h = input.dim(1);
+  g->in_w = input.dim(2);
+  g->channels = input.dim(3);
+  g->out_h = WindowOutputSize(g->window.padding, g->in_h, g->filter_h,
+                              g->window.stride_h, 1);
+  g->out_w = WindowOutputSize(g->window.padding, g->in_w, g->filter_w,
+                              g->window.stride_w, 1);
+  if (g->out_h < 0 || g->out_w < 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter ", g->filter_h,
+                  "x", g->filter_w, " does not fit input ",
+                  ShapeString(input.shape()), " with VALID padding");
+  }
+  g->pad_h =
+      WindowPadBefore(g->in_h, g->filter_h, g->window.stride_h, 1, g->out_h);
+  g->pad_w =
+      WindowPadBefore(g->in_w, g->filter_w, g->window.stride_w, 1, g->out_w);
+  return KILN_STATUS_OK;
+}
+
+template <bool kMax>
+KilnStatus PoolPrepare(KernelContext& k) {
+  PoolGeometry g;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
+}
+
+template <bool kMax>
+KilnStatus PoolInvoke(KernelContext& k) {
+  PoolGeometry g;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  const float* in = k.input(0).data<float>();
+  float* o = k.output(0).data<float>();
+  const int32_t c = g.channels;
+  for (int32_t b = 0; b < g.batches; ++b) {
+    const float* image = in + static_cast<int64_t>(b) * g.in_h * g.in_w * c;
+    for (int32_t oy = 0; oy < g.out_h; ++oy) {
+      const int32_t y0 = oy * g.window.stride_h - g.pad_h;
+      const int32_t ys = std::max(0, y0),
+                    ye = std::min(g.in_h, y0 + g.filter_h);
+      for (int32_t ox = 0; ox < g.out_w; ++ox) {
+        const int32_t x0 = ox * g.window.stride_w - g.pad_w;
+        const int32_t xs = std::max(0, x0),
+                      xe = std::min(g.in_w, x0 + g.filter_w);
+        float* acc =
+            o + ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) * c;
+        vec::Fill(acc, kMax ? -std::numeric_limits<float>::infinity() : 0.f, c);
+        for (int32_t iy = ys; iy < ye; ++iy) {
+          for (int32_t ix = xs; ix < xe; ++ix) {
+            const float* x =
+                image + (static_cast<int64_t>(iy) * g.in_w + ix) * c;
+            if (kMax) {
+              vec::MaxAcc(acc, x, c);
+            } else {
+              vec::Acc(acc, x, c);
+            }
+          }
+        }
+        if (!kMax) {
+          const int32_t count = (ye - ys) * (xe - xs);
+          if (count > 0) vec::Scale(acc, 1.f / static_cast<float>(count), c);
+        }
+        ApplyActivationInPlace(g.activation, acc, c);
+      }
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+// ---- Last-axis normalisations --------------------------------------------
+
+// Checks one float32 input/output of any rank >= 1 and sizes the output.
+KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const Tensor input = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+  if (input.rank() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": input '", input.name(),
+                  "' must have rank >= 1 (the op normalises the last axis)");
+  }
+  return k.Resize(out, input.shape());
+}
+
+KilnStatus SoftmaxPrepare(KernelContext& k) {
+  return LastAxisPrepare(k, "SOFTMAX");
+}
+KilnStatus LogSoftmaxPrepare(KernelContext& k) {
+  return LastAxisPrepare(k, "LOG_SOFTMAX");
+}
+
+KilnStatus L2NormPrepare(KernelContext& k) {
+  int64_t act;
+  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, "L2_NORMALIZATION", &act));
+  return LastAxisPrepare(k, "L2_NORMALIZATION");
+}
+
+// Calls fn(in_row, out_row, depth) for every last-axis row.
+template <typename Fn>
+void ForEachRow(KernelContext& k, Fn&& fn) {
+  const Tensor input = k.input(0), out = k.output(0);
+  const std::vector<int32_t> shape = input.shape();
+  const int64_t depth = shape.back();
+  if (depth == 0) return;
+  const int64_t rows = DimProduct(shape, 0, shape.size()) / depth;
+  const float* in = input.data<float>();
+  float* o = out.data<float>();
+  for (int64_t r = 0; r < rows; ++r) fn(in + r * depth, o + r * depth, depth);
+}
+
+KilnStatus SoftmaxInvoke(KernelContext& k) {
+  const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
+  ForEachRow(k, [&](const float* x, float* y, int64_t n) {
+    const float max = *std::max_element(x, x + n);
+    float sum = 0.f;
+    for (int64_t i = 0; i < n; ++i) {
+      y[i] = std::exp((x[i] - max) * beta);
+      sum += y[i];
+    }
+    vec::Scale(y, 1.f / sum, n);
+  });
+  return KILN_STATUS_OK;
+}
+
+KilnStatus LogSoftmaxInvoke(KernelContext& k) {
+  ForEachRow(k, [&](const float* x, float* y, int64_t n) {
+    const float max = *std::max_element(x, x + n);
+    float sum = 0.f;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(x[i] - max);
+    const float log_sum = std::log(sum);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] - max - log_sum;
+  });
+  return KILN_STATUS_OK;
+}
+
+KilnStatus L2NormInvoke(KernelContext& k) {
+  const int64_t act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
+  ForEachRow(k, [&](const float* x, float* y, int64_t n) {
+    float squares = 0.f;
+    for (int64_t i = 0; i < n; ++i) squares += x[i] * x[i];
+    const float norm = std::max(std::sqrt(squares), 1e-6f);
+    for (int64_t i = 0; i < n; ++i) y[i] = x[i] / norm;
+    ApplyActivationInPlace(act, y, n);
+  });
+  return KILN_STATUS_OK;
+}
+
+}  // namespace
+
+void RegisterPoolingKernels(sdk::PluginDefinition& def) {
+  // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 (v2 int8, v3 int16 not
+  // implemented).
+  def.AddKernel(sdk::MakeKernel<PoolPrepare<false>, PoolInvoke<false>>(
+      KILN_OP_AVERAGE_POOL_2D, 1, 1));
+  def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
+      KILN_OP_MAX_POOL_2D, 1, 1));
+  // L2_NORMALIZATION v1: float32 (v2 int8 not implemented).
+  def.AddKernel(sdk::MakeKernel<L2NormPrepare, L2NormInvoke>(
+      KILN_OP_L2_NORMALIZATION, 1, 1));
+  // SOFTMAX v1: float32 with beta, any rank (v2 int8, v3 int16 not
+  // implemented).
+  def.AddKernel(
+      sdk::MakeKernel<SoftmaxPrepare, SoftmaxInvoke>(KILN_OP_SOFTMAX, 1, 1));
+  // LOG_SOFTMAX v1: float32 (v2 int8 not implemented).
+  def.AddKernel(sdk::MakeKernel<LogSoftmaxPrepare, LogSoftmaxInvoke>(
+      KILN_OP_LOG_SOFTMAX, 1, 1));
+}
+
+}  // namespace kiln::cpu::nn

@@ -1,0 +1,194 @@
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on float32 NHWC images, with
+// TFLite's align_corners / half_pixel_centers coordinate rules.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/nn/nn_common.h"
+#include "kernels/nn/vec.h"
+#include "kernels/registry.h"
+
+namespace kiln::cpu::nn {
+namespace {
+
+struct ResizeParams {
+  bool align_corners = false, half_pixel_centers = false;
+  bool known = false;  // size values available
+  int32_t out_h = 0, out_w = 0;
+};
+
+KilnStatus ReadResize(KernelContext& k, const char* op, ResizeParams* p) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const Tensor input = k.input(0), size = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32,
+                       "quantized and integer variants are not implemented"));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "size input", size, KILN_TYPE_INT32));
+  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
+  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "size input", size, 1));
+  if (size.dim(0) != 2) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": size input '",
+                  size.name(), "' must hold 2 values (height, width), has ",
+                  size.dim(0));
+  }
+  p->align_corners = k.OptionInt(KILN_OPTION_ALIGN_CORNERS, 0) != 0;
+  p->half_pixel_centers = k.OptionInt(KILN_OPTION_HALF_PIXEL_CENTERS, 0) != 0;
+  if (p->align_corners && p->half_pixel_centers) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
+                  ": align_corners and half_pixel_centers cannot both be "
+                  "true");
+  }
+  const int32_t* dims = size.data<int32_t>();
+  p->known = dims != nullptr;
+  if (!p->known) return KILN_STATUS_OK;
+  if (dims[0] <= 0 || dims[1] <= 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output size [", dims[0],
+                  ", ", dims[1], "] from size input '", size.name(),
+                  "' must be positive");
+  }
+  p->out_h = dims[0];
+  p->out_w = dims[1];
+  return KILN_STATUS_OK;
+}
+
+template <const char* kOp>
+KilnStatus ResizePrepare(KernelContext& k) {
+  ResizeParams p;
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, &p));
+  if (!p.known) return KILN_STATUS_OK;  // sized once the values exist
+  const Tensor input = k.input(0);
+  return k.Resize(k.output(0), {input.dim(0), p.out_h, p.out_w, input.dim(3)});
+}
+
+float ResizeScale(bool align_corners, int32_t in, int32_t out) {
+  return (align_corners && out > 1)
+             ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+             : static_cast<float>(in) / static_cast<float>(out);
+}
+
+// Source coordinate and neighbours of output index `i` (TFLite rules).
+struct Lerp {
+  int32_t lo, hi;
+  float frac;  // weight of `hi`
+};
+Lerp BilinearSource(int32_t i, float scale, bool half_pixel, int32_t in) {
+  const float x = half_pixel ? (static_cast<float>(i) + 0.5f) * scale - 0.5f
+                             : static_cast<float>(i) * scale;
+  const float fl = std::floor(x);
+  Lerp l;
+  l.lo = std::max(static_cast<int32_t>(fl), 0);
+  l.hi = std::min(static_cast<int32_t>(std::ceil(x)), in - 1);
+  l.frac = x - static_cast<float>(l.lo);
+  return l;
+}
+
+int32_t NearestSource(int32_t i, float scale, bool align_corners,
+                      bool half_pixel, int32_t in) {
+  const float offset = half_pixel ? 0.5f : 0.f;
+  const float x = (static_cast<float>(i) + offset) * scale;
+  int32_t src = align_corners ? static_cast<int32_t>(std::round(x))
+                              : static_cast<int32_t>(std::floor(x));
+  src = std::min(src, in - 1);
+  if (half_pixel) src = std::max(src, 0);
+  return src;
+}
+
+template <const char* kOp>
+KilnStatus ResizeCommonInvoke(KernelContext& k, ResizeParams* p) {
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, p));
+  const Tensor input = k.input(0);
+  if (!p->known) {
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
+                  ": size input has no values at invoke");
+  }
+  return ExpectOutputShape(k, kOp, k.output(0),
+                           {input.dim(0), p->out_h, p->out_w, input.dim(3)});
+}
+
+constexpr char kBilinear[] = "RESIZE_BILINEAR";
+constexpr char kNearest[] = "RESIZE_NEAREST_NEIGHBOR";
+
+KilnStatus BilinearInvoke(KernelContext& k) {
+  ResizeParams p;
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kBilinear>(k, &p));
+  const Tensor input = k.input(0);
+  const int32_t batches = input.dim(0), in_h = input.dim(1),
+                in_w = input.dim(2), c = input.dim(3);
+  const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
+  const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
+  const float* in = input.data<float>();
+  float* o = k.output(0).data<float>();
+  for (int32_t b = 0; b < batches; ++b) {
+    const float* image = in + static_cast<int64_t>(b) * in_h * in_w * c;
+    for (int32_t y = 0; y < p.out_h; ++y) {
+      const Lerp ly = BilinearSource(y, sy, p.half_pixel_centers, in_h);
+      for (int32_t x = 0; x < p.out_w; ++x) {
+        const Lerp lx = BilinearSource(x, sx, p.half_pixel_centers, in_w);
+        float* dst =
+            o + ((static_cast<int64_t>(b) * p.out_h + y) * p.out_w + x) * c;
+        const float* tl =
+            image + (static_cast<int64_t>(ly.lo) * in_w + lx.lo) * c;
+        const float* tr =
+            image + (static_cast<int64_t>(ly.lo) * in_w + lx.hi) * c;
+        const float* bl =
+            image + (static_cast<int64_t>(ly.hi) * in_w + lx.lo) * c;
+        const float* br =
+            image + (static_cast<int64_t>(ly.hi) * in_w + lx.hi) * c;
+        const float wy = ly.frac, wx = lx.frac;
+        vec::Fill(dst, 0.f, c);
+        vec::ScaleAcc(dst, tl, (1 - wy) * (1 - wx), c);
+        vec::ScaleAcc(dst, bl, wy * (1 - wx), c);
+        vec::ScaleAcc(dst, tr, (1 - wy) * wx, c);
+        vec::ScaleAcc(dst, br, wy * wx, c);
+      }
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus NearestInvoke(KernelContext& k) {
+  ResizeParams p;
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kNearest>(k, &p));
+  const Tensor input = k.input(0);
+  const int32_t batches = input.dim(0), in_h = input.dim(1),
+                in_w = input.dim(2), c = input.dim(3);
+  const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
+  const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
+  const float* in = input.data<float>();
+  float* o = k.output(0).data<float>();
+  for (int32_t b = 0; b < batches; ++b) {
+    const float* image = in + static_cast<int64_t>(b) * in_h * in_w * c;
+    for (int32_t y = 0; y < p.out_h; ++y) {
+      const int32_t iy =
+          NearestSource(y, sy, p.align_corners, p.half_pixel_centers, in_h);
+      for (int32_t x = 0; x < p.out_w; ++x) {
+        const int32_t ix =
+            NearestSource(x, sx, p.align_corners, p.half_pixel_centers, in_w);
+        const float* src = image + (static_cast<int64_t>(iy) * in_w + ix) * c;
+        std::copy(
+            src, src + c,
+            o + ((static_cast<int64_t>(b) * p.out_h + y) * p.out_w + x) * c);
+      }
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+}  // namespace
+
+void RegisterResizeKernels(sdk::PluginDefinition& def) {
+  // RESIZE_BILINEAR v1: float32 with align_corners; v2: int8 (refused by
+  // type); v3: half_pixel_centers. v4 is int16.
+  def.AddKernel(sdk::MakeKernel<ResizePrepare<kBilinear>, BilinearInvoke>(
+      KILN_OP_RESIZE_BILINEAR, 1, 3));
+  // RESIZE_NEAREST_NEIGHBOR v1: float32; v2: int8 (refused by type);
+  // v3: align_corners / half_pixel_centers. v4 is int16.
+  def.AddKernel(sdk::MakeKernel<ResizePrepare<kNearest>, NearestInvoke>(
+      KILN_OP_RESIZE_NEAREST_NEIGHBOR, 1, 3));
+}
+
+}  // namespace kiln::cpu::nn
