@@ -1,0 +1,313 @@
+// The interpreter: runs a Model with kernels and delegates from plugins.
+//
+// Creation (Interpreter::Create):
+//   1. Loads plugins (PluginLoader::LoadAll) and keeps every accepted plugin
+//      alive as long as the interpreter.
+//   2. Copies every subgraph of the model (Model::graph) into a runtime
+//      Graph; the Model itself is never written.
+//   3. Resolves every node: host-intrinsic ops (below) by the host, every
+//      other (builtin code or custom name, version) against the kernels of
+//      the loaded plugins in load order, first match wins. If any node is
+//      not covered, creation fails with ONE message listing every such node
+//      (subgraph, node index, op, version, the ranges each plugin offers and
+//      whether a newer Kiln release runs it). TensorFlow fallback ops
+//      (custom "Flex*") and builtin codes unknown to this Kiln are refused by
+//      name; so is a model whose metadata min_runtime_version is newer than
+//      the TFLite release this Kiln reads (kNewestTfliteRuntimeRead).
+//   4. Calls KilnKernel.init once per node.
+//   5. Applies the requested delegates (see Delegation).
+//
+// Memory and preparation (AllocateTensors, per subgraph):
+//   - Before prepare, every non-constant, non-variable tensor that a node
+//     writes gets an unknown shape (has_rank = false); subgraph inputs keep
+//     theirs (set by the model or ResizeInput).
+//   - Nodes are prepared in execution order. During AllocateTensors no
+//     non-constant tensor has data: KilnHostApi.tensor_data returns NULL for
+//     them. A kernel whose output shape depends on input VALUES it does not
+//     have leaves that output unresized and returns OK.
+//   - "Dynamic" tensors are the outputs left unresized and every output of a
+//     node with a dynamic input. Nodes with a dynamic input are not prepared
+//     at AllocateTensors. Both kinds of node (dynamic input, or an output
+//     left unresized) are prepared again during Invoke right before they
+//     run, when their inputs hold data; their dynamic outputs then get heap
+//     storage (TensorStorage::kOwned) of the prepared size.
+//   - All other activation tensors get offsets in one arena per subgraph by
+//     lifetime (first writer to last reader in execution order; subgraph
+//     inputs and outputs live for the whole invoke), greedy best fit by
+//     size, 64-byte aligned (arena_planner.h). Constant tensors stay in the
+//     model mapping; variable tensors (Tensor::is_variable) get persistent
+//     heap storage. String tensors always use heap storage.
+//   - A node that writes a subgraph input tensor (the output aliases an
+//     input, as in add_shared_tensors.bin) fails AllocateTensors.
+//   - A subgraph input of unknown rank (converters write scalars as shape
+//     [] without has_rank) is taken as a scalar, as TFLite does.
+//   - ResizeInput changes an input's shape (any rank; dims >= 0; a
+//     shape_signature -1 marks the dims meant to vary) and requires
+//     AllocateTensors again before Invoke.
+//
+// Host-intrinsic ops, run by the interpreter itself because they schedule
+// other subgraphs or own state that lives across nodes, subgraphs and
+// invocations, which no kernel can reach through the extension API:
+//   WHILE, IF, STABLEHLO_COMPOSITE  run other subgraphs of the model (indices
+//       from the kHostOption* node options of runtime/graph.h). Values are
+//       copied into the callee's inputs and out of its outputs, so a body
+//       output may forward a body input. Their outputs are dynamic.
+//   CALL_ONCE  runs its init subgraph on the first Invoke of this
+//       interpreter only.
+//   VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE  resource variables, keyed
+//       by (container, shared_name), shared by every subgraph of this
+//       interpreter and kept across invocations (not across interpreters).
+//       READ_VARIABLE's output is dynamic (the stored value's shape).
+// A subgraph invoked while it is already running (recursion) is an error.
+//
+// Delegation (through the extension API only): for each requested delegate,
+// in order, the interpreter finds the plugin whose KilnDelegateInterface.name
+// matches, creates an instance with serialized kiln.DelegateSettings (text
+// settings are parsed here), and calls partition for every subgraph. The
+// claimed nodes are split into maximal connected sets that keep a valid
+// execution order (partitioner.h); sets smaller than
+// DelegateSettings.min_partition_size (default 1) stay on kernels. Each set
+// becomes a partition node (builtin code KILN_OP_DELEGATE) whose inputs are
+// the tensors its nodes read from outside, whose outputs are the tensors used
+// outside or subgraph outputs, and whose delegated_nodes are the original
+// node indices. Host-intrinsic nodes are never delegated. The original nodes
+// keep their kernel resolution and are prepared with their kernels at
+// AllocateTensors (giving every tensor its shape and memory) before
+// partition_prepare. If partition_init, partition_prepare or
+// partition_invoke fails, the interpreter warns once per delegate on stderr
+// with the delegate's reason and from then on runs that partition's original
+// nodes on their kernels, so outputs are the kernels' outputs. A delegate
+// whose create returns KILN_STATUS_UNAVAILABLE (no device) is skipped with a
+// warning; any other failure fails creation.
+//
+// Errors from plugin callbacks (report_error) are prefixed with the
+// subgraph, node index, op, version and plugin path.
+//
+// Thread-safety: a Model is immutable and may be shared by any number of
+// interpreters on any threads. An Interpreter (with its signature runners
+// and tensors) must be used by one thread at a time; use one interpreter per
+// thread to run a model concurrently.
+#ifndef KILN_HOST_INTERPRETER_INTERPRETER_H_
+#define KILN_HOST_INTERPRETER_INTERPRETER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "model/model.h"
+#include "plugin/plugin_loader.h"
+#include "runtime/graph.h"
+
+namespace kiln {
+
+// The newest TFLite runtime release whose models this Kiln reads. Model
+// metadata "min_runtime_version" is written by the TFLite converters in
+// TFLite release numbers; a model that requires a newer TFLite runtime is
+// refused at creation.
+inline constexpr const char* kNewestTfliteRuntimeRead = "2.20.0";
+
+struct DelegateRequest {
+  // KilnDelegateInterface.name of a loaded plugin's delegate.
+  std::string name;
+  // Serialized kiln.DelegateSettings (empty: defaults). Used when !is_text.
+  std::string settings;
+  // kiln.DelegateSettings in Protocol Buffers text format. Used when is_text.
+  std::string text_settings;
+  bool is_text = false;
+};
+
+struct InterpreterOptions {
+  // Where to find plugins; plugins.max_abi_version caps the extension API
+  // version served (0 = newest).
+  PluginSearchConfig plugins;
+  std::vector<DelegateRequest> delegates;
+};
+
+// What `kiln inspect` shows about one node of the execution.
+struct NodeInfo {
+  int32_t index = -1;
+  std::string op;  // Node::OpName()
+  int32_t version = 1;
+  bool host_intrinsic = false;
+  std::string plugin_path;  // kernel plugin; "" for host-intrinsic ops
+  // True when a delegate runs this node (its partition has not fallen back).
+  bool delegated = false;
+  std::string delegate_name;    // when delegated
+  int32_t partition_node = -1;  // index of the partition node, when delegated
+};
+
+// One partition a delegate took over.
+struct PartitionInfo {
+  int32_t node_index = -1;  // the partition node
+  std::string delegate_name;
+  std::string plugin_path;
+  std::vector<int32_t> delegated_nodes;  // original node indices
+  std::vector<int32_t> inputs, outputs;  // tensor indices
+  bool fell_back = false;  // runs on kernels after a delegate failure
+  std::string fallback_reason;
+};
+
+class Interpreter;
+struct SubgraphRuntime;
+struct DelegateInstance;
+
+// Runs one signature (SignatureDef) of the model: its own subgraph, inputs
+// and outputs by name. Owned by the interpreter; valid until it is
+// destroyed. Same threading rules as the interpreter.
+class SignatureRunner {
+ public:
+  const std::string& key() const { return signature_->key; }
+  int32_t subgraph_index() const { return signature_->subgraph_index; }
+  int num_inputs() const { return static_cast<int>(signature_->inputs.size()); }
+  int num_outputs() const {
+    return static_cast<int>(signature_->outputs.size());
+  }
+  // Names in the order of the model's SignatureDef; "" when out of range.
+  const std::string& input_name(int index) const;
+  const std::string& output_name(int index) const;
+  // Tensors by name (mapped through tensor_index); nullptr if no such name.
+  Tensor* input(const std::string& name);
+  const Tensor* output(const std::string& name) const;
+  absl::Status ResizeInput(const std::string& name,
+                           const std::vector<int32_t>& dims);
+  absl::Status AllocateTensors();
+  absl::Status Invoke();
+
+ private:
+  friend class Interpreter;
+  SignatureRunner(Interpreter* interpreter, const Signature* signature)
+      : interpreter_(interpreter), signature_(signature) {}
+  Interpreter* interpreter_;
+  const Signature* signature_;
+};
+
+class Interpreter {
+ public:
+  // Loads plugins, resolves every node, inits kernels and applies delegates.
+  // On failure nothing stays loaded. The interpreter keeps `model` alive.
+  static absl::StatusOr<std::unique_ptr<Interpreter>> Create(
+      std::shared_ptr<const Model> model, const InterpreterOptions& options);
+  ~Interpreter();
+  Interpreter(const Interpreter&) = delete;
+  Interpreter& operator=(const Interpreter&) = delete;
+
+  const Model& model() const { return *model_; }
+  // Every plugin candidate and its outcome, in load order.
+  const std::vector<PluginLoadRecord>& plugin_records() const {
+    return plugin_records_;
+  }
+  // Warnings issued so far (delegate skipped or fallen back), also printed.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+  // ---- The main subgraph (0) ----
+  // Plans memory and prepares the main subgraph (see the file comment).
+  absl::Status AllocateTensors() { return AllocateSubgraph(0); }
+  // Runs the main subgraph. FAILED_PRECONDITION before AllocateTensors.
+  absl::Status Invoke() { return InvokeSubgraph(0); }
+  absl::Status ResizeInput(int index, const std::vector<int32_t>& dims) {
+    return ResizeSubgraphInput(0, index, dims);
+  }
+  int num_inputs() const;
+  int num_outputs() const;
+  // nullptr when out of range. Stable for the interpreter's lifetime; data
+  // is valid after AllocateTensors (inputs) / Invoke (outputs).
+  Tensor* input(int index);
+  const Tensor* output(int index) const;
+  // Bytes of the activation arenas of every subgraph allocated so far.
+  uint64_t arena_bytes() const;
+
+  // ---- Any subgraph ----
+  int num_subgraphs() const { return static_cast<int>(subgraphs_.size()); }
+  // The runtime graph (after delegation): tensors, nodes (partition nodes
+  // appended after the model's nodes), execution plan.
+  const Graph& graph(int subgraph) const;
+  // nullptr when out of range.
+  Tensor* tensor(int subgraph, int tensor_index);
+  absl::Status AllocateSubgraph(int subgraph);
+  absl::Status InvokeSubgraph(int subgraph);
+  absl::Status ResizeSubgraphInput(int subgraph, int input_index,
+                                   const std::vector<int32_t>& dims);
+  uint64_t subgraph_arena_bytes(int subgraph) const;
+
+  // ---- Inspection ----
+  // One entry per node of the model's subgraph (not partition nodes).
+  std::vector<NodeInfo> DescribeNodes(int subgraph) const;
+  bool IsNodeDelegated(int subgraph, int node_index) const;
+  std::vector<PartitionInfo> Partitions(int subgraph) const;
+
+  // ---- Signatures ----
+  int num_signatures() const {
+    return static_cast<int>(model_->signatures().size());
+  }
+  // "" when out of range.
+  const std::string& signature_key(int index) const;
+  // NOT_FOUND (naming the available keys) when there is no such signature.
+  absl::StatusOr<SignatureRunner*> GetSignatureRunner(const std::string& key);
+
+ private:
+  friend class SignatureRunner;
+  Interpreter();
+
+  absl::Status Initialize(const InterpreterOptions& options);
+  absl::Status CopyGraphs();
+  absl::Status ResolveNodes();
+  absl::Status ValidateIntrinsicNodes();
+  absl::Status InitKernels();
+  absl::Status ApplyDelegate(const DelegateRequest& request);
+  absl::Status DelegateSubgraph(DelegateInstance& delegate, int subgraph);
+
+  absl::Status PrepareAll(SubgraphRuntime& s);
+  absl::Status PlanMemory(SubgraphRuntime& s);
+  absl::Status RunNode(SubgraphRuntime& s, int32_t node_index);
+  absl::Status RunPartition(SubgraphRuntime& s, int32_t node_index);
+  // Prepares a kernel node; `at_invoke` allocates its dynamic outputs.
+  absl::Status PrepareKernelNode(SubgraphRuntime& s, Node& node,
+                                 bool at_invoke);
+  absl::Status CallKernel(SubgraphRuntime& s, Node& node, const char* stage);
+  absl::Status AllocateDynamicOutputs(SubgraphRuntime& s, const Node& node);
+  void WarnDelegateFailure(DelegateInstance& delegate,
+                           const std::string& message);
+  std::string NodeLabel(const SubgraphRuntime& s, const Node& node) const;
+
+  // Host-intrinsic ops (intrinsic_ops.cc).
+  absl::Status PrepareIntrinsic(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeIntrinsic(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeWhile(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeIf(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
+                                  int32_t callee);
+  absl::Status InvokeCallOnce(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeVarHandle(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeReadVariable(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeAssignVariable(SubgraphRuntime& s, Node& node);
+
+  std::shared_ptr<const Model> model_;
+  std::vector<PluginLoadRecord> plugin_records_;
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
+  std::vector<std::unique_ptr<SubgraphRuntime>> subgraphs_;
+  std::vector<std::unique_ptr<DelegateInstance>> delegates_;
+  std::map<std::string, std::unique_ptr<SignatureRunner>> runners_;
+  std::vector<std::string> warnings_;
+  size_t num_delegate_requests_ = 0;
+
+  // Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE).
+  struct Variable {
+    std::string name;  // "container/shared_name", for messages
+    bool assigned = false;
+    KilnTensorType type = KILN_TYPE_FLOAT32;
+    std::vector<int32_t> shape;
+    std::vector<uint8_t> bytes;
+  };
+  std::map<std::string, int32_t> variable_ids_;  // "container\0shared_name"
+  std::vector<Variable> variables_;
+  // Init subgraphs CALL_ONCE has already run.
+  std::vector<bool> call_once_done_;
+};
+
+}  // namespace kiln
+
+#endif  // KILN_HOST_INTERPRETER_INTERPRETER_H_
