@@ -1,5 +1,16 @@
 #include "cli_common.h"
 
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "model/model.h"
+
 namespace kiln::cli {
 
 bool ParsePluginFlags(std::vector<std::string>& args,
@@ -26,6 +37,139 @@ bool ParsePluginFlags(std::vector<std::string>& args,
   }
   args = std::move(rest);
   return true;
+}
+
+namespace {
+
+std::string QuoteText(const std::string& v) {
+  std::string out = "\"";
+  for (char c : v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec) {
+  std::string text;
+  for (absl::string_view item : absl::StrSplit(spec, ',', absl::SkipEmpty())) {
+    const size_t eq = item.find('=');
+    if (eq == absl::string_view::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "delegate option '", item, "' is not key=value"));
+    }
+    const std::string key(absl::StripAsciiWhitespace(item.substr(0, eq)));
+    const std::string value(absl::StripAsciiWhitespace(item.substr(eq + 1)));
+    if (key == "min_partition_size") {
+      int32_t n = 0;
+      if (!absl::SimpleAtoi(value, &n) || n < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "min_partition_size must be a non-negative integer, got '", value,
+            "'"));
+      }
+      absl::StrAppend(&text, "min_partition_size: ", n, "\n");
+    } else {
+      absl::StrAppend(&text, "options { key: ", QuoteText(key),
+                      " value: ", QuoteText(value), " }\n");
+    }
+  }
+  return text;
+}
+
+bool ParseDelegateFlags(std::vector<std::string>& args,
+                        std::vector<DelegateRequest>* delegates,
+                        std::string* error) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    if (a == "--delegate" || a == "--delegate-settings") {
+      if (i + 1 >= args.size()) {
+        *error = a + " needs a value";
+        return false;
+      }
+      value = args[++i];
+    } else if (a.rfind("--delegate=", 0) == 0) {
+      value = a.substr(11);
+      a = "--delegate";
+    } else if (a.rfind("--delegate-settings=", 0) == 0) {
+      value = a.substr(20);
+      a = "--delegate-settings";
+    } else {
+      rest.push_back(a);
+      continue;
+    }
+    if (a == "--delegate") {
+      DelegateRequest r;
+      const size_t colon = value.find(':');
+      r.name = value.substr(0, colon);
+      r.is_text = true;
+      if (colon != std::string::npos) {
+        absl::StatusOr<std::string> text =
+            DelegateOptionsToText(value.substr(colon + 1));
+        if (!text.ok()) {
+          *error = std::string(text.status().message());
+          return false;
+        }
+        r.text_settings = *text;
+      }
+      if (r.name.empty()) {
+        *error = "--delegate needs a delegate name, e.g. --delegate opencl";
+        return false;
+      }
+      delegates->push_back(std::move(r));
+    } else {
+      if (delegates->empty()) {
+        *error = "--delegate-settings must follow a --delegate";
+        return false;
+      }
+      std::ifstream in(value);
+      if (!in) {
+        *error = "cannot read delegate settings file '" + value + "'";
+        return false;
+      }
+      std::string text((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      delegates->back().text_settings += "\n" + text;
+    }
+  }
+  args = std::move(rest);
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
+    const std::string& model_path, const InterpreterOptions& options) {
+  absl::StatusOr<std::shared_ptr<const Model>> model =
+      Model::FromFile(model_path);
+  if (!model.ok()) return model.status();
+  return Interpreter::Create(*std::move(model), options);
+}
+
+const char* DtypeName(KilnTensorType type) {
+  switch (type) {
+    case KILN_TYPE_FLOAT32: return "float32";
+    case KILN_TYPE_FLOAT16: return "float16";
+    case KILN_TYPE_FLOAT64: return "float64";
+    case KILN_TYPE_INT32: return "int32";
+    case KILN_TYPE_INT64: return "int64";
+    case KILN_TYPE_INT16: return "int16";
+    case KILN_TYPE_INT8: return "int8";
+    case KILN_TYPE_UINT8: return "uint8";
+    case KILN_TYPE_UINT16: return "uint16";
+    case KILN_TYPE_UINT32: return "uint32";
+    case KILN_TYPE_UINT64: return "uint64";
+    case KILN_TYPE_BOOL: return "bool";
+    case KILN_TYPE_STRING: return "string";
+    case KILN_TYPE_COMPLEX64: return "complex64";
+    case KILN_TYPE_RESOURCE: return "resource";
+    default: return "unknown";
+  }
+}
+
+std::string ShapeString(const std::vector<int32_t>& shape) {
+  return "[" + absl::StrJoin(shape, ", ") + "]";
 }
 
 }  // namespace kiln::cli

@@ -9,6 +9,14 @@
 namespace kiln::cli {
 
 int VersionCommand(std::vector<std::string> args);
+int RunCommand(std::vector<std::string> args);
+int InspectCommand(std::vector<std::string> args);
+int BenchCommand(std::vector<std::string> args);
+int BuildExampleCommand(std::vector<std::string> args);
+// `kiln conformance PLUGIN.so [...]` (conformance_command.cc).
+int ConformanceCommand(std::vector<std::string> args);
+// `kiln plugin validate PLUGIN.so [--json]` (plugin_validate_command.cc).
+int PluginCommand(std::vector<std::string> args);
 
 }  // namespace kiln::cli
 
