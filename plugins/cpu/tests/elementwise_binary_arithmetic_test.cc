@@ -137,13 +137,14 @@ TEST_F(ElementwiseTest, FusedActivationOnIntegersClampsAndRefusesTanh) {
 
 TEST_F(ElementwiseTest, RefusesWrongTypesWithPreciseMessage) {
   std::vector<int8_t> q = {1, 2};
-  auto int8 = Run<int8_t>(KILN_OP_ADD,
+  // ADD implements INT8 (quantized); SUB does not.
+  auto int8 = Run<int8_t>(KILN_OP_SUB,
                           {TestTensor::Of(KILN_TYPE_INT8, {2}, q),
                            TestTensor::Of(KILN_TYPE_INT8, {2}, q)},
                           KILN_TYPE_INT8);
   ASSERT_FALSE(int8.status.ok());
   EXPECT_THAT(Message(int8),
-              HasSubstr("input 0 (tensor 't0') has type INT8; ADD supports "
+              HasSubstr("input 0 (tensor 't0') has type INT8; SUB supports "
                         "FLOAT32, INT32, INT64"));
   auto mixed = RunF(KILN_OP_SUB, {F32({1}, {1}), I32({1}, {1})});
   ASSERT_FALSE(mixed.status.ok());

@@ -5,6 +5,7 @@
 // and sizes the output; invoke runs tight row loops over the plan and applies
 // the fused activation in a second pass. Kernels dispatch on tensor types;
 // op versions only gate which nodes reach them.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -12,6 +13,7 @@
 #include "kernels/activation.h"
 #include "kernels/broadcast.h"
 #include "kernels/elementwise/elementwise_common.h"
+#include "kernels/quantization_util.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -237,10 +239,22 @@ struct PreluOp {
   }
 };
 
+// Requantization parameters of quantized ADD (UINT8/INT8), derived in
+// prepare from the tensors' scales and zero points as TFLite's add.cc does:
+// both inputs are offset, shifted left by kLeftShift, rescaled to twice the
+// larger input scale, summed and rescaled to the output scale.
+struct QuantizedAddParams {
+  static constexpr int32_t kLeftShift = 20;
+  int32_t input0_offset = 0, input1_offset = 0, output_offset = 0;
+  QuantizedMultiplier input0_multiplier, input1_multiplier, output_multiplier;
+  int32_t activation_min = 0, activation_max = 0;
+};
+
 struct BinaryState {
   BroadcastPlan plan;
   KilnTensorType type = KILN_TYPE_FLOAT32;
   int64_t activation = KILN_ACTIVATION_NONE;
+  QuantizedAddParams quantized;  // set only for UINT8/INT8 ADD
 };
 
 const char* ActivationName(int64_t activation) {
@@ -262,10 +276,123 @@ const char* ActivationName(int64_t activation) {
   }
 }
 
+// Reads the per-tensor scale and zero point of quantized tensor `t`.
+KilnStatus ReadPerTensorQuantization(KernelContext& k, const char* op,
+                                     const char* role, int32_t index,
+                                     const Tensor& t, float* scale,
+                                     int32_t* zero_point) {
+  KilnQuantizationParams q{};
+  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &q));
+  if (q.num_channels != 1 || q.scales == nullptr || q.zero_points == nullptr) {
+    return k.Fail(
+        KILN_STATUS_INVALID_ARGUMENT, op, ": ", Describe(role, index, t),
+        " has type ", sdk::TypeName(t.type()), " but ",
+        q.num_channels == 0 ? "no quantization parameters"
+                            : "per-channel quantization",
+        "; quantized ", op, " needs one scale and zero point per tensor");
+  }
+  if (!(q.scales[0] > 0.f) || !std::isfinite(q.scales[0])) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ",
+                  Describe(role, index, t), " has scale ", q.scales[0],
+                  "; quantization scales must be finite and positive");
+  }
+  *scale = q.scales[0];
+  *zero_point = static_cast<int32_t>(q.zero_points[0]);
+  return KILN_STATUS_OK;
+}
+
+// Prepare of UINT8/INT8 ADD: both inputs and the output share the type
+// (checked by the caller); fused activation must be a clamp.
+KilnStatus QuantizedAddPrepare(KernelContext& k, BinaryState& state) {
+  constexpr const char* op = "ADD";
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  float scale_a = 0, scale_b = 0, scale_out = 0;
+  int32_t zp_a = 0, zp_b = 0, zp_out = 0;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadPerTensorQuantization(k, op, "input", 0, a, &scale_a, &zp_a));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadPerTensorQuantization(k, op, "input", 1, b, &scale_b, &zp_b));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadPerTensorQuantization(k, op, "output", 0, out, &scale_out, &zp_out));
+  const int64_t act =
+      k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+  const bool is_uint8 = state.type == KILN_TYPE_UINT8;
+  const int32_t qmin = is_uint8 ? 0 : -128, qmax = is_uint8 ? 255 : 127;
+  QuantizedAddParams& p = state.quantized;
+  if (!QuantizedActivationRange(act, scale_out, zp_out, qmin, qmax,
+                                &p.activation_min, &p.activation_max)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": fused activation ",
+                  ActivationName(act), " is not defined for quantized ",
+                  sdk::TypeName(state.type),
+                  " outputs; quantized ADD supports NONE, RELU, "
+                  "RELU_N1_TO_1 and RELU6");
+  }
+  state.activation = act;
+  p.input0_offset = -zp_a;
+  p.input1_offset = -zp_b;
+  p.output_offset = zp_out;
+  const double twice_max_input_scale =
+      2.0 * static_cast<double>(std::max(scale_a, scale_b));
+  p.input0_multiplier =
+      QuantizeMultiplier(static_cast<double>(scale_a) / twice_max_input_scale);
+  p.input1_multiplier =
+      QuantizeMultiplier(static_cast<double>(scale_b) / twice_max_input_scale);
+  const double real_output_multiplier =
+      twice_max_input_scale /
+      (static_cast<double>(1 << QuantizedAddParams::kLeftShift) *
+       static_cast<double>(scale_out));
+  p.output_multiplier = QuantizeMultiplier(real_output_multiplier);
+  if (p.output_multiplier.shift > 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output '", out.name(),
+                  "' scale ", scale_out, " is too small for inputs of scale ",
+                  scale_a, " and ", scale_b,
+                  " (the output rescale factor must be below 1); requantize "
+                  "the model");
+  }
+  return elementwise::PrepareBroadcast(k, op, 2, &state.plan);
+}
+
+template <typename T>
+KilnStatus RunQuantizedAdd(KernelContext& k, const BinaryState& state) {
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  T* po = out.data<T>();
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const QuantizedAddParams& p = state.quantized;
+  BroadcastBinary(state.plan, pa, pb, po, [&p](T x, T y) {
+    constexpr int32_t kScale = 1 << QuantizedAddParams::kLeftShift;
+    const int32_t shifted_x = (p.input0_offset + x) * kScale;
+    const int32_t shifted_y = (p.input1_offset + y) * kScale;
+    const int32_t sum = MultiplyByQuantizedMultiplierSmallerThanOne(
+                            shifted_x, p.input0_multiplier) +
+                        MultiplyByQuantizedMultiplierSmallerThanOne(
+                            shifted_y, p.input1_multiplier);
+    const int32_t result =
+        MultiplyByQuantizedMultiplierSmallerThanOne(sum, p.output_multiplier) +
+        p.output_offset;
+    return static_cast<T>(
+        std::min(p.activation_max, std::max(p.activation_min, result)));
+  });
+  return KILN_STATUS_OK;
+}
+
 template <typename Op>
 KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
   KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  if constexpr (std::is_same_v<Op, AddOp>) {
+    if (a.type() == KILN_TYPE_UINT8 || a.type() == KILN_TYPE_INT8) {
+      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
+          k, Op::kName, "input", 1, b, "input", 0, a));
+      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
+          k, Op::kName, "output", 0, out, "input", 0, a));
+      state.type = a.type();
+      return QuantizedAddPrepare(k, state);
+    }
+  }
   KILN_SDK_RETURN_IF_ERROR(
       elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
   KILN_SDK_RETURN_IF_ERROR(
@@ -352,6 +479,16 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
         return RunBinary<Op, int64_t>(k, state);
       }
       break;
+    case KILN_TYPE_UINT8:
+      if constexpr (std::is_same_v<Op, AddOp>) {
+        return RunQuantizedAdd<uint8_t>(k, state);
+      }
+      break;
+    case KILN_TYPE_INT8:
+      if constexpr (std::is_same_v<Op, AddOp>) {
+        return RunQuantizedAdd<int8_t>(k, state);
+      }
+      break;
     default:
       break;
   }
@@ -372,11 +509,12 @@ void Register(sdk::PluginDefinition& def, int32_t code,
 void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
   // Version meanings per TFLite's op_version.cc. Versions that add only
   // types these kernels do not implement (quantized int8/int16, complex,
-  // uint32) are not claimed; v1 is claimed although it also covers quantized
-  // uint8 because converters write v1 for every float model (uint8 inputs
-  // are refused in prepare).
-  // ADD: v1 float32/int32, v4 int64. Not 2 (int8), 3 (int16 q), 5 (int16).
-  Register<AddOp>(def, KILN_OP_ADD, {{1, 1}, {4, 4}});
+  // uint32) are not claimed; v1 is claimed by every op here although it also
+  // covers quantized uint8, because converters write v1 for every float
+  // model (ADD implements uint8; the other ops refuse it in prepare).
+  // ADD: v1 float32/int32/quantized uint8, v2 quantized int8, v4 int64.
+  // Not 3 (int16 quantized), 5 (int16).
+  Register<AddOp>(def, KILN_OP_ADD, {{1, 2}, {4, 4}});
   // SUB: v1 float32/int32, v3 5-D broadcast, v4 int64. Not 2 (int8), 5.
   Register<SubOp>(def, KILN_OP_SUB, {{1, 1}, {3, 4}});
   // MUL: v1 float32/int32, v5 int64. Not 2-4 (quantized), 6 (complex64),

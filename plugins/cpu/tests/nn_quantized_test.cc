@@ -1,0 +1,175 @@
+// Int8 FULLY_CONNECTED (v4, per-tensor weights, int32 bias) and
+// DEPTHWISE_CONV_2D (v3, per-channel weights) of the CPU plugin. Expected
+// integers come from the LiteRT interpreter's builtin kernels run once on
+// single-op models with the same tensors and quantization (built with
+// ai_edge_litert's schema bindings), pasted here; Kiln must match exactly.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/elementwise_test_util.h"
+
+namespace kiln {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
+using ::testing::HasSubstr;
+
+using QuantizedNnTest = ElementwiseTest;
+
+Quantization Quant(std::vector<float> scales, std::vector<int64_t> zero_points,
+                   int32_t axis = 0) {
+  Quantization q;
+  q.scales = std::move(scales);
+  q.zero_points = std::move(zero_points);
+  q.quantized_dimension = axis;
+  return q;
+}
+
+template <typename T>
+TestTensor QTensor(KilnTensorType type, std::vector<int32_t> shape,
+                   std::vector<T> values, Quantization q) {
+  TestTensor t = TestTensor::Of(type, std::move(shape), values);
+  t.quantization = std::move(q);
+  return t;
+}
+
+// ---- FULLY_CONNECTED -------------------------------------------------------
+
+std::vector<TestTensor> FcInputs(bool with_bias) {
+  std::vector<TestTensor> inputs = {
+      QTensor<int8_t>(KILN_TYPE_INT8, {2, 5},
+                      {-128, -20, 0, 33, 127, 5, -7, 90, -100, 12},
+                      Quant({0.1f}, {-3})),
+      QTensor<int8_t>(
+          KILN_TYPE_INT8, {3, 5},
+          {1, -2, 3, -4, 5, 127, -127, 64, -64, 0, -30, 40, -50, 60, -70},
+          Quant({0.02f}, {0}))};
+  if (with_bias) {
+    inputs.push_back(QTensor<int32_t>(KILN_TYPE_INT32, {3}, {100, -2000, 37},
+                                      Quant({0.002f}, {0})));
+  }
+  return inputs;
+}
+
+TEST_F(QuantizedNnTest, FullyConnectedInt8MatchesLiteRt) {
+  auto r = RunOn<int8_t>(Kernel(KILN_OP_FULLY_CONNECTED, 4),
+                         KILN_OP_FULLY_CONNECTED, 4, FcInputs(true),
+                         OutputSpec{KILN_TYPE_INT8, Quant({0.05f}, {5})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.shape, ElementsAre(2, 3));
+  EXPECT_THAT(r.values, ElementsAre(26, -128, -128, 39, 127, -128));
+}
+
+TEST_F(QuantizedNnTest, FullyConnectedInt8ReluClampsAtZeroPoint) {
+  auto r = RunOn<int8_t>(Kernel(KILN_OP_FULLY_CONNECTED, 4),
+                         KILN_OP_FULLY_CONNECTED, 4, FcInputs(true),
+                         OutputSpec{KILN_TYPE_INT8, Quant({0.05f}, {5})},
+                         Activation(KILN_ACTIVATION_RELU));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(26, 5, 5, 39, 127, 5));
+}
+
+TEST_F(QuantizedNnTest, FullyConnectedInt8WithoutBias) {
+  auto r = RunOn<int8_t>(Kernel(KILN_OP_FULLY_CONNECTED, 4),
+                         KILN_OP_FULLY_CONNECTED, 4, FcInputs(false),
+                         OutputSpec{KILN_TYPE_INT8, Quant({0.05f}, {5})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(22, -128, -128, 35, 127, -128));
+}
+
+TEST_F(QuantizedNnTest, FullyConnectedInt8RefusesFloatBiasAndNoQuantization) {
+  std::vector<TestTensor> inputs = FcInputs(false);
+  inputs.push_back(
+      TestTensor::Of<float>(KILN_TYPE_FLOAT32, {3}, {1.f, 2.f, 3.f}));
+  auto bad_bias =
+      RunOn<int8_t>(Kernel(KILN_OP_FULLY_CONNECTED, 4), KILN_OP_FULLY_CONNECTED,
+                    4, inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.05f}, {5})});
+  ASSERT_FALSE(bad_bias.status.ok());
+  EXPECT_THAT(Message(bad_bias), HasSubstr("has type FLOAT32"));
+  auto unquantized =
+      RunOn<int8_t>(Kernel(KILN_OP_FULLY_CONNECTED, 4), KILN_OP_FULLY_CONNECTED,
+                    4, FcInputs(true), OutputSpec{KILN_TYPE_INT8, {}});
+  ASSERT_FALSE(unquantized.status.ok());
+  EXPECT_THAT(Message(unquantized), HasSubstr("no quantization parameters"));
+}
+
+// ---- DEPTHWISE_CONV_2D -----------------------------------------------------
+
+// Input [1, 3, 4, 2]: ((i * 37) % 256) - 128. Filter [1, 2, 2, 4]:
+// ((i * 29) % 200) - 100, depth multiplier 2, per-channel scales on axis 3.
+std::vector<TestTensor> DepthwiseInputs() {
+  std::vector<int8_t> input(24), filter(16);
+  for (int i = 0; i < 24; ++i)
+    input[i] = static_cast<int8_t>((i * 37) % 256 - 128);
+  for (int i = 0; i < 16; ++i)
+    filter[i] = static_cast<int8_t>((i * 29) % 200 - 100);
+  return {
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 3, 4, 2}, input, Quant({0.1f}, {2})),
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 2, 2, 4}, filter,
+                      Quant({0.01f, 0.02f, 0.03f, 0.015f}, {0, 0, 0, 0}, 3)),
+      QTensor<int32_t>(KILN_TYPE_INT32, {4}, {50, -300, 1000, 7},
+                       Quant({0.001f, 0.002f, 0.003f, 0.0015f}, {0, 0, 0, 0}))};
+}
+
+std::function<void(Node&)> DepthwiseOptions(int64_t padding, int64_t stride,
+                                            int64_t activation) {
+  return [=](Node& n) {
+    n.SetInt(KILN_OPTION_PADDING, padding);
+    n.SetInt(KILN_OPTION_STRIDE_W, stride);
+    n.SetInt(KILN_OPTION_STRIDE_H, stride);
+    n.SetInt(KILN_OPTION_DEPTH_MULTIPLIER, 2);
+    n.SetInt(KILN_OPTION_FUSED_ACTIVATION, activation);
+  };
+}
+
+TEST_F(QuantizedNnTest, DepthwisePerChannelSameMatchesLiteRt) {
+  auto r = RunOn<int8_t>(
+      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+      DepthwiseInputs(), OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
+      DepthwiseOptions(KILN_PADDING_SAME, 1, KILN_ACTIVATION_NONE));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.shape, ElementsAre(1, 3, 4, 4));
+  EXPECT_THAT(r.values,
+              ElementsAreArray<int8_t>(
+                  {127,  127,  84,  11,  127,  127,  -128, -128, -128, -128,
+                   -128, 127,  -14, -61, 127,  -4,   127,  127,  -39,  -123,
+                   77,   127,  127, -14, -128, -128, -128, 127,  127,  127,
+                   127,  1,    74,  120, 127,  -127, -15,  65,   -128, 127,
+                   -128, -128, 108, 127, 117,  127,  123,  9}));
+}
+
+TEST_F(QuantizedNnTest, DepthwisePerChannelValidStride2Relu6) {
+  auto r = RunOn<int8_t>(
+      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+      DepthwiseInputs(), OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
+      DepthwiseOptions(KILN_PADDING_VALID, 2, KILN_ACTIVATION_RELU6));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.shape, ElementsAre(1, 1, 2, 4));
+  EXPECT_THAT(r.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
+}
+
+TEST_F(QuantizedNnTest, DepthwiseRefusesWrongChannelCountAndNonZeroFilterZp) {
+  std::vector<TestTensor> inputs = DepthwiseInputs();
+  inputs[1].quantization = Quant({0.01f, 0.02f}, {0, 0}, 3);
+  auto wrong = RunOn<int8_t>(
+      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+      inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
+      DepthwiseOptions(KILN_PADDING_SAME, 1, KILN_ACTIVATION_NONE));
+  ASSERT_FALSE(wrong.status.ok());
+  EXPECT_THAT(Message(wrong), HasSubstr("has 2 quantization channels"));
+  inputs[1].quantization = Quant({0.01f}, {3});
+  auto zp = RunOn<int8_t>(
+      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+      inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
+      DepthwiseOptions(KILN_PADDING_SAME, 1, KILN_ACTIVATION_NONE));
+  ASSERT_FALSE(zp.status.ok());
+  EXPECT_THAT(Message(zp), HasSubstr("must be symmetric"));
+}
+
+}  // namespace
+}  // namespace kiln
