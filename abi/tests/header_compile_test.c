@@ -3,6 +3,7 @@
  * and checks at run time the invariants a C compiler cannot. */
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_c_api.h"
+#include "kiln/kiln_capabilities.h"
 #include "kiln/kiln_common.h"
 #include "kiln/kiln_extension.h"
 #include "kiln/kiln_plugin.h"

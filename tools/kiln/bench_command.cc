@@ -66,7 +66,8 @@ int BenchCommand(std::vector<std::string> args) {
     if (a == "--help" || a == "-h") {
       std::cout << kBenchHelp << kPluginFlagsHelp << kDelegateFlagsHelp;
       return 0;
-    } else if ((a == "--iterations" || a == "--warmup") && i + 1 < args.size()) {
+    } else if ((a == "--iterations" || a == "--warmup") &&
+               i + 1 < args.size()) {
       int v = 0;
       try {
         v = std::stoi(args[++i]);
@@ -165,10 +166,10 @@ int BenchCommand(std::vector<std::string> args) {
   std::printf("allocate         %.3f ms\n", Ms(t3 - t2));
   std::printf("init total       %.3f ms\n", Ms(t3 - t0));
   std::printf("first invoke     %.3f ms\n", Ms(first));
-  std::printf("invoke (%d runs) mean %.3f ms, median %.3f, p90 %.3f, min "
-              "%.3f, max %.3f\n",
-              iterations, mean, pct(0.5), pct(0.9), sorted.front(),
-              sorted.back());
+  std::printf(
+      "invoke (%d runs) mean %.3f ms, median %.3f, p90 %.3f, min "
+      "%.3f, max %.3f\n",
+      iterations, mean, pct(0.5), pct(0.9), sorted.front(), sorted.back());
   std::printf("arena            %llu bytes\n",
               static_cast<unsigned long long>(interp.arena_bytes()));
   return 0;

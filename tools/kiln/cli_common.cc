@@ -57,8 +57,8 @@ absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec) {
   for (absl::string_view item : absl::StrSplit(spec, ',', absl::SkipEmpty())) {
     const size_t eq = item.find('=');
     if (eq == absl::string_view::npos || eq == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "delegate option '", item, "' is not key=value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("delegate option '", item, "' is not key=value"));
     }
     const std::string key(absl::StripAsciiWhitespace(item.substr(0, eq)));
     const std::string value(absl::StripAsciiWhitespace(item.substr(eq + 1)));
@@ -149,22 +149,38 @@ absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
 
 const char* DtypeName(KilnTensorType type) {
   switch (type) {
-    case KILN_TYPE_FLOAT32: return "float32";
-    case KILN_TYPE_FLOAT16: return "float16";
-    case KILN_TYPE_FLOAT64: return "float64";
-    case KILN_TYPE_INT32: return "int32";
-    case KILN_TYPE_INT64: return "int64";
-    case KILN_TYPE_INT16: return "int16";
-    case KILN_TYPE_INT8: return "int8";
-    case KILN_TYPE_UINT8: return "uint8";
-    case KILN_TYPE_UINT16: return "uint16";
-    case KILN_TYPE_UINT32: return "uint32";
-    case KILN_TYPE_UINT64: return "uint64";
-    case KILN_TYPE_BOOL: return "bool";
-    case KILN_TYPE_STRING: return "string";
-    case KILN_TYPE_COMPLEX64: return "complex64";
-    case KILN_TYPE_RESOURCE: return "resource";
-    default: return "unknown";
+    case KILN_TYPE_FLOAT32:
+      return "float32";
+    case KILN_TYPE_FLOAT16:
+      return "float16";
+    case KILN_TYPE_FLOAT64:
+      return "float64";
+    case KILN_TYPE_INT32:
+      return "int32";
+    case KILN_TYPE_INT64:
+      return "int64";
+    case KILN_TYPE_INT16:
+      return "int16";
+    case KILN_TYPE_INT8:
+      return "int8";
+    case KILN_TYPE_UINT8:
+      return "uint8";
+    case KILN_TYPE_UINT16:
+      return "uint16";
+    case KILN_TYPE_UINT32:
+      return "uint32";
+    case KILN_TYPE_UINT64:
+      return "uint64";
+    case KILN_TYPE_BOOL:
+      return "bool";
+    case KILN_TYPE_STRING:
+      return "string";
+    case KILN_TYPE_COMPLEX64:
+      return "complex64";
+    case KILN_TYPE_RESOURCE:
+      return "resource";
+    default:
+      return "unknown";
   }
 }
 

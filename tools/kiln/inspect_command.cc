@@ -133,7 +133,8 @@ int InspectCommand(std::vector<std::string> args) {
   }
   const Model& model = **loaded;
 
-  std::vector<PluginLoadRecord> records = PluginLoader::LoadAll(options.plugins);
+  std::vector<PluginLoadRecord> records =
+      PluginLoader::LoadAll(options.plugins);
   std::vector<std::shared_ptr<LoadedPlugin>> plugins;
   for (const PluginLoadRecord& r : records) {
     if (r.plugin) plugins.push_back(r.plugin);
@@ -180,9 +181,9 @@ int InspectCommand(std::vector<std::string> args) {
       jt["constant"] = x.is_constant();
       if (x.is_variable) jt["variable"] = true;
       if (x.quantization.quantized()) {
-        jt["quantization"] = {{"scales", x.quantization.scales.size()},
-                              {"quantized_dimension",
-                               x.quantization.quantized_dimension}};
+        jt["quantization"] = {
+            {"scales", x.quantization.scales.size()},
+            {"quantized_dimension", x.quantization.quantized_dimension}};
       }
       sg["tensors"].push_back(jt);
     }
@@ -224,9 +225,14 @@ int InspectCommand(std::vector<std::string> args) {
                             {"name", info->delegate_name},
                             {"partition_node", info->partition_node}};
         } else {
-          jn["delegate"] = {{"claimed", false},
-                            {"reason", interp ? "not claimed by the delegate"
-                                              : delegate_error}};
+          std::string why = interp ? interp->DelegateDeclineReason(s, n.index)
+                                   : delegate_error;
+          if (why.empty()) {
+            why = IsHostIntrinsicOp(n.builtin_code)
+                      ? "host-intrinsic ops are never delegated"
+                      : "not claimed (the delegate gave no reason)";
+          }
+          jn["delegate"] = {{"claimed", false}, {"reason", why}};
         }
       }
       sg["nodes"].push_back(jn);
@@ -255,10 +261,9 @@ int InspectCommand(std::vector<std::string> args) {
       any_unsupported_anywhere ? Json(nullptr) : Json(ReleaseString(min_kiln));
   j["plugins"] = Json::array();
   for (const PluginLoadRecord& r : records) {
-    j["plugins"].push_back(
-        {{"path", r.path},
-         {"status", r.plugin ? "loaded" : "refused"},
-         {"reason", r.refusal}});
+    j["plugins"].push_back({{"path", r.path},
+                            {"status", r.plugin ? "loaded" : "refused"},
+                            {"reason", r.refusal}});
   }
 
   if (json) {
@@ -276,18 +281,19 @@ int InspectCommand(std::vector<std::string> args) {
                     : ">= " + ReleaseString(min_kiln))
             << "\n";
   if (!model.min_runtime_version().empty()) {
-    std::cout << "min_runtime_version metadata: "
-              << model.min_runtime_version() << "\n";
+    std::cout << "min_runtime_version metadata: " << model.min_runtime_version()
+              << "\n";
   }
   for (const auto& sg : j["subgraphs"]) {
     std::cout << "\nSubgraph " << sg["index"].get<int>() << " '"
-              << sg["name"].get<std::string>() << "': "
-              << sg["tensors"].size() << " tensors, " << sg["nodes"].size()
-              << " nodes, inputs " << sg["inputs"].dump() << ", outputs "
-              << sg["outputs"].dump() << "\n";
+              << sg["name"].get<std::string>() << "': " << sg["tensors"].size()
+              << " tensors, " << sg["nodes"].size() << " nodes, inputs "
+              << sg["inputs"].dump() << ", outputs " << sg["outputs"].dump()
+              << "\n";
     for (const auto& t : sg["tensors"]) {
-      std::cout << "  t" << t["index"].get<int>() << " " << t["type"].get<std::string>()
-                << " " << (t["shape"].is_null() ? "(unknown rank)" : t["shape"].dump())
+      std::cout << "  t" << t["index"].get<int>() << " "
+                << t["type"].get<std::string>() << " "
+                << (t["shape"].is_null() ? "(unknown rank)" : t["shape"].dump())
                 << (t["constant"].get<bool>() ? " const" : "")
                 << (t.contains("variable") ? " variable" : "")
                 << (t.contains("quantization") ? " quantized" : "") << " '"
@@ -295,11 +301,12 @@ int InspectCommand(std::vector<std::string> args) {
     }
     for (const auto& n : sg["nodes"]) {
       std::cout << "  #" << n["index"].get<int>() << " "
-                << n["op"].get<std::string>() << " v"
-                << n["version"].get<int>() << "  " << n["inputs"].dump()
-                << " -> " << n["outputs"].dump() << "  ";
+                << n["op"].get<std::string>() << " v" << n["version"].get<int>()
+                << "  " << n["inputs"].dump() << " -> " << n["outputs"].dump()
+                << "  ";
       if (n["runs_on"].is_null()) {
-        std::cout << "CANNOT RUN: " << n["unsupported_reason"].get<std::string>();
+        std::cout << "CANNOT RUN: "
+                  << n["unsupported_reason"].get<std::string>();
       } else {
         std::cout << "runs on " << n["runs_on"].get<std::string>();
       }
@@ -307,7 +314,8 @@ int InspectCommand(std::vector<std::string> args) {
         const auto& d = n["delegate"];
         std::cout << (d["claimed"].get<bool>()
                           ? "; claimed by " + d["name"].get<std::string>()
-                          : "; not delegated: " + d["reason"].get<std::string>());
+                          : "; not delegated: " +
+                                d["reason"].get<std::string>());
       }
       std::cout << "\n";
     }

@@ -23,12 +23,12 @@ struct DescrEntry {
 };
 
 constexpr DescrEntry kDescrs[] = {
-    {"<f4", KILN_TYPE_FLOAT32, 4}, {"<f2", KILN_TYPE_FLOAT16, 2},
-    {"<f8", KILN_TYPE_FLOAT64, 8}, {"<i4", KILN_TYPE_INT32, 4},
-    {"<i8", KILN_TYPE_INT64, 8},   {"<i2", KILN_TYPE_INT16, 2},
-    {"|i1", KILN_TYPE_INT8, 1},    {"|u1", KILN_TYPE_UINT8, 1},
-    {"<u2", KILN_TYPE_UINT16, 2},  {"<u4", KILN_TYPE_UINT32, 4},
-    {"<u8", KILN_TYPE_UINT64, 8},  {"|b1", KILN_TYPE_BOOL, 1},
+    {"<f4", KILN_TYPE_FLOAT32, 4},   {"<f2", KILN_TYPE_FLOAT16, 2},
+    {"<f8", KILN_TYPE_FLOAT64, 8},   {"<i4", KILN_TYPE_INT32, 4},
+    {"<i8", KILN_TYPE_INT64, 8},     {"<i2", KILN_TYPE_INT16, 2},
+    {"|i1", KILN_TYPE_INT8, 1},      {"|u1", KILN_TYPE_UINT8, 1},
+    {"<u2", KILN_TYPE_UINT16, 2},    {"<u4", KILN_TYPE_UINT32, 4},
+    {"<u8", KILN_TYPE_UINT64, 8},    {"|b1", KILN_TYPE_BOOL, 1},
     {"<c8", KILN_TYPE_COMPLEX64, 8},
 };
 
@@ -98,8 +98,8 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
     }
     offset = 12;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        label, ": unsupported .npy format version ", major));
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": unsupported .npy format version ", major));
   }
   if (offset + header_len > bytes.size()) {
     return absl::InvalidArgumentError(
@@ -113,9 +113,10 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
   absl::StatusOr<std::string> shape = DictValue(header, "shape", label);
   if (!shape.ok()) return shape.status();
   if (absl::StripAsciiWhitespace(*order) != "False") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        label, ": Fortran-order arrays are not supported; save with "
-               "np.ascontiguousarray"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(label,
+                     ": Fortran-order arrays are not supported; save with "
+                     "np.ascontiguousarray"));
   }
   std::string d = *descr;
   if (d.size() == 3 && d[0] == '=') d[0] = '<';
@@ -135,7 +136,8 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
   std::string dims = std::string(absl::StripSuffix(
       absl::StripPrefix(absl::StripAsciiWhitespace(*shape), "("), ")"));
   int64_t count = 1;
-  for (absl::string_view part : absl::StrSplit(dims, ',', absl::SkipWhitespace())) {
+  for (absl::string_view part :
+       absl::StrSplit(dims, ',', absl::SkipWhitespace())) {
     int32_t v = 0;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v < 0) {
       return absl::InvalidArgumentError(
@@ -147,9 +149,9 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
   const size_t data_offset = offset + header_len;
   const size_t need = static_cast<size_t>(count) * entry->size;
   if (bytes.size() - data_offset != need) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        label, ": holds ", bytes.size() - data_offset,
-        " data bytes but its shape and dtype need ", need));
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": holds ", bytes.size() - data_offset,
+                     " data bytes but its shape and dtype need ", need));
   }
   out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_offset),
                   bytes.end());
@@ -174,9 +176,9 @@ std::string SerializeNpy(const NpyArray& array) {
   }
   if (array.shape.size() > 1) shape.pop_back();
   shape += ")";
-  std::string header = absl::StrCat("{'descr': '", NpyDescr(array.type),
-                                    "', 'fortran_order': False, 'shape': ",
-                                    shape, ", }");
+  std::string header =
+      absl::StrCat("{'descr': '", NpyDescr(array.type),
+                   "', 'fortran_order': False, 'shape': ", shape, ", }");
   // Pad with spaces so that magic + len + header + '\n' is 64-aligned.
   const bool v2 = header.size() + 11 > 65535;
   const size_t prefix = v2 ? 12 : 10;

@@ -52,7 +52,8 @@ TEST(NpyTest, NumpyReadsWhatWeWriteAndWeReadWhatNumpyWrites) {
   const std::string cmd =
       "python3 -c \"import numpy as np; a=np.load('" + ours +
       "'); assert a.shape==(2,3) and a.dtype==np.float32 and a[1,2]==6; "
-      "np.save('" + theirs + "', np.arange(4, dtype=np.int64).reshape(2,2))\"";
+      "np.save('" +
+      theirs + "', np.arange(4, dtype=np.int64).reshape(2,2))\"";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "numpy is required (setup script)";
   absl::StatusOr<NpyArray> b = ReadNpy(theirs);
   ASSERT_TRUE(b.ok()) << b.status();

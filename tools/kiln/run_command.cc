@@ -165,8 +165,8 @@ int RunCommand(std::vector<std::string> args) {
     std::vector<Slot> slots;
     if (runner != nullptr) {
       for (int i = 0; i < runner->num_inputs(); ++i) {
-        slots.push_back({runner->input_name(i),
-                         runner->input(runner->input_name(i))});
+        slots.push_back(
+            {runner->input_name(i), runner->input(runner->input_name(i))});
       }
     } else {
       for (int i = 0; i < interp.num_inputs(); ++i) {
@@ -201,18 +201,18 @@ int RunCommand(std::vector<std::string> args) {
     if (!array.ok()) return fail(array.status());
     Tensor* t = slots[static_cast<size_t>(index)].tensor;
     if (array->type != t->type) {
-      std::cerr << "kiln run: input '" << name << "' is "
-                << DtypeName(t->type) << " but " << file << " holds "
-                << DtypeName(array->type) << "\n";
+      std::cerr << "kiln run: input '" << name << "' is " << DtypeName(t->type)
+                << " but " << file << " holds " << DtypeName(array->type)
+                << "\n";
       return 1;
     }
     if (array->shape != t->shape || !t->has_rank) {
-      absl::Status s = runner != nullptr
-                           ? runner->ResizeInput(name == slots[index].name
-                                                     ? name
-                                                     : slots[index].name,
-                                                 array->shape)
-                           : interp.ResizeInput(index, array->shape);
+      absl::Status s =
+          runner != nullptr
+              ? runner->ResizeInput(
+                    name == slots[index].name ? name : slots[index].name,
+                    array->shape)
+              : interp.ResizeInput(index, array->shape);
       if (!s.ok()) return fail(s);
     }
     values.emplace_back(index, *std::move(array));
@@ -282,8 +282,8 @@ int RunCommand(std::vector<std::string> args) {
     for (const auto& o : manifest["outputs"]) {
       if (o["file"] == file) file = absl::StrCat("output_", i, ".npy");
     }
-    if (absl::Status s =
-            WriteNpy((std::filesystem::path(output_dir) / file).string(), array);
+    if (absl::Status s = WriteNpy(
+            (std::filesystem::path(output_dir) / file).string(), array);
         !s.ok()) {
       return fail(s);
     }

@@ -95,12 +95,13 @@ int VersionCommand(std::vector<std::string> args) {
   std::printf("Plugins (%zu found)\n", records.size());
   for (const PluginLoadRecord& r : records) {
     if (r.plugin) {
-      std::printf("  loaded   %s %s  built for ext API %s, negotiated %s\n"
-                  "           %s\n",
-                  r.name.c_str(), r.version.c_str(),
-                  VersionString(r.abi_version).c_str(),
-                  VersionString(r.plugin->negotiated_version()).c_str(),
-                  r.path.c_str());
+      std::printf(
+          "  loaded   %s %s  built for ext API %s, negotiated %s\n"
+          "           %s\n",
+          r.name.c_str(), r.version.c_str(),
+          VersionString(r.abi_version).c_str(),
+          VersionString(r.plugin->negotiated_version()).c_str(),
+          r.path.c_str());
     } else {
       std::printf("  refused  %s\n           %s\n", r.path.c_str(),
                   r.refusal.c_str());

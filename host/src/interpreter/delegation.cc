@@ -119,6 +119,55 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   return absl::OkStatus();
 }
 
+void Interpreter::RecordDeclineReasons(DelegateInstance& delegate, int subgraph,
+                                       const std::vector<int32_t>& claimed) {
+  if (delegate.declined.size() < subgraphs_.size()) {
+    delegate.declined.resize(subgraphs_.size());
+  }
+  if (delegate.decline_reasons == nullptr) {
+    for (const KilnExtensionBase* e = delegate.plugin->descriptor()->extensions;
+         e != nullptr; e = e->next) {
+      if (std::string(e->id) == KILN_DELEGATE_DECLINE_REASONS_EXTENSION_ID &&
+          KILN_STRUCT_HAS_FIELD(KilnDelegateDeclineReasonsExtension,
+                                e->struct_size, decline_reason)) {
+        delegate.decline_reasons =
+            reinterpret_cast<const KilnDelegateDeclineReasonsExtension*>(e);
+        break;
+      }
+    }
+  }
+  if (delegate.decline_reasons == nullptr ||
+      delegate.decline_reasons->decline_reason == nullptr) {
+    return;
+  }
+  const SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  const std::set<int32_t> taken(claimed.begin(), claimed.end());
+  for (int32_t n = 0; n < s.num_model_nodes; ++n) {
+    if (taken.count(n) > 0) continue;
+    const char* why =
+        delegate.decline_reasons->decline_reason(delegate.instance, n);
+    if (why != nullptr) {
+      delegate.declined[static_cast<size_t>(subgraph)][n] = why;
+    }
+  }
+}
+
+std::string Interpreter::DelegateDeclineReason(int subgraph,
+                                               int node_index) const {
+  std::string out;
+  for (const auto& d : delegates_) {
+    if (subgraph < 0 || static_cast<size_t>(subgraph) >= d->declined.size()) {
+      continue;
+    }
+    const auto& reasons = d->declined[static_cast<size_t>(subgraph)];
+    auto it = reasons.find(node_index);
+    if (it == reasons.end()) continue;
+    if (!out.empty()) out += "; ";
+    out += d->name + ": " + it->second;
+  }
+  return out;
+}
+
 absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
                                            int subgraph) {
   SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
@@ -143,6 +192,7 @@ absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
               c.error.message.empty() ? "(no message)" : c.error.message));
     }
   }
+  RecordDeclineReasons(delegate, subgraph, claimed);
   // Only kernel nodes of the model that no earlier delegate took.
   std::vector<int32_t> eligible;
   for (int32_t n : claimed) {

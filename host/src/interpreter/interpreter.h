@@ -237,6 +237,10 @@ class Interpreter {
   // One entry per node of the model's subgraph (not partition nodes).
   std::vector<NodeInfo> DescribeNodes(int subgraph) const;
   bool IsNodeDelegated(int subgraph, int node_index) const;
+  // Why the requested delegates did not claim a node ("NAME: reason", one
+  // per delegate that gave a reason through kiln.delegate_decline_reasons/1);
+  // "" when no delegate said why.
+  std::string DelegateDeclineReason(int subgraph, int node_index) const;
   std::vector<PartitionInfo> Partitions(int subgraph) const;
 
   // ---- Signatures ----
@@ -259,6 +263,8 @@ class Interpreter {
   absl::Status InitKernels();
   absl::Status ApplyDelegate(const DelegateRequest& request);
   absl::Status DelegateSubgraph(DelegateInstance& delegate, int subgraph);
+  void RecordDeclineReasons(DelegateInstance& delegate, int subgraph,
+                            const std::vector<int32_t>& claimed);
 
   absl::Status PrepareAll(SubgraphRuntime& s);
   absl::Status PlanMemory(SubgraphRuntime& s);

@@ -4,10 +4,12 @@
 #define KILN_HOST_INTERPRETER_SUBGRAPH_RUNTIME_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kiln/kiln_capabilities.h"
 #include "kiln/kiln_plugin.h"
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
@@ -22,6 +24,10 @@ struct DelegateInstance {
   void* instance = nullptr;
   int32_t min_partition_size = 1;
   bool warned = false;  // the one fallback warning was printed
+  // The plugin's kiln.delegate_decline_reasons/1 capability, if offered.
+  const KilnDelegateDeclineReasonsExtension* decline_reasons = nullptr;
+  // Reasons collected right after each partition call: [subgraph][node].
+  std::vector<std::map<int32_t, std::string>> declined;
 };
 
 struct PartitionRuntime {

@@ -6,35 +6,16 @@
  * later revision. The `delegate` argument of every function is an instance
  * returned by KilnDelegateInterface.create of the same plugin.
  *
- * "kiln.delegate_decline_reasons/1" is not OpenCL specific: any delegate may
- * offer it under the same id and layout.
+ * The plugin also offers "kiln.delegate_decline_reasons/1", defined for any
+ * delegate in kiln/kiln_capabilities.h.
  */
 #ifndef KILN_OPENCL_OPENCL_DELEGATE_H_
 #define KILN_OPENCL_OPENCL_DELEGATE_H_
 
+#include "kiln/kiln_capabilities.h"  /* kiln.delegate_decline_reasons/1 */
 #include "kiln/kiln_plugin.h"
 
 KILN_EXTERN_C_BEGIN
-
-/* ---- kiln.delegate_decline_reasons/1 ------------------------------------
- * Why a delegate instance did not claim a node. */
-#define KILN_DELEGATE_DECLINE_REASONS_EXTENSION_ID \
-  "kiln.delegate_decline_reasons/1"
-
-typedef struct KilnDelegateDeclineReasonsExtension {
-  KilnExtensionBase base; /* base.id == KILN_DELEGATE_DECLINE_REASONS_... */
-  /* The reason `delegate` declined node `node_index` (an index into the
-   * subgraph's nodes) in its most recent KilnDelegateInterface.partition
-   * call, e.g. "CONV_2D version 7 is newer than the versions 1..1 this
-   * delegate implements". NULL when the node was claimed, or was not in the
-   * execution plan of that call. The string is owned by the delegate and
-   * valid until the next partition or destroy call on the instance. Call it
-   * from the thread that drives the delegate, never concurrently with
-   * partition. */
-  const char* (*decline_reason)(void* delegate, int32_t node_index);
-} KilnDelegateDeclineReasonsExtension;
-#define KILN_DELEGATE_DECLINE_REASONS_EXTENSION_STRUCT_SIZE \
-  KILN_STRUCT_SIZE(KilnDelegateDeclineReasonsExtension, decline_reason)
 
 /* ---- kiln.opencl_stats/1 --------------------------------------------------
  * Device and compiled-program cache counters of an OpenCL delegate instance,
