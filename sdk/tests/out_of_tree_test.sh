@@ -110,36 +110,55 @@ step "host guide example (docs/host-guide.md)"
 awk '/<!-- host-example:begin -->/{on=1;next} /<!-- host-example:end -->/{on=0} on' \
     "$SOURCE_DIR/docs/host-guide.md" | sed '/^```/d' >"$WORK/run_model.c"
 [ -s "$WORK/run_model.c" ] || fail "no C example between host-example markers in docs/host-guide.md"
-# Until libkiln implements the interpreter part of the C API the example is
-# compiled but cannot be linked or run.
-if nm -D --defined-only "$PREFIX"/lib/libkiln.so | grep -q " KilnInterpreterCreate$"; then
-  # shellcheck disable=SC2046
-  cc $STRICT_C "$WORK/run_model.c" -o "$WORK/run_model" \
-     $(pkg-config --cflags --libs kiln) \
-     -Wl,-rpath,"$(pkg-config --variable=libdir kiln)" ||
-    fail "building the docs/host-guide.md example"
-  MODEL="$MODELS_DIR/misc/add_10x10.tflite"
-  if [ -n "$MODELS_DIR" ] && [ -f "$MODEL" ]; then
-    "$WORK/run_model" "$MODEL" | tee "$WORK/run_model.txt" ||
-      fail "the docs/host-guide.md example failed on $MODEL"
-    grep -q "^output 0 " "$WORK/run_model.txt" ||
-      fail "the host guide example printed no output"
-  else
-    echo "shared models not found; the host guide example was built but not run"
-  fi
-else
-  # shellcheck disable=SC2046
-  cc $STRICT_C -c "$WORK/run_model.c" -o "$WORK/run_model.o" \
-     $(pkg-config --cflags kiln) ||
-    fail "compiling the docs/host-guide.md example"
-  echo "libkiln does not define KilnInterpreterCreate yet: the host guide example was compiled, not linked or run"
+# shellcheck disable=SC2046
+cc $STRICT_C "$WORK/run_model.c" -o "$WORK/run_model" \
+   $(pkg-config --cflags --libs kiln) \
+   -Wl,-rpath,"$(pkg-config --variable=libdir kiln)" ||
+  fail "building the docs/host-guide.md example"
+MODEL="$MODELS_DIR/misc/add_10x10.tflite"
+if [ -n "$MODELS_DIR" ] && [ -f "$MODEL" ]; then
+  "$WORK/run_model" "$MODEL" | tee "$WORK/run_model.txt" ||
+    fail "the docs/host-guide.md example failed on $MODEL"
+  grep -q "^output 0 " "$WORK/run_model.txt" ||
+    fail "the host guide example printed no output"
 fi
 
-if "$KILN" run --help >/dev/null 2>&1; then
-  step "kiln run through the example kernel plugin"
-  echo "NOTE: kiln run exists but this test does not yet run models through the example plugins (no example models are shipped yet)"
+step "kiln run through the example kernel plugin (custom op acme.SoftSign)"
+"$KILN" build-example "$WORK/softsign.tflite" --single-op acme.SoftSign ||
+  fail "kiln build-example --single-op acme.SoftSign"
+KERNEL_PLUGIN=$(find "$WORK/kernel_plugin" -name 'libacme_kernels.so' | head -n 1)
+[ -n "$KERNEL_PLUGIN" ] || fail "libacme_kernels.so was not built"
+"$KILN" run "$WORK/softsign.tflite" --plugin "$KERNEL_PLUGIN" --input random \
+    --output-dir "$WORK/softsign_out" || fail "kiln run through acme_kernels"
+python3 - "$WORK/softsign_out" <<'PY' || fail "acme.SoftSign output is wrong"
+import json, sys, numpy as np
+out = sys.argv[1]
+m = json.load(open(out + "/outputs.json"))
+y = np.load(out + "/" + m["outputs"][0]["file"])
+assert y.shape == (1, 8) and np.all(np.abs(y) < 1.0), y
+print("acme.SoftSign output", y.ravel()[:4], "...")
+PY
+
+step "kiln run through the example delegate plugin (delegate acme)"
+DELEGATE_PLUGIN=$(find "$WORK/delegate_plugin" -name 'libacme_delegate.so' | head -n 1)
+[ -n "$DELEGATE_PLUGIN" ] || fail "libacme_delegate.so was not built"
+"$KILN" inspect "$WORK/softsign.tflite" --plugin "$KERNEL_PLUGIN" >/dev/null ||
+  fail "kiln inspect with the example kernel plugin"
+ADD_MODEL="$MODELS_DIR/misc/add_10x10.tflite"
+if [ -n "$MODELS_DIR" ] && [ -f "$ADD_MODEL" ]; then
+  "$KILN" inspect "$ADD_MODEL" --json --plugin "$DELEGATE_PLUGIN" --delegate acme \
+      >"$WORK/inspect.json" || fail "kiln inspect --delegate acme"
+  python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['subgraphs'][0]['nodes']; assert all(x['delegate']['claimed'] for x in n), n" \
+      "$WORK/inspect.json" || fail "the acme delegate did not claim the ADD node"
+  "$KILN" run "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
+      --input random --output-dir "$WORK/acme_out" 2>"$WORK/acme_err.txt" ||
+    fail "kiln run --delegate acme"
+  if grep -qi warning "$WORK/acme_err.txt"; then
+    cat "$WORK/acme_err.txt"
+    fail "the acme delegate fell back to the CPU kernels"
+  fi
 else
-  echo "kiln run is not available in this build; skipping model runs through the example plugins"
+  echo "shared models not found; the delegate example was validated but not run"
 fi
 
 step "all out-of-tree SDK checks passed"

@@ -65,25 +65,11 @@ KilnStatus ReadWindowParams(KernelContext& k, const char* op, bool dilation,
 // RELU_N1_TO_1, RELU6). False for TANH and SIGN_BIT, which need
 // ApplyActivation per element.
 inline bool ActivationClamp(int64_t act, float* lo, float* hi) {
+  // NONE is a no-op clamp (infinities pass through); the others share the
+  // elementwise kernels' bounds.
   *lo = -std::numeric_limits<float>::infinity();
   *hi = std::numeric_limits<float>::infinity();
-  switch (act) {
-    case KILN_ACTIVATION_NONE:
-      return true;
-    case KILN_ACTIVATION_RELU:
-      *lo = 0.f;
-      return true;
-    case KILN_ACTIVATION_RELU_N1_TO_1:
-      *lo = -1.f;
-      *hi = 1.f;
-      return true;
-    case KILN_ACTIVATION_RELU6:
-      *lo = 0.f;
-      *hi = 6.f;
-      return true;
-    default:
-      return false;
-  }
+  return act == KILN_ACTIVATION_NONE || ActivationClampRange<float>(act, lo, hi);
 }
 
 // Applies fused activation `act` to n floats in place.

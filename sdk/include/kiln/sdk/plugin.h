@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -407,12 +408,18 @@ class PluginDefinition {
 
 namespace internal {
 
+// Hosts may load the same plugin from several threads at once (each
+// interpreter loads its plugins; dlopen hands them one library), so entry is
+// serialized: the descriptor is built once and the host table slot is
+// written under the lock.
 inline const KilnPluginDescriptor* Enter(
     const KilnHostInfo* host, const KilnPluginDescriptor* (*describe)()) {
   if (host == nullptr ||
       host->struct_size < KILN_HOST_INFO_STRUCT_SIZE || host->api == nullptr) {
     return nullptr;
   }
+  static std::mutex entry_mutex;
+  std::lock_guard<std::mutex> lock(entry_mutex);
   HostApiSlot() = host->api;
   try {
     return describe();
