@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/sdk/delegate_settings.h"
 #include "kiln/sdk/plugin.h"
 
 namespace acme {
@@ -44,104 +45,27 @@ struct DelegateInstance {
 };
 
 // ---- Settings: serialized kiln.DelegateSettings -------------------------
-// Parsed with a minimal Protocol Buffers wire-format reader so the plugin
-// needs no libprotobuf. Fields used: 2 options (map<string,string>; this
-// delegate has none, so any key is refused by name), 3 min_partition_size.
-// Unknown fields are skipped (newer hosts may add fields).
-class WireReader {
- public:
-  WireReader(const uint8_t* data, uint64_t size)
-      : p_(data), end_(data + size) {}
-  bool done() const { return p_ == end_; }
-  bool Varint(uint64_t* out) {
-    uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) return false;
-      const uint8_t b = *p_++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if ((b & 0x80) == 0) {
-        *out = v;
-        return true;
-      }
-    }
-    return false;
-  }
-  bool Bytes(const uint8_t** data, uint64_t* size) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
-    *data = p_;
-    *size = n;
-    p_ += n;
-    return true;
-  }
-  bool Skip(uint32_t wire_type) {
-    uint64_t ignored = 0;
-    const uint8_t* d = nullptr;
-    switch (wire_type) {
-      case 0:
-        return Varint(&ignored);
-      case 1:
-        return Advance(8);
-      case 2:
-        return Bytes(&d, &ignored);
-      case 5:
-        return Advance(4);
-      default:
-        return false;
-    }
-  }
-
- private:
-  bool Advance(uint64_t n) {
-    if (n > static_cast<uint64_t>(end_ - p_)) return false;
-    p_ += n;
-    return true;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+// Read with the SDK's wire-format reader (kiln/sdk/delegate_settings.h), so
+// the plugin needs no libprotobuf. This delegate has no options of its own,
+// so any key is refused by name; it honours min_partition_size. Unknown
+// fields are skipped (newer hosts may add fields).
 
 // Returns "" on success, else the reason the settings are refused.
 std::string ParseSettings(const uint8_t* data, uint64_t size,
                           DelegateInstance* out) {
-  WireReader r(data, size);
-  while (!r.done()) {
-    uint64_t tag = 0;
-    if (!r.Varint(&tag))
-      return "settings are not a valid kiln.DelegateSettings";
-    const uint32_t field = static_cast<uint32_t>(tag >> 3);
-    const uint32_t wire_type = static_cast<uint32_t>(tag & 7);
-    if (field == 2 && wire_type == 2) {  // options map entry {1: key, 2: value}
-      const uint8_t* entry = nullptr;
-      uint64_t entry_size = 0;
-      if (!r.Bytes(&entry, &entry_size)) return "truncated options entry";
-      WireReader e(entry, entry_size);
-      std::string key;
-      while (!e.done()) {
-        uint64_t etag = 0;
-        if (!e.Varint(&etag)) return "malformed options entry";
-        if ((etag >> 3) == 1 && (etag & 7) == 2) {
-          const uint8_t* k = nullptr;
-          uint64_t n = 0;
-          if (!e.Bytes(&k, &n)) return "malformed options key";
-          key.assign(reinterpret_cast<const char*>(k), n);
-        } else if (!e.Skip(static_cast<uint32_t>(etag & 7))) {
-          return "malformed options entry";
-        }
-      }
-      return "unknown option '" + key +
-             "': the acme delegate has no options (it honours "
-             "min_partition_size only)";
-    }
-    if (field == 3 && wire_type == 0) {
-      uint64_t v = 0;
-      if (!r.Varint(&v)) return "truncated min_partition_size";
-      const int32_t n = static_cast<int32_t>(v);
-      if (n > 0) out->min_partition_size = n;
-      continue;
-    }
-    if (!r.Skip(wire_type))
-      return "settings are not a valid kiln.DelegateSettings";
+  kiln::sdk::DelegateSettings settings;
+  std::string error;
+  if (!kiln::sdk::ParseDelegateSettings(data, static_cast<size_t>(size),
+                                        &settings, &error)) {
+    return error;
+  }
+  if (!settings.options.empty()) {
+    return "unknown option '" + settings.options.begin()->first +
+           "': the acme delegate has no options (it honours "
+           "min_partition_size only)";
+  }
+  if (settings.min_partition_size > 0) {
+    out->min_partition_size = settings.min_partition_size;
   }
   return "";
 }

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/sdk/delegate_settings.h"
 #include "kiln/sdk/plugin.h"
 
 namespace kiln::test_delegate {
@@ -40,93 +41,19 @@ struct Settings {
   int32_t min_partition_size = 0;
 };
 
-// Minimal protobuf wire reader: varints and length-delimited fields.
-class WireReader {
- public:
-  WireReader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool done() const { return p_ >= end_; }
-  bool Varint(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ >= end_) return false;
-      const uint8_t b = *p_++;
-      *v |= static_cast<uint64_t>(b & 0x7F) << shift;
-      if ((b & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool Bytes(const uint8_t** data, size_t* size) {
-    uint64_t n = 0;
-    if (!Varint(&n) || n > static_cast<uint64_t>(end_ - p_)) return false;
-    *data = p_;
-    *size = static_cast<size_t>(n);
-    p_ += n;
-    return true;
-  }
-  bool Skip(uint32_t wire_type) {
-    uint64_t v = 0;
-    const uint8_t* d = nullptr;
-    size_t n = 0;
-    switch (wire_type) {
-      case 0:
-        return Varint(&v);
-      case 1:
-        return Advance(8);
-      case 2:
-        return Bytes(&d, &n);
-      case 5:
-        return Advance(4);
-      default:
-        return false;
-    }
-  }
-
- private:
-  bool Advance(size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n) return false;
-    p_ += n;
-    return true;
-  }
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
-
+// kiln.DelegateSettings: the SDK's wire-format reader (no libprotobuf in
+// the plugin, so no second protobuf runtime in the host process).
 bool ParseOptions(const uint8_t* data, size_t size,
                   std::map<std::string, std::string>* options,
                   int32_t* min_partition_size) {
-  WireReader r(data, size);
-  while (!r.done()) {
-    uint64_t tag = 0;
-    if (!r.Varint(&tag)) return false;
-    const uint32_t field = static_cast<uint32_t>(tag >> 3);
-    const uint32_t wire = static_cast<uint32_t>(tag & 7);
-    if (field == 2 && wire == 2) {
-      const uint8_t* entry = nullptr;
-      size_t entry_size = 0;
-      if (!r.Bytes(&entry, &entry_size)) return false;
-      WireReader e(entry, entry_size);
-      std::string key, value;
-      while (!e.done()) {
-        uint64_t t = 0;
-        if (!e.Varint(&t)) return false;
-        const uint8_t* s = nullptr;
-        size_t n = 0;
-        if ((t >> 3) <= 2 && (t & 7) == 2) {
-          if (!e.Bytes(&s, &n)) return false;
-          ((t >> 3) == 1 ? key : value)
-              .assign(reinterpret_cast<const char*>(s), n);
-        } else if (!e.Skip(static_cast<uint32_t>(t & 7))) {
-          return false;
-        }
-      }
-      (*options)[key] = value;
-    } else if (field == 3 && wire == 0) {
-      uint64_t v = 0;
-      if (!r.Varint(&v)) return false;
-      *min_partition_size = static_cast<int32_t>(v);
-    } else if (!r.Skip(wire)) {
-      return false;
-    }
+  kiln::sdk::DelegateSettings settings;
+  std::string error;
+  if (!kiln::sdk::ParseDelegateSettings(data, size, &settings, &error)) {
+    return false;
+  }
+  *options = std::move(settings.options);
+  if (settings.min_partition_size != 0) {
+    *min_partition_size = settings.min_partition_size;
   }
   return true;
 }
