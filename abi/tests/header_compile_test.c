@@ -1,6 +1,9 @@
 /* Compiles every public Kiln header in one translation unit (built as C99,
  * C11 and, through header_compile_test.cc, C++17, all with -pedantic -Werror)
  * and checks at run time the invariants a C compiler cannot. */
+#include <stdio.h>
+#include <string.h>
+
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_c_api.h"
 #include "kiln/kiln_capabilities.h"
@@ -8,8 +11,6 @@
 #include "kiln/kiln_extension.h"
 #include "kiln/kiln_plugin.h"
 #include "kiln/kiln_version.h"
-
-#include <stdio.h>
 
 static int failures = 0;
 
@@ -26,8 +27,10 @@ int main(void) {
   KilnPluginDescriptor descriptor;
   /* The first fields of every struct are frozen across all versions. */
   Check(offsetof(KilnKernel, struct_size) == 0, "KilnKernel.struct_size first");
-  Check(offsetof(KilnHostApi, struct_size) == 0, "KilnHostApi.struct_size first");
-  Check(offsetof(KilnHostApi, abi_version) == 4, "KilnHostApi.abi_version second");
+  Check(offsetof(KilnHostApi, struct_size) == 0,
+        "KilnHostApi.struct_size first");
+  Check(offsetof(KilnHostApi, abi_version) == 4,
+        "KilnHostApi.abi_version second");
   Check(offsetof(KilnPluginDescriptor, struct_size) == 0,
         "KilnPluginDescriptor.struct_size first");
   Check(offsetof(KilnPluginDescriptor, abi_version) == 4,
@@ -50,6 +53,10 @@ int main(void) {
   Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, 8, report_error),
         "KILN_STRUCT_HAS_FIELD on a truncated size");
   Check(KILN_OP_STABLEHLO_COMPOSITE == 206, "op codes follow the schema");
+  Check(strcmp(KilnBuiltinOpName(KILN_OP_CONV_2D), "CONV_2D") == 0,
+        "KilnBuiltinOpName names builtin codes");
+  Check(strcmp(KilnBuiltinOpName(-1), "UNKNOWN") == 0,
+        "KilnBuiltinOpName of an unknown code");
   Check(KILN_STATUS_UNAUTHENTICATED == 16, "status codes follow absl");
   (void)kernel;
   (void)api;

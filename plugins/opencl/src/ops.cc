@@ -784,7 +784,7 @@ std::string PlanNode(const KilnHostApi& api, KilnOpaqueContext* context,
       return std::string("custom op '") + (name != nullptr ? name : "") +
              "' is not implemented by the OpenCL delegate";
     }
-    return "builtin op " + std::to_string(code) +
+    return std::string(KilnBuiltinOpName(code)) +
            " is not implemented by the OpenCL delegate";
   }
   const int32_t version = api.node_op_version(node);

@@ -30,6 +30,9 @@ for n in nodes:
         claimed += 1
     elif d["reason"].startswith(delegate.split(":")[0] + ": "):
         declined += 1
+        if "builtin op " in d["reason"]:
+            print(f"node {n['index']}: reason does not name the op: {d['reason']}")
+            failures += 1
     else:
         print(f"node {n['index']} {n['op']}: no delegate reason: {d['reason']}")
         failures += 1
