@@ -57,6 +57,10 @@ int main(void) {
         "KilnBuiltinOpName names builtin codes");
   Check(strcmp(KilnBuiltinOpName(-1), "UNKNOWN") == 0,
         "KilnBuiltinOpName of an unknown code");
+  Check(strcmp(KilnTensorTypeName(KILN_TYPE_BFLOAT16), "BFLOAT16") == 0,
+        "KilnTensorTypeName names tensor types");
+  Check(strcmp(KilnTensorTypeName(99), "UNKNOWN_TYPE") == 0,
+        "KilnTensorTypeName of an unknown type");
   Check(KILN_STATUS_UNAUTHENTICATED == 16, "status codes follow absl");
   (void)kernel;
   (void)api;

@@ -85,6 +85,53 @@ typedef int32_t KilnTensorType;
 #define KILN_TYPE_INT4 17
 #define KILN_TYPE_BFLOAT16 18
 
+/* Name of a tensor type ("FLOAT32"), or "UNKNOWN_TYPE". Header-only (no
+ * symbol), for plugins and hosts alike. Added in extension API 1.1. */
+static inline const char* KilnTensorTypeName(KilnTensorType type) {
+  switch (type) {
+    case KILN_TYPE_FLOAT32:
+      return "FLOAT32";
+    case KILN_TYPE_FLOAT16:
+      return "FLOAT16";
+    case KILN_TYPE_INT32:
+      return "INT32";
+    case KILN_TYPE_UINT8:
+      return "UINT8";
+    case KILN_TYPE_INT64:
+      return "INT64";
+    case KILN_TYPE_STRING:
+      return "STRING";
+    case KILN_TYPE_BOOL:
+      return "BOOL";
+    case KILN_TYPE_INT16:
+      return "INT16";
+    case KILN_TYPE_COMPLEX64:
+      return "COMPLEX64";
+    case KILN_TYPE_INT8:
+      return "INT8";
+    case KILN_TYPE_FLOAT64:
+      return "FLOAT64";
+    case KILN_TYPE_COMPLEX128:
+      return "COMPLEX128";
+    case KILN_TYPE_UINT64:
+      return "UINT64";
+    case KILN_TYPE_RESOURCE:
+      return "RESOURCE";
+    case KILN_TYPE_VARIANT:
+      return "VARIANT";
+    case KILN_TYPE_UINT32:
+      return "UINT32";
+    case KILN_TYPE_UINT16:
+      return "UINT16";
+    case KILN_TYPE_INT4:
+      return "INT4";
+    case KILN_TYPE_BFLOAT16:
+      return "BFLOAT16";
+    default:
+      return "UNKNOWN_TYPE";
+  }
+}
+
 /* Log severities. */
 #define KILN_LOG_INFO 0
 #define KILN_LOG_WARNING 1

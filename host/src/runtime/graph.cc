@@ -8,19 +8,28 @@ namespace kiln {
 
 size_t ElementSize(KilnTensorType type) {
   switch (type) {
-    case KILN_TYPE_FLOAT32: case KILN_TYPE_INT32: case KILN_TYPE_UINT32:
+    case KILN_TYPE_FLOAT32:
+    case KILN_TYPE_INT32:
+    case KILN_TYPE_UINT32:
       return 4;
-    case KILN_TYPE_FLOAT16: case KILN_TYPE_INT16: case KILN_TYPE_UINT16:
+    case KILN_TYPE_FLOAT16:
+    case KILN_TYPE_INT16:
+    case KILN_TYPE_UINT16:
     case KILN_TYPE_BFLOAT16:
       return 2;
-    case KILN_TYPE_UINT8: case KILN_TYPE_INT8: case KILN_TYPE_BOOL:
+    case KILN_TYPE_UINT8:
+    case KILN_TYPE_INT8:
+    case KILN_TYPE_BOOL:
       return 1;
-    case KILN_TYPE_INT64: case KILN_TYPE_FLOAT64: case KILN_TYPE_UINT64:
+    case KILN_TYPE_INT64:
+    case KILN_TYPE_FLOAT64:
+    case KILN_TYPE_UINT64:
     case KILN_TYPE_COMPLEX64:
       return 8;
     case KILN_TYPE_COMPLEX128:
       return 16;
-    case KILN_TYPE_RESOURCE: case KILN_TYPE_VARIANT:
+    case KILN_TYPE_RESOURCE:
+    case KILN_TYPE_VARIANT:
       return 4;  // a resource id
     default:
       return 0;  // STRING, INT4 (packed) and unknown types
@@ -34,7 +43,8 @@ int64_t Tensor::NumElements() const {
 }
 
 size_t Tensor::RequiredBytes() const {
-  if (type == KILN_TYPE_INT4) return static_cast<size_t>((NumElements() + 1) / 2);
+  if (type == KILN_TYPE_INT4)
+    return static_cast<size_t>((NumElements() + 1) / 2);
   return static_cast<size_t>(NumElements()) * ElementSize(type);
 }
 
@@ -95,29 +105,6 @@ std::string Node::OpName() const {
   return BuiltinOpName(builtin_code);
 }
 
-const char* TypeName(KilnTensorType type) {
-  switch (type) {
-    case KILN_TYPE_FLOAT32: return "FLOAT32";
-    case KILN_TYPE_FLOAT16: return "FLOAT16";
-    case KILN_TYPE_INT32: return "INT32";
-    case KILN_TYPE_UINT8: return "UINT8";
-    case KILN_TYPE_INT64: return "INT64";
-    case KILN_TYPE_STRING: return "STRING";
-    case KILN_TYPE_BOOL: return "BOOL";
-    case KILN_TYPE_INT16: return "INT16";
-    case KILN_TYPE_COMPLEX64: return "COMPLEX64";
-    case KILN_TYPE_INT8: return "INT8";
-    case KILN_TYPE_FLOAT64: return "FLOAT64";
-    case KILN_TYPE_COMPLEX128: return "COMPLEX128";
-    case KILN_TYPE_UINT64: return "UINT64";
-    case KILN_TYPE_RESOURCE: return "RESOURCE";
-    case KILN_TYPE_VARIANT: return "VARIANT";
-    case KILN_TYPE_UINT32: return "UINT32";
-    case KILN_TYPE_UINT16: return "UINT16";
-    case KILN_TYPE_INT4: return "INT4";
-    case KILN_TYPE_BFLOAT16: return "BFLOAT16";
-    default: return "UNKNOWN_TYPE";
-  }
-}
+const char* TypeName(KilnTensorType type) { return KilnTensorTypeName(type); }
 
 }  // namespace kiln

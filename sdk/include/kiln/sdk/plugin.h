@@ -52,28 +52,7 @@ bool HostHas(T KilnHostApi::*field) {
 }
 
 inline const char* TypeName(KilnTensorType type) {
-  switch (type) {
-    case KILN_TYPE_FLOAT32: return "FLOAT32";
-    case KILN_TYPE_FLOAT16: return "FLOAT16";
-    case KILN_TYPE_INT32: return "INT32";
-    case KILN_TYPE_UINT8: return "UINT8";
-    case KILN_TYPE_INT64: return "INT64";
-    case KILN_TYPE_STRING: return "STRING";
-    case KILN_TYPE_BOOL: return "BOOL";
-    case KILN_TYPE_INT16: return "INT16";
-    case KILN_TYPE_COMPLEX64: return "COMPLEX64";
-    case KILN_TYPE_INT8: return "INT8";
-    case KILN_TYPE_FLOAT64: return "FLOAT64";
-    case KILN_TYPE_COMPLEX128: return "COMPLEX128";
-    case KILN_TYPE_UINT64: return "UINT64";
-    case KILN_TYPE_RESOURCE: return "RESOURCE";
-    case KILN_TYPE_VARIANT: return "VARIANT";
-    case KILN_TYPE_UINT32: return "UINT32";
-    case KILN_TYPE_UINT16: return "UINT16";
-    case KILN_TYPE_INT4: return "INT4";
-    case KILN_TYPE_BFLOAT16: return "BFLOAT16";
-    default: return "UNKNOWN_TYPE";
-  }
+  return KilnTensorTypeName(type);
 }
 
 // A non-owning view of a host tensor. Cheap to copy. A default-constructed
@@ -141,7 +120,7 @@ class KernelContext {
   int64_t OptionInt(uint32_t key, int64_t fallback) const {
     int64_t v = fallback;
     return Host().node_option_int(node_, key, &v) == KILN_STATUS_OK ? v
-                                                                     : fallback;
+                                                                    : fallback;
   }
   float OptionFloat(uint32_t key, float fallback) const {
     float v = fallback;
@@ -172,7 +151,8 @@ class KernelContext {
   // Reads a tensor's quantization parameters (extension API 1.1). On a host
   // older than 1.1 this reports which host function is missing and returns
   // KILN_STATUS_UNIMPLEMENTED; *params is then untouched.
-  KilnStatus Quantization(const Tensor& tensor, KilnQuantizationParams* params) {
+  KilnStatus Quantization(const Tensor& tensor,
+                          KilnQuantizationParams* params) {
     if (!HostHas(&KilnHostApi::tensor_quantization)) {
       return Fail(KILN_STATUS_UNIMPLEMENTED,
                   "reading quantization parameters needs a host serving "
@@ -193,8 +173,7 @@ class KernelContext {
 
   KilnStatus Resize(const Tensor& tensor, const std::vector<int32_t>& dims) {
     return Host().tensor_resize(context_, tensor.raw(),
-                                static_cast<int32_t>(dims.size()),
-                                dims.data());
+                                static_cast<int32_t>(dims.size()), dims.data());
   }
 
   // Reports an error built from the streamed parts and returns `code`, so a
@@ -212,8 +191,8 @@ class KernelContext {
     const int32_t n = num_inputs();
     if (n < min || n > max) {
       return Fail(KILN_STATUS_INVALID_ARGUMENT, "expected ", min,
-                  (min == max ? "" : ".."), (min == max ? "" : std::to_string(max)),
-                  " inputs, got ", n);
+                  (min == max ? "" : ".."),
+                  (min == max ? "" : std::to_string(max)), " inputs, got ", n);
     }
     return KILN_STATUS_OK;
   }
@@ -241,9 +220,9 @@ class KernelContext {
   KilnOpaqueNode* node_;
 };
 
-#define KILN_SDK_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    const KilnStatus kiln_sdk_status_ = (expr);     \
+#define KILN_SDK_RETURN_IF_ERROR(expr)                               \
+  do {                                                               \
+    const KilnStatus kiln_sdk_status_ = (expr);                      \
     if (kiln_sdk_status_ != KILN_STATUS_OK) return kiln_sdk_status_; \
   } while (0)
 
@@ -382,9 +361,12 @@ class PluginDefinition {
       descriptor_.min_host_abi_version = min_host_abi_version_;
       descriptor_.name = name_;
       descriptor_.version = version_;
-      descriptor_.bad_host_versions = bad_hosts_.empty() ? nullptr : bad_hosts_.data();
-      descriptor_.num_bad_host_versions = static_cast<uint32_t>(bad_hosts_.size());
-      descriptor_.kernels = kernel_ptrs_.empty() ? nullptr : kernel_ptrs_.data();
+      descriptor_.bad_host_versions =
+          bad_hosts_.empty() ? nullptr : bad_hosts_.data();
+      descriptor_.num_bad_host_versions =
+          static_cast<uint32_t>(bad_hosts_.size());
+      descriptor_.kernels =
+          kernel_ptrs_.empty() ? nullptr : kernel_ptrs_.data();
       descriptor_.num_kernels = static_cast<uint32_t>(kernel_ptrs_.size());
       descriptor_.delegate = delegate_;
       descriptor_.extensions = extensions_;
@@ -414,8 +396,8 @@ namespace internal {
 // written under the lock.
 inline const KilnPluginDescriptor* Enter(
     const KilnHostInfo* host, const KilnPluginDescriptor* (*describe)()) {
-  if (host == nullptr ||
-      host->struct_size < KILN_HOST_INFO_STRUCT_SIZE || host->api == nullptr) {
+  if (host == nullptr || host->struct_size < KILN_HOST_INFO_STRUCT_SIZE ||
+      host->api == nullptr) {
     return nullptr;
   }
   static std::mutex entry_mutex;
@@ -433,10 +415,11 @@ inline const KilnPluginDescriptor* Enter(
 
 // Defines the plugin's single exported entry symbol. `describe` is a
 // function returning the plugin's descriptor (see PluginDefinition).
-#define KILN_DEFINE_PLUGIN(describe)                                      \
-  extern "C" __attribute__((visibility("default")))                       \
-  const KilnPluginDescriptor* KilnPluginEntry(const KilnHostInfo* host) { \
-    return ::kiln::sdk::internal::Enter(host, &describe);                 \
+#define KILN_DEFINE_PLUGIN(describe)                      \
+  extern "C" __attribute__((visibility("default")))       \
+  const KilnPluginDescriptor*                             \
+  KilnPluginEntry(const KilnHostInfo* host) {             \
+    return ::kiln::sdk::internal::Enter(host, &describe); \
   }
 
 #endif  // KILN_SDK_PLUGIN_H_
