@@ -62,28 +62,7 @@ KernelArg Int4Arg(cl_int4 v) {
   return a;
 }
 
-const char* TypeText(KilnTensorType t) {
-  switch (t) {
-    case KILN_TYPE_FLOAT32:
-      return "FLOAT32";
-    case KILN_TYPE_FLOAT16:
-      return "FLOAT16";
-    case KILN_TYPE_INT32:
-      return "INT32";
-    case KILN_TYPE_UINT8:
-      return "UINT8";
-    case KILN_TYPE_INT64:
-      return "INT64";
-    case KILN_TYPE_INT16:
-      return "INT16";
-    case KILN_TYPE_INT8:
-      return "INT8";
-    case KILN_TYPE_BOOL:
-      return "BOOL";
-    default:
-      return "a non-float type";
-  }
-}
+const char* TypeText(KilnTensorType t) { return KilnTensorTypeName(t); }
 
 // Node access through the host table, with the checks every op shares.
 class NodeReader {
