@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Smoke tests for Kiln's benchmarks (CTest label "bench").
 
-  bench_smoke_test.py benchmarks --binary PATH/kiln_benchmarks
+  bench_smoke_test.py benchmarks --binary PATH/kiln_benchmarks [--corpus]
       Runs the quick benchmarks once with a tiny minimum time and checks
-      that each one ran (or, for the corpus model, was skipped because the
-      corpus is absent) and reported its counters.
+      that each one ran and reported its counters. Without --corpus: the
+      benchmarks on generated models; with --corpus: the one on the shared
+      model corpus, which exits 77 (CTest SKIP_RETURN_CODE: Skipped) when
+      the corpus is absent.
   bench_smoke_test.py cli --kiln PATH/kiln
       `kiln build-example` then `kiln bench --iterations 3 --json` and checks
       the JSON fields.
@@ -21,16 +23,19 @@ import subprocess
 import sys
 import tempfile
 
-# Benchmark name -> counters it must report.
+# Benchmark name -> counters it must report (models Kiln generates).
 EXPECTED_BENCHMARKS = {
     "BM_DispatchOverhead/1000": ["ns_per_node", "nodes", "arena_bytes"],
     "BM_InvokeExampleCnn": ["arena_bytes"],
-    "BM_InvokeMobilenetLike": ["arena_bytes"],
     "BM_ModelOpen/64/manual_time": ["weight_mib", "file_bytes"],
     "BM_ModelOpenExternal/64/manual_time": ["weight_mib", "file_bytes"],
 }
 QUICK_FILTER = ("^BM_(DispatchOverhead/1000|InvokeExampleCnn|"
-                "InvokeMobilenetLike|ModelOpen/64|ModelOpenExternal/64)")
+                "ModelOpen/64|ModelOpenExternal/64)")
+# The same for the benchmarks on the shared model corpus.
+EXPECTED_CORPUS_BENCHMARKS = {"BM_InvokeMobilenetLike": ["arena_bytes"]}
+CORPUS_FILTER = "^BM_InvokeMobilenetLike$"
+SKIP_EXIT_CODE = 77
 
 BENCH_JSON_FIELDS = ["model", "delegates", "open_verify_ms", "create_ms",
                      "allocate_ms", "init_ms", "first_invoke_ms", "iterations",
@@ -49,45 +54,77 @@ def run(command, timeout):
                           timeout=timeout)
 
 
+def corpus_present():
+    return os.path.isdir(os.environ.get(
+        "KILN_SHARED_MODELS_DIR",
+        os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
+                     "models")))
+
+
+def check_corpus_benchmarks(binary):
+    if not corpus_present():
+        print("SKIPPED: the shared model corpus is absent")
+        return SKIP_EXIT_CODE
+    with tempfile.TemporaryDirectory(prefix="kiln_bench_smoke_") as tmp:
+        report, error = run_benchmarks(binary, tmp, CORPUS_FILTER)
+        if error:
+            return error
+        by_name = {b["name"]: b for b in report.get("benchmarks", [])}
+        error = check_counters(by_name, EXPECTED_CORPUS_BENCHMARKS)
+        if error:
+            return error
+    print("OK: %d corpus benchmarks reported their counters" % len(by_name))
+    return 0
+
+
+def run_benchmarks(binary, model_dir, benchmark_filter):
+    """Runs the filtered benchmarks: (JSON report, None) or (None, 1)."""
+    result = run([binary, "--kiln_model_dir=" + model_dir,
+                  "--benchmark_filter=" + benchmark_filter,
+                  "--benchmark_min_time=0.01",
+                  "--benchmark_format=json"], timeout=100)
+    if result.returncode != 0:
+        return None, fail("kiln_benchmarks exited with %d\nstderr:\n%s" %
+                          (result.returncode, result.stderr))
+    try:
+        report = json.loads(result.stdout)
+    except json.JSONDecodeError as e:
+        return None, fail("kiln_benchmarks did not print JSON (%s):\n%s" %
+                          (e, result.stdout[:2000]))
+    if report.get("context", {}).get("kiln_model_dir") != model_dir:
+        return None, fail("context.kiln_model_dir is not the directory "
+                          "passed with --kiln_model_dir (%r)" %
+                          report.get("context"))
+    return report, None
+
+
+def check_counters(by_name, expected):
+    """1 (after saying why) unless every benchmark reported its counters."""
+    for name, counters in expected.items():
+        bench = by_name.get(name)
+        if bench is None:
+            return fail("benchmark %s missing; reported: %s" %
+                        (name, sorted(by_name)))
+        if bench.get("error_occurred"):
+            return fail("benchmark %s failed: %s" %
+                        (name, bench.get("error_message", "")))
+        for counter in counters:
+            value = bench.get(counter)
+            if not isinstance(value, (int, float)) or value <= 0:
+                return fail("benchmark %s: counter %s missing or not "
+                            "positive (%r)" % (name, counter, value))
+    return 0
+
+
 def check_benchmarks(binary):
     with tempfile.TemporaryDirectory(prefix="kiln_bench_smoke_") as tmp:
-        result = run([binary, "--kiln_model_dir=" + tmp,
-                      "--benchmark_filter=" + QUICK_FILTER,
-                      "--benchmark_min_time=0.01",
-                      "--benchmark_format=json"], timeout=100)
-        if result.returncode != 0:
-            return fail("kiln_benchmarks exited with %d\nstderr:\n%s" %
-                        (result.returncode, result.stderr))
-        try:
-            report = json.loads(result.stdout)
-        except json.JSONDecodeError as e:
-            return fail("kiln_benchmarks did not print JSON (%s):\n%s" %
-                        (e, result.stdout[:2000]))
-        if report.get("context", {}).get("kiln_model_dir") != tmp:
-            return fail("context.kiln_model_dir is not the directory passed "
-                        "with --kiln_model_dir (%r)" % report.get("context"))
+        report, error = run_benchmarks(binary, tmp, QUICK_FILTER)
+        if error:
+            return error
         by_name = {b["name"]: b for b in report.get("benchmarks", [])}
-        corpus_present = os.path.isdir(os.environ.get(
-            "KILN_SHARED_MODELS_DIR",
-            os.path.join(os.path.dirname(__file__), "..", "..", "..",
-                         "shared", "models")))
-        for name, counters in EXPECTED_BENCHMARKS.items():
-            bench = by_name.get(name)
-            if bench is None:
-                return fail("benchmark %s missing; reported: %s" %
-                            (name, sorted(by_name)))
-            if bench.get("error_occurred"):
-                message = bench.get("error_message", "")
-                if (name == "BM_InvokeMobilenetLike" and not corpus_present
-                        and "absent" in message):
-                    print("note: %s skipped: %s" % (name, message))
-                    continue
-                return fail("benchmark %s failed: %s" % (name, message))
-            for counter in counters:
-                value = bench.get(counter)
-                if not isinstance(value, (int, float)) or value <= 0:
-                    return fail("benchmark %s: counter %s missing or not "
-                                "positive (%r)" % (name, counter, value))
+        error = check_counters(by_name, EXPECTED_BENCHMARKS)
+        if error:
+            return error
         if by_name["BM_DispatchOverhead/1000"]["nodes"] != 1000:
             return fail("BM_DispatchOverhead/1000 reports nodes=%r" %
                         by_name["BM_DispatchOverhead/1000"]["nodes"])
@@ -155,9 +192,13 @@ def main():
     sub = parser.add_subparsers(dest="mode", required=True)
     bench = sub.add_parser("benchmarks")
     bench.add_argument("--binary", required=True)
+    bench.add_argument("--corpus", action="store_true",
+                       help="check the benchmarks on the shared corpus")
     cli = sub.add_parser("cli")
     cli.add_argument("--kiln", required=True)
     args = parser.parse_args()
+    if args.mode == "benchmarks" and args.corpus:
+        return check_corpus_benchmarks(args.binary)
     if args.mode == "benchmarks":
         return check_benchmarks(args.binary)
     return check_cli(args.kiln)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`kiln inspect MODEL --json --delegate SPEC` reports, for every node, either
 claimed by the delegate or the reason it was not (from the delegate's
-kiln.delegate_decline_reasons/1 capability)."""
+kiln.delegate_decline_reasons/1 capability). Exits 77 (CTest
+SKIP_RETURN_CODE: Skipped) when the model is absent."""
 import json
 import os
 import subprocess
@@ -10,9 +11,9 @@ import tempfile
 
 kiln, model, delegate = sys.argv[1], sys.argv[2], sys.argv[3]
 if not os.path.exists(model):
-    print(f"{model} absent; nothing to inspect")
-    print("0 passed, 0 failed, 1 skipped")
-    sys.exit(0)
+    print(f"SKIPPED: {model} is absent (shared model corpus not installed); "
+          "nothing to inspect")
+    sys.exit(77)
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl"),
                XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
