@@ -66,11 +66,8 @@ def check_corpus_benchmarks(binary):
         print("SKIPPED: the shared model corpus is absent")
         return SKIP_EXIT_CODE
     with tempfile.TemporaryDirectory(prefix="kiln_bench_smoke_") as tmp:
-        report, error = run_benchmarks(binary, tmp, CORPUS_FILTER)
-        if error:
-            return error
-        by_name = {b["name"]: b for b in report.get("benchmarks", [])}
-        error = check_counters(by_name, EXPECTED_CORPUS_BENCHMARKS)
+        by_name, error = run_and_check(binary, tmp, CORPUS_FILTER,
+                                       EXPECTED_CORPUS_BENCHMARKS)
         if error:
             return error
     print("OK: %d corpus benchmarks reported their counters" % len(by_name))
@@ -116,13 +113,19 @@ def check_counters(by_name, expected):
     return 0
 
 
+def run_and_check(binary, model_dir, benchmark_filter, expected):
+    """(benchmarks by name, 0) or (None, 1) after saying what is wrong."""
+    report, error = run_benchmarks(binary, model_dir, benchmark_filter)
+    if error:
+        return None, error
+    by_name = {b["name"]: b for b in report.get("benchmarks", [])}
+    return by_name, check_counters(by_name, expected)
+
+
 def check_benchmarks(binary):
     with tempfile.TemporaryDirectory(prefix="kiln_bench_smoke_") as tmp:
-        report, error = run_benchmarks(binary, tmp, QUICK_FILTER)
-        if error:
-            return error
-        by_name = {b["name"]: b for b in report.get("benchmarks", [])}
-        error = check_counters(by_name, EXPECTED_BENCHMARKS)
+        by_name, error = run_and_check(binary, tmp, QUICK_FILTER,
+                                       EXPECTED_BENCHMARKS)
         if error:
             return error
         if by_name["BM_DispatchOverhead/1000"]["nodes"] != 1000:
