@@ -609,6 +609,9 @@ def main():
     ap.add_argument("--only", help="regex: check only matching models")
     ap.add_argument("--probe-all", action="store_true",
                     help="compare every intermediate tensor of every model")
+    ap.add_argument("--no-allow-lists", action="store_true",
+                    help="for a folder other than the shared corpus: no "
+                    "refusal, degenerate output or tolerance is excused")
     ap.add_argument("--oracle-child", metavar="MODEL", help=argparse.SUPPRESS)
     ap.add_argument("--resolver", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", help=argparse.SUPPRESS)
@@ -628,6 +631,11 @@ def main():
         print(f"differential_test: SKIPPED: the LiteRT oracle cannot be "
               f"imported ({e}); pip install ai-edge-litert numpy")
         return SKIP_EXIT_CODE
+    if args.no_allow_lists:
+        for table in (EXPECTED_KILN_REFUSALS, KILN_RUNS_WHAT_LITERT_REFUSES,
+                      DEGENERATE_OUTPUTS, PROBE_ALL_TENSORS,
+                      LOOSER_FLOAT_BOUNDS, INTEGER_TOLERANCE):
+            table.clear()
     models = [m for m in find_models(args.models) if not args.only or
               re.search(args.only, os.path.relpath(m, args.models))]
     table = Table()

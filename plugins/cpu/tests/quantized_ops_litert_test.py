@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""Quantized elementwise and data-movement kernels versus LiteRT, op by op.
+
+Writes single-operator models (single_op_models.py) for every quantized
+flavour of the elementwise and data-movement ops the CPU plugin implements
+(int8, uint8, int16), with seeded random scales, zero points, shapes,
+broadcasts and fused activations, then runs tools/kiln/tests/
+differential_test.py on that folder: LiteRT's reference kernels are the
+oracle, inputs cover every code of their type, integer outputs must match
+exactly and no refusal is excused (--no-allow-lists).
+
+  quantized_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
+      [--keep DIR] [--only REGEX] [--seed N]
+
+Exit status: the differential test's (0 pass, 1 fail, 77 Skipped when
+ai_edge_litert is absent).
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+    from single_op_models import Tensor, build_model
+except ImportError as e:  # The oracle's Python packages are missing.
+    print(f"SKIPPED: cannot build test models ({e}); pip install "
+          "ai-edge-litert numpy flatbuffers")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DIFFERENTIAL = os.path.join(HERE, "..", "..", "..", "tools", "kiln", "tests",
+                            "differential_test.py")
+
+QMIN = {"int8": -128, "uint8": 0, "int16": -32768}
+QMAX = {"int8": 127, "uint8": 255, "int16": 32767}
+ACTIVATIONS = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
+
+
+# ---- Quantization parameters ------------------------------------------------
+
+def random_quant(rng, dtype, lo_scale=0.004, hi_scale=0.1):
+    """A random affine quantization; int16 is symmetric (zero point 0)."""
+    scale = float(np.exp(rng.uniform(np.log(lo_scale), np.log(hi_scale))))
+    if dtype == "int16":
+        return (scale / 128, 0)
+    span = QMAX[dtype] - QMIN[dtype]
+    zero_point = int(rng.integers(QMIN[dtype] + span // 4,
+                                  QMAX[dtype] - span // 4 + 1))
+    return (scale, zero_point)
+
+
+def real_range(dtype, quant):
+    scale, zero_point = quant
+    return (scale * (QMIN[dtype] - zero_point),
+            scale * (QMAX[dtype] - zero_point))
+
+
+def fit_quant(rng, dtype, lo, hi):
+    """Quantization whose range covers [lo, hi] give or take a random
+    quarter (so some cases saturate)."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    factor = float(rng.uniform(0.75, 1.25))
+    if dtype == "int16":
+        return (max(abs(lo), abs(hi), 1e-6) * factor / QMAX[dtype], 0)
+    scale = max(hi - lo, 1e-6) * factor / (QMAX[dtype] - QMIN[dtype])
+    zero_point = int(np.clip(round(QMIN[dtype] - lo / scale), QMIN[dtype],
+                             QMAX[dtype]))
+    return (scale, zero_point)
+
+
+def corners(fn, range_a, range_b):
+    values = [fn(a, b) for a in range_a for b in range_b]
+    return min(values), max(values)
+
+
+# ---- Cases -------------------------------------------------------------------
+
+class Cases:
+    """Collects (file name, model bytes)."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+        self.models = []
+
+    def add(self, name, op, version, inputs, outputs, options=None):
+        self.models.append((f"{name}.tflite",
+                            build_model(op, version, inputs, outputs, options)))
+
+
+BINARY_SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 3, 4], [4]),
+                 ([2, 1, 4], [1, 3, 1]), ([3, 1], [1, 1, 2, 1, 5])]
+
+# op -> (versions by dtype, options table, real function, activations?)
+BINARY_OPS = {
+    "ADD": ({"uint8": 1, "int8": 2, "int16": 3}, "AddOptions",
+            lambda a, b: a + b, True),
+    "SUB": ({"uint8": 1, "int8": 2, "int16": 5}, "SubOptions",
+            lambda a, b: a - b, True),
+    "MUL": ({"uint8": 1, "int8": 2, "int16": 4}, "MulOptions",
+            lambda a, b: a * b, True),
+    "SQUARED_DIFFERENCE": ({"int8": 2}, None, lambda a, b: (a - b) ** 2,
+                           False),
+}
+
+
+def binary_cases(cases):
+    rng = cases.rng
+    for op, (versions, options, fn, fused) in BINARY_OPS.items():
+        for dtype, version in versions.items():
+            for i, (shape_a, shape_b) in enumerate(BINARY_SHAPES):
+                qa, qb = random_quant(rng, dtype), random_quant(rng, dtype)
+                lo, hi = corners(fn, real_range(dtype, qa),
+                                 real_range(dtype, qb))
+                qo = fit_quant(rng, dtype, lo, hi)
+                out_shape = list(np.broadcast_shapes(shape_a, shape_b))
+                act = list(ACTIVATIONS)[i % 4] if fused else "NONE"
+                fields = {}
+                if fused:
+                    fields["fusedActivationFunction"] = ACTIVATIONS[act]
+                if op in ("ADD", "SUB") and dtype == "int16":
+                    fields["potScaleInt16"] = False
+                cases.add(f"{op.lower()}_{dtype}_{i}_{act.lower()}", op,
+                          version,
+                          [Tensor("a", dtype, shape_a, qa),
+                           Tensor("b", dtype, shape_b, qb)],
+                          [Tensor("y", dtype, out_shape, qo)],
+                          (options, fields) if options else None)
+
+
+def pot_int16_cases(cases):
+    """int16 ADD/SUB with power-of-two scales and pot_scale_int16 (the
+    LSTM-style path: one input shifted to the output's scale)."""
+    for op in ("ADD", "SUB"):
+        for i, (ea, eb) in enumerate([(-12, -10), (-10, -10), (-10, -13)]):
+            eo = max(ea, eb)
+            cases.add(f"{op.lower()}_int16_pot_{i}", op, 1,
+                      [Tensor("a", "int16", [2, 3, 4], (2.0 ** ea, 0)),
+                       Tensor("b", "int16", [2, 3, 4], (2.0 ** eb, 0))],
+                      [Tensor("y", "int16", [2, 3, 4], (2.0 ** eo, 0))],
+                      (op[0] + op[1:].lower() + "Options",
+                       {"potScaleInt16": True,
+                        "fusedActivationFunction": i % 2}))
+
+
+def min_max_cases(cases):
+    """MAXIMUM/MINIMUM: inputs and output share one quantization, as the
+    converter writes them (LiteRT compares stored values)."""
+    for op in ("MAXIMUM", "MINIMUM"):
+        for dtype, version in (("uint8", 1), ("int8", 2), ("int16", 4)):
+            for i, (shape_a, shape_b) in enumerate(BINARY_SHAPES[:3]):
+                q = random_quant(cases.rng, dtype)
+                out_shape = list(np.broadcast_shapes(shape_a, shape_b))
+                cases.add(f"{op.lower()}_{dtype}_{i}", op, version,
+                          [Tensor("a", dtype, shape_a, q),
+                           Tensor("b", dtype, shape_b, q)],
+                          [Tensor("y", dtype, out_shape, q)])
+
+
+def comparison_cases(cases):
+    """Comparisons of x against a constant holding every code of the type
+    (so EQUAL has true and false results), inputs quantized differently."""
+    ops = {"EQUAL": 2, "NOT_EQUAL": 2, "LESS": 2, "LESS_EQUAL": 2,
+           "GREATER": 2, "GREATER_EQUAL": 2}
+    for op, version in ops.items():
+        for dtype in ("int8", "uint8"):
+            qa = random_quant(cases.rng, dtype)
+            qb = qa if op in ("EQUAL", "NOT_EQUAL") else random_quant(
+                cases.rng, dtype)
+            codes = np.arange(QMIN[dtype], QMAX[dtype] + 1)
+            cases.add(f"{op.lower()}_{dtype}", op,
+                      version if dtype == "int8" else 1,
+                      [Tensor("a", dtype, [3, 1], qa),
+                       Tensor("b", dtype, [1, codes.size], qb, data=codes)],
+                      [Tensor("y", "bool", [3, codes.size])])
+
+
+def unary(cases, name, op, version, dtype, q_in, q_out, shape=(2, 3, 5),
+          options=None):
+    cases.add(name, op, version, [Tensor("x", dtype, list(shape), q_in)],
+              [Tensor("y", dtype, list(shape), q_out)], options)
+
+
+# op -> (versions by dtype, real function applied to the input range).
+UNARY_OPS = {
+    "RELU": ({"uint8": 1, "int8": 2, "int16": 3}, lambda lo, hi: (0, hi)),
+    "RELU6": ({"uint8": 1, "int8": 2, "int16": 3},
+              lambda lo, hi: (0, min(hi, 6.0))),
+    "RELU_N1_TO_1": ({"uint8": 1, "int8": 1},
+                     lambda lo, hi: (max(lo, -1.0), min(hi, 1.0))),
+    "RELU_0_TO_1": ({"uint8": 1, "int8": 1},
+                    lambda lo, hi: (0, min(hi, 1.0))),
+    "ABS": ({"int8": 2, "int16": 3},  # LiteRT refuses UINT8 ABS
+            lambda lo, hi: (0, max(-lo, hi))),
+    "HARD_SWISH": ({"uint8": 1, "int8": 1}, lambda lo, hi: (-0.375, hi)),
+}
+
+# LiteRT's fixed output quantization of LOGISTIC and TANH.
+FIXED_OUTPUT = {
+    "LOGISTIC": {"uint8": (1 / 256, 0), "int8": (1 / 256, -128),
+                 "int16": (1 / 32768, 0)},
+    "TANH": {"uint8": (1 / 128, 128), "int8": (1 / 128, 0),
+             "int16": (1 / 32768, 0)},
+}
+
+
+def unary_cases(cases):
+    rng = cases.rng
+    for op, (versions, fn) in UNARY_OPS.items():
+        for dtype, version in versions.items():
+            for i in range(2):
+                q_in = random_quant(rng, dtype, 0.01, 0.2)
+                q_out = fit_quant(rng, dtype, *fn(*real_range(dtype, q_in)))
+                unary(cases, f"{op.lower()}_{dtype}_{i}", op, version, dtype,
+                      q_in, q_out)
+    for op, outputs in FIXED_OUTPUT.items():
+        for dtype, q_out in outputs.items():
+            version = {"uint8": 1, "int8": 2, "int16": 3}[dtype]
+            for i in range(2):
+                q_in = random_quant(rng, dtype, 0.01, 0.1)
+                unary(cases, f"{op.lower()}_{dtype}_{i}", op, version, dtype,
+                      q_in, q_out)
+    for dtype in ("uint8", "int8"):
+        for i, approximate in enumerate((False, True)):
+            q_in = random_quant(rng, dtype, 0.01, 0.05)
+            lo, hi = real_range(dtype, q_in)
+            unary(cases, f"gelu_{dtype}_{i}", "GELU", 2, dtype, q_in,
+                  fit_quant(rng, dtype, -0.17, hi),
+                  options=("GeluOptions", {"approximate": approximate}))
+    for dtype, version in (("uint8", 1), ("int8", 1), ("int16", 2)):
+        alpha = float(rng.uniform(0.05, 0.5))
+        q_in = random_quant(rng, dtype)
+        lo, hi = real_range(dtype, q_in)
+        unary(cases, f"leaky_relu_{dtype}", "LEAKY_RELU", version, dtype,
+              q_in, fit_quant(rng, dtype, alpha * lo, hi),
+              options=("LeakyReluOptions", {"alpha": alpha}))
+    for i in range(2):  # RSQRT of non-negative inputs (zero point = qmin).
+        scale = float(rng.uniform(0.01, 0.1))
+        q_out = fit_quant(rng, "int8", 0, 1 / np.sqrt(scale))
+        unary(cases, f"rsqrt_int8_{i}", "RSQRT", 2, "int8", (scale, -128),
+              q_out)
+
+
+def prelu_cases(cases):
+    rng = cases.rng
+    for dtype in ("uint8", "int8"):
+        for i, alpha_shape in enumerate(([4], [1, 1, 4], [3, 1])):
+            q_in, q_alpha = random_quant(rng, dtype), random_quant(rng, dtype)
+            alpha = rng.integers(QMIN[dtype], QMAX[dtype] + 1,
+                                 size=alpha_shape)
+            lo, hi = real_range(dtype, q_in)
+            a_lo, a_hi = real_range(dtype, q_alpha)
+            out_lo = min(0, lo * a_hi, lo * a_lo)
+            cases.add(f"prelu_{dtype}_{i}", "PRELU", 1,
+                      [Tensor("x", dtype, [2, 3, 4], q_in),
+                       Tensor("alpha", dtype, alpha_shape, q_alpha,
+                              data=alpha)],
+                      [Tensor("y", dtype, [2, 3, 4],
+                              fit_quant(rng, dtype, out_lo, hi))])
+
+
+def quantize_cases(cases):
+    rng = cases.rng
+    for dtype, version in (("uint8", 1), ("int8", 1), ("int16", 2)):
+        cases.add(f"quantize_float_to_{dtype}", "QUANTIZE", version,
+                  [Tensor("x", "float32", [2, 3, 5])],
+                  [Tensor("y", dtype, [2, 3, 5], random_quant(rng, dtype))])
+        cases.add(f"dequantize_{dtype}", "DEQUANTIZE",
+                  {"uint8": 1, "int8": 2, "int16": 3}[dtype],
+                  [Tensor("x", dtype, [2, 3, 5], random_quant(rng, dtype))],
+                  [Tensor("y", "float32", [2, 3, 5])])
+    pairs = [("int8", "int8"), ("uint8", "uint8"), ("int8", "uint8"),
+             ("uint8", "int8"), ("int16", "int16"), ("int16", "int8"),
+             ("int8", "int16")]
+    for src, dst in pairs:
+        q_in = random_quant(rng, src)
+        q_out = fit_quant(rng, dst, *real_range(src, q_in))
+        cases.add(f"requantize_{src}_to_{dst}", "QUANTIZE",
+                  2 if "int16" in (src, dst) else 1,
+                  [Tensor("x", src, [2, 3, 5], q_in)],
+                  [Tensor("y", dst, [2, 3, 5], q_out)])
+    scales = rng.uniform(0.01, 0.1, size=3)
+    cases.add("dequantize_int8_per_channel", "DEQUANTIZE", 5,
+              [Tensor("x", "int8", [2, 3, 4],
+                      (scales, rng.integers(-5, 5, size=3), 1))],
+              [Tensor("y", "float32", [2, 3, 4])])
+
+
+def concatenation_cases(cases):
+    rng = cases.rng
+    for dtype, version in (("uint8", 1), ("int8", 2), ("int16", 3)):
+        for i, axis in enumerate((0, 2, -1)):
+            # int8 and int16 inputs must share the output's quantization
+            # (LiteRT refuses others); uint8 inputs are requantized.
+            q_out = random_quant(rng, dtype)
+            shapes = [[2, 3, 2], [2, 3, 4]] if axis != 0 else \
+                [[1, 3, 4], [2, 3, 4], [1, 3, 4]]
+            inputs = [Tensor(f"x{j}", dtype, s,
+                             random_quant(rng, dtype) if dtype == "uint8"
+                             else q_out) for j, s in enumerate(shapes)]
+            out_shape = list(shapes[-1])
+            out_shape[axis] = sum(s[axis] for s in shapes)
+            cases.add(f"concatenation_{dtype}_{i}", "CONCATENATION", version,
+                      inputs, [Tensor("y", dtype, out_shape, q_out)],
+                      ("ConcatenationOptions", {"axis": axis}))
+
+
+def movement(cases, name, op, version, dtype, q, inputs_after, in_shape,
+             out_shapes, options=None):
+    """A data-movement node: the first input is the data, `inputs_after`
+    are (constant) parameter tensors; outputs share the input's
+    quantization."""
+    inputs = [Tensor("x", dtype, in_shape, q)] + inputs_after
+    outputs = [Tensor(f"y{i}", dtype, s, q) for i, s in enumerate(out_shapes)]
+    cases.add(name, op, version, inputs, outputs, options)
+
+
+def i32(name, values):
+    values = np.asarray(values, dtype=np.int32)
+    return Tensor(name, "int32", list(values.shape), data=values)
+
+
+MOVEMENT_VERSION = {"uint8": 1, "int8": 2}
+
+
+def movement_cases(cases):
+    for dtype in ("uint8", "int8", "int16"):
+        q = random_quant(cases.rng, dtype)
+        v = MOVEMENT_VERSION.get(dtype)
+
+        def add(name, op, version, params, in_shape, out_shapes, options=None):
+            movement(cases, f"{name}_{dtype}", op, version, dtype, q, params,
+                     in_shape, out_shapes, options)
+
+        add("reshape", "RESHAPE", 1, [i32("shape", [6, 4])], [2, 3, 4],
+            [[6, 4]])
+        add("transpose", "TRANSPOSE", v or 5, [i32("perm", [2, 0, 1])],
+            [2, 3, 4], [[4, 2, 3]])
+        add("slice", "SLICE", v or 4, [i32("begin", [0, 1, 1]),
+                                      i32("size", [2, 2, -1])],
+            [2, 3, 4], [[2, 2, 3]])
+        add("strided_slice", "STRIDED_SLICE", v or 1,
+            [i32("begin", [0, 2, 0]), i32("end", [2, 0, 4]),
+             i32("strides", [1, -1, 2])], [2, 3, 4], [[2, 2, 2]],
+            ("StridedSliceOptions", {}))
+        add("gather", "GATHER", v or 4, [i32("indices", [2, 0, 2, 1])],
+            [3, 2, 4], [[4, 2, 4]], ("GatherOptions", {"axis": 0}))
+        add("gather_nd", "GATHER_ND", 1 if dtype != "int16" else 3,
+            [i32("indices", [[1, 0], [0, 1], [2, 1]])], [3, 2, 4], [[3, 4]])
+        add("split_v", "SPLIT_V", 2 if dtype == "int8" else 1,
+            [i32("sizes", [1, 4, 1]), i32("axis", [1])], [2, 6],
+            [[2, 1], [2, 4], [2, 1]], ("SplitVOptions", {"numSplits": 3}))
+        add("squeeze", "SQUEEZE", 1, [], [2, 1, 3], [[2, 3]],
+            ("SqueezeOptions", {"squeezeDims": [1]}))
+        add("expand_dims", "EXPAND_DIMS", 1, [i32("axis", [1])], [2, 3],
+            [[2, 1, 3]])
+        add("tile", "TILE", 3 if dtype == "int8" else 1,
+            [i32("multiples", [2, 1, 3])], [2, 3, 1], [[4, 3, 3]])
+        add("broadcast_to", "BROADCAST_TO", 3 if dtype != "uint8" else 2,
+            [i32("shape", [2, 3, 4])], [3, 1], [[2, 3, 4]])
+        if dtype != "int16":  # LiteRT refuses INT16 for these two
+            add("space_to_depth", "SPACE_TO_DEPTH", v, [], [1, 4, 4, 2],
+                [[1, 2, 2, 8]], ("SpaceToDepthOptions", {"blockSize": 2}))
+            add("depth_to_space", "DEPTH_TO_SPACE", v, [], [1, 2, 2, 8],
+                [[1, 4, 4, 2]], ("DepthToSpaceOptions", {"blockSize": 2}))
+        add("mirror_pad", "MIRROR_PAD", v or 3,
+            [i32("paddings", [[0, 1], [2, 1], [1, 0]])], [2, 3, 4],
+            [[3, 6, 5]], ("MirrorPadOptions", {"mode": 1}))
+        add("unpack", "UNPACK", 2 if dtype != "int16" else 4, [], [2, 3, 4],
+            [[2, 4]] * 3, ("UnpackOptions", {"num": 3, "axis": 1}))
+        add("pad", "PAD", v or 3, [i32("paddings", [[1, 0], [0, 2], [1, 1]])],
+            [2, 3, 4], [[3, 5, 6]])
+        pad_value = Tensor("value", dtype, [], q,
+                           data=int(cases.rng.integers(QMIN[dtype],
+                                                       QMAX[dtype] + 1)))
+        add("padv2", "PADV2", v or 3,
+            [i32("paddings", [[1, 0], [0, 2], [1, 1]]), pad_value],
+            [2, 3, 4], [[3, 5, 6]])
+        cases.add(f"split_{dtype}", "SPLIT", v or 4,  # axis comes first
+                  [i32("axis", [1]), Tensor("x", dtype, [2, 6], q)],
+                  [Tensor(f"y{i}", dtype, [2, 3], q) for i in range(2)],
+                  ("SplitOptions", {"numSplits": 2}))
+        inputs = [Tensor(f"x{j}", dtype, [2, 3], q) for j in range(3)]
+        cases.add(f"pack_{dtype}", "PACK", v or 3, inputs,
+                  [Tensor("y", dtype, [2, 3, 3], q)],
+                  ("PackOptions", {"valuesCount": 3, "axis": 2}))
+
+
+GENERATORS = [binary_cases, pot_int16_cases, min_max_cases, comparison_cases,
+              unary_cases, prelu_cases, quantize_cases, concatenation_cases,
+              movement_cases]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--kiln-arg", action="append", default=[])
+    ap.add_argument("--keep", help="write the models here and keep them")
+    ap.add_argument("--only", help="regex: run only matching models")
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+    cases = Cases(args.seed)
+    for generate in GENERATORS:
+        generate(cases)
+    with tempfile.TemporaryDirectory(prefix="kiln-qops-") as tmp:
+        folder = args.keep or tmp
+        os.makedirs(folder, exist_ok=True)
+        for name, data in cases.models:
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+        cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
+               folder, "--no-allow-lists"]
+        cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
+        if args.only:
+            cmd += ["--only", args.only]
+        return subprocess.call(cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
