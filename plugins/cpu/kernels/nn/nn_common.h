@@ -69,7 +69,8 @@ inline bool ActivationClamp(int64_t act, float* lo, float* hi) {
   // elementwise kernels' bounds.
   *lo = -std::numeric_limits<float>::infinity();
   *hi = std::numeric_limits<float>::infinity();
-  return act == KILN_ACTIVATION_NONE || ActivationClampRange<float>(act, lo, hi);
+  return act == KILN_ACTIVATION_NONE ||
+         ActivationClampRange<float>(act, lo, hi);
 }
 
 // Applies fused activation `act` to n floats in place.
