@@ -67,12 +67,16 @@ def act_q(rng, dtype):
 
 
 def weights(rng, shape, dtype="int8"):
+    if dtype == "float32":
+        return rng.uniform(-1, 1, size=shape).astype(np.float32)
     if dtype == "uint8":
         return rng.integers(0, 256, size=shape).astype(np.uint8)
     return rng.integers(-127, 128, size=shape).astype(np.int8)
 
 
 def bias_for(rng, n, dtype):
+    if dtype == "float32":
+        return rng.uniform(-1, 1, size=n).astype(np.float32)
     if dtype == "int64":
         return rng.integers(-(1 << 20), 1 << 20, size=n).astype(np.int64)
     return rng.integers(-(1 << 14), 1 << 14, size=n).astype(np.int32)
@@ -93,7 +97,8 @@ def quant_types(dtype):
     """(activation dtype, weight dtype, bias dtype) of a quantized scheme."""
     return {"int8": ("int8", "int8", "int32"),
             "uint8": ("uint8", "uint8", "int32"),
-            "int16": ("int16", "int8", "int64")}[dtype]
+            "int16": ("int16", "int8", "int64"),
+            "float32": ("float32", "float32", "float32")}[dtype]
 
 
 def window_out(padding, size, filt, stride, dilation=1):
@@ -152,15 +157,18 @@ def conv_case(rng, dtype, depthwise, per_channel=True, bias=True,
                         scale=list(in_s * w_scales), zero_point=0))
     outputs = [T(act_t, [g["n"], g["oh"], g["ow"], cout], scale=out_s,
                  zero_point=out_zp)]
+    if dtype == "float32":
+        for t in inputs + outputs:
+            t.scale = t.zero_point = None
     if depthwise:
         o = schema.DepthwiseConv2DOptionsT()
         o.depthMultiplier = cout // g["cin"]
         op, opt = OP.DEPTHWISE_CONV_2D, OPT.DepthwiseConv2DOptions
-        version = {"int8": 3, "uint8": 2, "int16": 5}[dtype]
+        version = {"int8": 3, "uint8": 2, "int16": 5, "float32": 2}[dtype]
     else:
         o = schema.Conv2DOptionsT()
         op, opt = OP.CONV_2D, OPT.Conv2DOptions
-        version = {"int8": 3, "uint8": 1, "int16": 4}[dtype]
+        version = {"int8": 3, "uint8": 1, "int16": 4, "float32": 1}[dtype]
     o.padding, o.strideH, o.strideW = g["padding"], g["sh"], g["sw"]
     o.dilationHFactor, o.dilationWFactor = g["dh"], g["dw"]
     o.fusedActivationFunction = activation
@@ -172,7 +180,9 @@ def conv_case(rng, dtype, depthwise, per_channel=True, bias=True,
             f"p{g['padding']} a{activation}")
     # TFLite refuses quantized CONV_2D without a bias.
     return Case(name, op, version, inputs, outputs, opt, o, rng,
-                expect_refusal=not bias and not depthwise)
+                expect_refusal=not bias and not depthwise and
+                dtype != "float32",
+                tolerance=float_tolerance if dtype == "float32" else None)
 
 
 def conv_cases(rng):
@@ -185,6 +195,11 @@ def conv_cases(rng):
                                      bias=i % 5 != 4))
             out.append(conv_case(rng, dtype, depthwise, dtype != "uint8",
                                  activation=ACT_TANH, name_extra="/tanh"))
+    # Fused TANH / SIGN_BIT on float convolutions: as LiteRT.
+    for depthwise in (False, True):
+        for act in (ACT_TANH, ACT_SIGN_BIT):
+            out.append(conv_case(rng, "float32", depthwise, activation=act,
+                                 name_extra="/float_act"))
     # An int32 bias on int16x8 CONV_2D: LiteRT reads it as int64 (reading
     # past the buffer) unless quantized_bias_type says INT32, an option
     # plugins cannot see; Kiln must refuse it.
@@ -222,10 +237,13 @@ def fc_case(rng, dtype, per_channel=False, bias=True, keep_num_dims=False,
                         scale=list(in_s * w_scales), zero_point=0))
     out_shape = batch + [units] if keep_num_dims else [batch[0] * batch[1], units]
     outputs = [T(act_t, out_shape, scale=out_s, zero_point=out_zp)]
+    if dtype == "float32":
+        for t in inputs + outputs:
+            t.scale = t.zero_point = None
     o = schema.FullyConnectedOptionsT()
     o.fusedActivationFunction = activation
     o.keepNumDims = keep_num_dims
-    version = {"int8": 4, "uint8": 1, "int16": 7}[dtype]
+    version = {"int8": 4, "uint8": 1, "int16": 7, "float32": 1}[dtype]
     if keep_num_dims:
         version = max(version, 5)
     if not bias:
@@ -233,8 +251,11 @@ def fc_case(rng, dtype, per_channel=False, bias=True, keep_num_dims=False,
     name = (f"FULLY_CONNECTED/{dtype}{'/per_channel' if per_channel else ''}"
             f"{'' if bias else '/no_bias'}{'/keep_dims' if keep_num_dims else ''}"
             f"/{batch}x{depth}->{units} a{activation}")
+    # TFLite refuses a fused TANH / SIGN_BIT on FULLY_CONNECTED.
     return Case(name, OP.FULLY_CONNECTED, version, inputs, outputs,
-                OPT.FullyConnectedOptions, o, rng)
+                OPT.FullyConnectedOptions, o, rng,
+                expect_refusal=activation in (ACT_TANH, ACT_SIGN_BIT),
+                tolerance=float_tolerance if dtype == "float32" else None)
 
 
 def fc_cases(rng):
@@ -244,8 +265,54 @@ def fc_cases(rng):
             out.append(fc_case(rng, dtype,
                                per_channel=dtype != "uint8" and i % 2 == 1,
                                bias=i % 3 != 2, keep_num_dims=i == 4))
+    out += [fc_case(rng, "float32", activation=a)
+            for a in (ACT_TANH, ACT_SIGN_BIT)]
+    return out
+
+
+# ---- AVERAGE_POOL_2D / MAX_POOL_2D -------------------------------------------
+
+def pool_case(rng, dtype, op, activation=None):
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1]))
+                  if activation is None else activation)
+    n, h, w, c = (int(rng.integers(1, 3)), int(rng.integers(2, 9)),
+                  int(rng.integers(2, 9)), int(rng.choice([1, 3, 8, 19])))
+    fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    padding = int(rng.choice([SAME, VALID]))
+    if padding == VALID:
+        fh, fw = min(fh, h), min(fw, w)
+    oh, ow = window_out(padding, h, fh, sh), window_out(padding, w, fw, sw)
+    scale, zp = act_q(rng, dtype)
+    o = schema.Pool2DOptionsT()
+    o.padding, o.strideH, o.strideW = padding, sh, sw
+    o.filterHeight, o.filterWidth = fh, fw
+    o.fusedActivationFunction = activation
+    version = {"int8": 2, "uint8": 1, "int16": 3, "float32": 1}[dtype]
+    kind = "MAX_POOL_2D" if op == OP.MAX_POOL_2D else "AVERAGE_POOL_2D"
+    q = {} if dtype == "float32" else dict(scale=scale, zero_point=zp)
+    return Case(f"{kind}/{dtype}/{n}x{h}x{w}x{c} f{fh}x{fw} s{sh}{sw} "
+                f"p{padding} a{activation}", op, version,
+                [T(dtype, [n, h, w, c], **q)],
+                [T(dtype, [n, oh, ow, c], **q)], OPT.Pool2DOptions, o, rng,
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def float_tolerance(reference):
+    return 1e-5 + 1e-5 * np.abs(reference)
+
+
+def pool_cases(rng):
+    out = []
+    for op in (OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D):
+        for dtype in ("int8", "uint8", "int16"):
+            out += [pool_case(rng, dtype, op) for _ in range(4)]
+        # Fused TANH / SIGN_BIT: TFLite's pooling kernels ignore them.
+        out += [pool_case(rng, t, op, a) for t in ("int8", "float32")
+                for a in (ACT_TANH, ACT_SIGN_BIT)]
     return out
 
 
 def all_cases(rng):
-    return conv_cases(rng) + fc_cases(rng)
+    return conv_cases(rng) + fc_cases(rng) + pool_cases(rng)

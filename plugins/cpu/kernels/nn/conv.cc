@@ -76,6 +76,7 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -208,6 +209,7 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);

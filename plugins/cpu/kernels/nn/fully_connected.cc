@@ -40,6 +40,12 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  if (ClampOnlyActivation(s.activation) != s.activation) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
+                  ": fused activation TANH/SIGN_BIT is refused (as by "
+                  "TFLite); FULLY_CONNECTED supports NONE, RELU, "
+                  "RELU_N1_TO_1 and RELU6");
+  }
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
