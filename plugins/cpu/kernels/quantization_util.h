@@ -58,6 +58,20 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x,
       SaturatingRoundingDoublingHighMul(shifted, q.multiplier), right_shift);
 }
 
+// x * m for a 64-bit accumulator (int16 activations), as TFLite's
+// MultiplyByQuantizedMultiplier(int64_t, ...): the multiplier is first
+// rounded to 16 significant bits, then one rounding shift. Requires
+// q.shift < 8 and |x| < 2^47 (what TFLite's kernels guarantee).
+inline int32_t MultiplyByQuantizedMultiplier(int64_t x,
+                                             const QuantizedMultiplier& q) {
+  const int32_t reduced =
+      q.multiplier < 0x7FFF0000 ? ((q.multiplier + (1 << 15)) >> 16) : 0x7FFF;
+  const int32_t total_shift = 15 - q.shift;
+  const int64_t rounded =
+      x * static_cast<int64_t>(reduced) + (int64_t{1} << (total_shift - 1));
+  return static_cast<int32_t>(rounded >> total_shift);
+}
+
 // x * m for a multiplier m < 1 (q.shift <= 0), as TFLite's
 // MultiplyByQuantizedMultiplierSmallerThanOneExp.
 inline int32_t MultiplyByQuantizedMultiplierSmallerThanOne(
@@ -66,11 +80,135 @@ inline int32_t MultiplyByQuantizedMultiplierSmallerThanOne(
                              -q.shift);
 }
 
+// ---- Fixed-point math with gemmlowp's exact semantics ----------------------
+// (TFLite's integer softmax, log-softmax and normalisations are built on it.)
+
+// x * 2^kExponent: saturating for kExponent > 0, rounding to nearest (ties
+// away from zero) for kExponent < 0.
+template <int kExponent>
+int32_t SaturatingRoundingMultiplyByPOT(int32_t x) {
+  if constexpr (kExponent > 0) {
+    constexpr int32_t kThreshold = (int32_t{1} << (31 - kExponent)) - 1;
+    if (x > kThreshold) return std::numeric_limits<int32_t>::max();
+    if (x < -kThreshold) return std::numeric_limits<int32_t>::min();
+    return static_cast<int32_t>(static_cast<uint32_t>(x) << kExponent);
+  } else if constexpr (kExponent < 0) {
+    return RoundingDivideByPOT(x, -kExponent);
+  } else {
+    return x;
+  }
+}
+
+// A signed fixed-point number with kIntegerBits integer bits and
+// 31 - kIntegerBits fractional bits in an int32 (gemmlowp's
+// FixedPoint<int32_t, kIntegerBits>). Addition and subtraction wrap.
+template <int kIntegerBits>
+struct Fixed32 {
+  static_assert(kIntegerBits >= 0 && kIntegerBits < 32, "bad integer bits");
+  static constexpr int kFractionalBits = 31 - kIntegerBits;
+  int32_t raw = 0;
+
+  static Fixed32 FromRaw(int32_t r) { return Fixed32{r}; }
+  // The largest value below 1 when there are no integer bits.
+  static Fixed32 One() {
+    return FromRaw(kIntegerBits == 0 ? std::numeric_limits<int32_t>::max()
+                                     : int32_t{1} << kFractionalBits);
+  }
+  template <int kExponent>
+  static Fixed32 ConstantPOT() {
+    static_assert(kFractionalBits + kExponent < 31, "not representable");
+    return FromRaw(int32_t{1} << (kFractionalBits + kExponent));
+  }
+  friend Fixed32 operator+(Fixed32 a, Fixed32 b) {
+    return FromRaw(static_cast<int32_t>(static_cast<uint32_t>(a.raw) +
+                                        static_cast<uint32_t>(b.raw)));
+  }
+  friend Fixed32 operator-(Fixed32 a, Fixed32 b) {
+    return FromRaw(static_cast<int32_t>(static_cast<uint32_t>(a.raw) -
+                                        static_cast<uint32_t>(b.raw)));
+  }
+};
+
+template <int kA, int kB>
+Fixed32<kA + kB> operator*(Fixed32<kA> a, Fixed32<kB> b) {
+  return Fixed32<kA + kB>::FromRaw(
+      SaturatingRoundingDoublingHighMul(a.raw, b.raw));
+}
+
+// The same value with kDst integer bits (saturating / rounding).
+template <int kDst, int kSrc>
+Fixed32<kDst> Rescale(Fixed32<kSrc> x) {
+  return Fixed32<kDst>::FromRaw(
+      SaturatingRoundingMultiplyByPOT<kSrc - kDst>(x.raw));
+}
+
+// (a + b) / 2 rounded to nearest, ties away from zero.
+inline int32_t RoundingHalfSum(int32_t a, int32_t b) {
+  const int64_t sum = static_cast<int64_t>(a) + b;
+  return static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+}
+
+// exp(a) for a in [-1/4, 0).
+Fixed32<0> ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(Fixed32<0> a);
+
+// exp(a) for a <= 0 (1 for a == 0; 0 below -32 when kIntegerBits > 5).
+template <int kIntegerBits>
+Fixed32<0> ExpOnNegativeValues(Fixed32<kIntegerBits> a) {
+  using In = Fixed32<kIntegerBits>;
+  constexpr int kFractionalBits = In::kFractionalBits;
+  const In one_quarter = In::template ConstantPOT<-2>();
+  const In mask = one_quarter - In::FromRaw(1);
+  const In a_mod_quarter_minus_one_quarter =
+      In::FromRaw(a.raw & mask.raw) - one_quarter;
+  Fixed32<0> result = ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(
+      Rescale<0>(a_mod_quarter_minus_one_quarter));
+  const int32_t remainder = (a_mod_quarter_minus_one_quarter - a).raw;
+  // exp(-2^e) in Q0.31 for e = -2..4: multiply in the factor of every power
+  // of two present in the remainder.
+  constexpr int32_t kFactors[] = {1672461947, 1302514674, 790015084, 290630308,
+                                  39332535,   720401,     242};
+  for (int e = -2; e <= 4; ++e) {
+    if (kIntegerBits > e) {
+      const int shift = kFractionalBits + e;
+      if ((remainder & (int32_t{1} << shift)) != 0) {
+        result = result * Fixed32<0>::FromRaw(kFactors[e + 2]);
+      }
+    }
+  }
+  if constexpr (kIntegerBits > 5) {
+    constexpr int kClampShift = 36 - kIntegerBits;
+    if (a.raw < -(int32_t{1} << kClampShift)) result = Fixed32<0>::FromRaw(0);
+  }
+  if (a.raw == 0) result = Fixed32<0>::One();
+  return result;
+}
+
+// 1 / (1 + a) for a in [0, 1) (Newton-Raphson, three iterations).
+Fixed32<0> OneOverOnePlusXForXIn01(Fixed32<0> a);
+
+// TFLite's GetReciprocal: for x a positive fixed-point value with
+// x_integer_digits integer bits, returns s in Q0.31 and *num_bits_over_unit
+// such that 1/x = s * 2^-num_bits_over_unit.
+int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit);
+
+// The quantized output range [*lo, *hi] of a fused activation, exactly as
+// TFLite's CalculateActivationRangeQuantized: RELU, RELU6 and RELU_N1_TO_1
+// clamp (bounds computed in float, rounded half away from zero, intersected
+// with [qmin, qmax]); NONE, TANH, SIGN_BIT and unknown values leave
+// [qmin, qmax] (TFLite's quantized kernels ignore non-clamp activations).
+// Returns false, leaving the bounds untouched, when a bound does not fit
+// int32 (TFLite then refuses the node: "no_integer_overflow_from_
+// quantization"), e.g. RELU6 on an output scale below 6 / 2^31.
+bool QuantizedActivationBounds(int64_t activation, float scale,
+                               int32_t zero_point, int32_t qmin, int32_t qmax,
+                               int32_t* lo, int32_t* hi);
+
 // The quantized clamp range [*lo, *hi] of a clamp activation (NONE, RELU,
 // RELU_N1_TO_1, RELU6) on an output of integer range [qmin, qmax] with the
 // given scale and zero point, as TFLite's CalculateActivationRangeQuantized
 // (bounds quantized with round-half-away, then intersected with the type
-// range). False, leaving the bounds untouched, for other activations.
+// range). False, leaving the bounds untouched, for other activations and
+// when a bound overflows int32 (see QuantizedActivationBounds).
 bool QuantizedActivationRange(int64_t activation, float scale,
                               int32_t zero_point, int32_t qmin, int32_t qmax,
                               int32_t* lo, int32_t* hi);

@@ -262,18 +262,19 @@ TEST_F(CpuKernelTest, PoolValidAsymmetricWithFusedActivation) {
   }
 }
 
-TEST_F(CpuKernelTest, PoolRefusesInt8AndMissingFilter) {
+TEST_F(CpuKernelTest, PoolRefusesUnquantizedInt8AndMissingFilter) {
   {
     SingleNodeRunner r;
     int x = r.AddTensor<int8_t>(KILN_TYPE_INT8, {1, 2, 2, 1}, {1, 2, 3, 4});
     int out = r.AddTensor(KILN_TYPE_INT8, {});
-    r.SetOp(KILN_OP_MAX_POOL_2D, 1, {x}, {out});
+    r.SetOp(KILN_OP_MAX_POOL_2D, 2, {x}, {out});
     r.node().SetInt(KILN_OPTION_FILTER_H, 2);
     r.node().SetInt(KILN_OPTION_FILTER_W, 2);
-    absl::Status s = r.Run(Kernel(KILN_OP_MAX_POOL_2D));
+    absl::Status s = r.Run(Kernel(KILN_OP_MAX_POOL_2D, 2));
     ASSERT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()), HasSubstr("prepare failed"));
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("MAX_POOL_2D input 't0' has type INT8"));
+                HasSubstr("has type INT8 but no quantization parameters"));
   }
   {
     SingleNodeRunner r;
@@ -410,9 +411,12 @@ TEST_F(CpuKernelTest, ResizeRefusesBothCornerModesAndComputedSizeWaits) {
 }
 
 TEST_F(CpuKernelTest, PoolNormResizeVersionRanges) {
+  for (int32_t code : {KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D}) {
+    EXPECT_TRUE(Covers(code, 3)) << code;  // int16
+    EXPECT_FALSE(Covers(code, 4)) << code;
+  }
   for (int32_t code :
-       {KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D, KILN_OP_L2_NORMALIZATION,
-        KILN_OP_SOFTMAX, KILN_OP_LOG_SOFTMAX}) {
+       {KILN_OP_L2_NORMALIZATION, KILN_OP_SOFTMAX, KILN_OP_LOG_SOFTMAX}) {
     EXPECT_TRUE(Covers(code, 1)) << code;
     EXPECT_FALSE(Covers(code, 2)) << code;
   }

@@ -153,7 +153,7 @@ TEST_F(QuantizedNnTest, DepthwisePerChannelValidStride2Relu6) {
   EXPECT_THAT(r.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
 }
 
-TEST_F(QuantizedNnTest, DepthwiseRefusesWrongChannelCountAndNonZeroFilterZp) {
+TEST_F(QuantizedNnTest, DepthwiseRefusesWrongChannelCount) {
   std::vector<TestTensor> inputs = DepthwiseInputs();
   inputs[1].quantization = Quant({0.01f, 0.02f}, {0, 0}, 3);
   auto wrong = RunOn<int8_t>(
@@ -162,13 +162,24 @@ TEST_F(QuantizedNnTest, DepthwiseRefusesWrongChannelCountAndNonZeroFilterZp) {
       DepthwiseOptions(KILN_PADDING_SAME, 1, KILN_ACTIVATION_NONE));
   ASSERT_FALSE(wrong.status.ok());
   EXPECT_THAT(Message(wrong), HasSubstr("has 2 quantization channels"));
-  inputs[1].quantization = Quant({0.01f}, {3});
-  auto zp = RunOn<int8_t>(
-      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
-      inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
-      DepthwiseOptions(KILN_PADDING_SAME, 1, KILN_ACTIVATION_NONE));
-  ASSERT_FALSE(zp.status.ok());
-  EXPECT_THAT(Message(zp), HasSubstr("must be symmetric"));
+}
+
+// LiteRT's per-channel depthwise kernel ignores an int8 filter zero point
+// (checked against LiteRT with nn_quantized_litert_test.py): the output
+// equals the zero-point-0 output.
+TEST_F(QuantizedNnTest, DepthwiseIgnoresInt8FilterZeroPointLikeLiteRt) {
+  auto run = [&](int64_t zero_point) {
+    std::vector<TestTensor> inputs = DepthwiseInputs();
+    inputs[1].quantization =
+        Quant({0.01f, 0.02f, 0.03f, 0.015f}, {zero_point, 0, 0, 0}, 3);
+    return RunOn<int8_t>(
+        Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+        inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.07f}, {-4})},
+        DepthwiseOptions(KILN_PADDING_VALID, 2, KILN_ACTIVATION_RELU6));
+  };
+  auto with_zp = run(3);
+  ASSERT_TRUE(with_zp.status.ok()) << with_zp.status;
+  EXPECT_THAT(with_zp.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
 }
 
 }  // namespace

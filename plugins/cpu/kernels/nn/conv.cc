@@ -1,15 +1,16 @@
 // CONV_2D (im2col + packed GEMM, direct GEMM for 1x1 stride-1),
 // DEPTHWISE_CONV_2D (direct, vectorised over channels) and TRANSPOSE_CONV
-// (GEMM + col2im), float32, NHWC activations. DEPTHWISE_CONV_2D also runs
-// int8 with per-channel (or per-tensor) int8 filters and int32 bias, with the
-// integer requantization of TFLite's DepthwiseConvPerChannel.
+// (GEMM + col2im), float32, NHWC activations. Integer inputs (int8, uint8,
+// int16x8) dispatch to conv_quantized.h.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
+#include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/type_dispatch.h"
 #include "kernels/nn/vec.h"
-#include "kernels/quantization_util.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
@@ -75,6 +76,7 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -189,75 +191,7 @@ struct DepthwiseState {
   int32_t filter_h = 0, filter_w = 0, out_h = 0, out_w = 0, out_c = 0;
   int32_t pad_h = 0, pad_w = 0;
   std::vector<float> zero_bias;
-  // Int8 path: acc = sum(w * (x + input_offset)) + bias per output channel,
-  // out = clamp(MultiplyByQuantizedMultiplier(acc, multipliers[c]) +
-  // output_offset).
-  bool quantized = false;
-  int32_t input_offset = 0, output_offset = 0;
-  int32_t activation_min = -128, activation_max = 127;
-  std::vector<QuantizedMultiplier> multipliers;  // one per output channel
 };
-
-// Int8 prepare steps that need the channel count: tensor types, bias, and
-// the per-channel requantization multipliers.
-KilnStatus QuantizedDepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
-  constexpr const char* kInt8Note =
-      "int8 DEPTHWISE_CONV_2D needs INT8 input, filter and output and an "
-      "INT32 bias";
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_INT8, kInt8Note));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_INT8, kInt8Note));
-  if (bias.present()) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_INT32, kInt8Note));
-    KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-    if (bias.num_elements() != s.out_c || bias.rank() != 1) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                    "' has shape ", ShapeString(bias.shape()), ", expected [",
-                    s.out_c, "] (one value per output channel)");
-    }
-  }
-  TensorQuantization qin, qf, qout;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "input", input, 0, 0, &qin));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "filter", filter, s.out_c, 3, &qf));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "output", out, 0, 0, &qout));
-  for (size_t c = 0; c < qf.zero_points.size(); ++c) {
-    if (qf.zero_points[c] != 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '",
-                    filter.name(), "' has zero point ", qf.zero_points[c],
-                    " at channel ", c,
-                    "; int8 filters must be symmetric (zero point 0)");
-    }
-  }
-  s.input_offset = -qin.zero_points[0];
-  s.output_offset = qout.zero_points[0];
-  s.multipliers.resize(static_cast<size_t>(s.out_c));
-  for (int32_t c = 0; c < s.out_c; ++c) {
-    const float filter_scale = qf.scales.size() == 1
-                                   ? qf.scales[0]
-                                   : qf.scales[static_cast<size_t>(c)];
-    const double real_multiplier = static_cast<double>(qin.scales[0]) *
-                                   static_cast<double>(filter_scale) /
-                                   static_cast<double>(qout.scales[0]);
-    s.multipliers[static_cast<size_t>(c)] = QuantizeMultiplier(real_multiplier);
-  }
-  if (!QuantizedActivationRange(s.activation, qout.scales[0],
-                                qout.zero_points[0], -128, 127,
-                                &s.activation_min, &s.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is not defined for int8 "
-                  "outputs; quantized DEPTHWISE_CONV_2D supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
-  }
-  return KILN_STATUS_OK;
-}
 
 KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
   constexpr const char* op = "DEPTHWISE_CONV_2D";
@@ -265,19 +199,17 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
   KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  s.quantized = input.present() && input.type() == KILN_TYPE_INT8;
-  if (!s.quantized) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "filter", filter,
-                                              KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  }
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -302,11 +234,7 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
                   option, " disagrees with filter '", filter.name(), "' (",
                   s.out_c, " output channels for ", s.in_c, " input channels)");
   }
-  if (s.quantized) {
-    KILN_SDK_RETURN_IF_ERROR(QuantizedDepthwisePrepare(k, s));
-  } else {
-    KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
-  }
+  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
   s.out_h = WindowOutputSize(s.window.padding, s.in_h, s.filter_h,
                              s.window.stride_h, s.window.dilation_h);
   s.out_w = WindowOutputSize(s.window.padding, s.in_w, s.filter_w,
@@ -320,70 +248,11 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
                             s.window.dilation_h, s.out_h);
   s.pad_w = WindowPadBefore(s.in_w, s.filter_w, s.window.stride_w,
                             s.window.dilation_w, s.out_w);
-  if (!s.quantized) s.zero_bias.assign(static_cast<size_t>(s.out_c), 0.f);
+  s.zero_bias.assign(static_cast<size_t>(s.out_c), 0.f);
   return k.Resize(out, {s.batches, s.out_h, s.out_w, s.out_c});
 }
 
-KilnStatus QuantizedDepthwiseInvoke(KernelContext& k, const DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const int8_t* in = input.data<int8_t>();
-  const int8_t* w = filter.data<int8_t>();
-  const int32_t* b = bias.present() ? bias.data<int32_t>() : nullptr;
-  int8_t* o = out.data<int8_t>();
-  if (in == nullptr || w == nullptr || o == nullptr ||
-      (bias.present() && b == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, filter, bias or output has no data at invoke");
-  }
-  const int32_t c = s.in_c, oc = s.out_c, m = s.multiplier;
-  std::vector<int32_t> acc(static_cast<size_t>(oc));
-  for (int32_t n = 0; n < s.batches; ++n) {
-    const int8_t* image =
-        in + static_cast<int64_t>(n) * s.in_h * s.in_w * s.in_c;
-    for (int32_t oy = 0; oy < s.out_h; ++oy) {
-      const int32_t y0 = oy * s.window.stride_h - s.pad_h;
-      for (int32_t ox = 0; ox < s.out_w; ++ox) {
-        std::fill(acc.begin(), acc.end(), 0);
-        const int32_t x0 = ox * s.window.stride_w - s.pad_w;
-        for (int32_t fy = 0; fy < s.filter_h; ++fy) {
-          const int32_t iy = y0 + fy * s.window.dilation_h;
-          if (iy < 0 || iy >= s.in_h) continue;
-          for (int32_t fx = 0; fx < s.filter_w; ++fx) {
-            const int32_t ix = x0 + fx * s.window.dilation_w;
-            if (ix < 0 || ix >= s.in_w) continue;
-            const int8_t* x =
-                image + (static_cast<int64_t>(iy) * s.in_w + ix) * c;
-            const int8_t* wt =
-                w + (static_cast<int64_t>(fy) * s.filter_w + fx) * oc;
-            for (int32_t ic = 0; ic < c; ++ic) {
-              const int32_t v = x[ic] + s.input_offset;
-              for (int32_t j = 0; j < m; ++j) {
-                acc[static_cast<size_t>(ic * m + j)] += v * wt[ic * m + j];
-              }
-            }
-          }
-        }
-        int8_t* dst =
-            o + ((static_cast<int64_t>(n) * s.out_h + oy) * s.out_w + ox) * oc;
-        for (int32_t ch = 0; ch < oc; ++ch) {
-          int32_t v = acc[static_cast<size_t>(ch)];
-          if (b != nullptr) v += b[ch];
-          v = MultiplyByQuantizedMultiplier(
-                  v, s.multipliers[static_cast<size_t>(ch)]) +
-              s.output_offset;
-          dst[ch] = static_cast<int8_t>(
-              std::min(s.activation_max, std::max(s.activation_min, v)));
-        }
-      }
-    }
-  }
-  return KILN_STATUS_OK;
-}
-
 KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
-  if (s.quantized) return QuantizedDepthwiseInvoke(k, s);
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   const float* in = input.data<float>();
@@ -589,20 +458,50 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
   return KILN_STATUS_OK;
 }
 
+using ConvKernelState = DispatchState<ConvState, QuantizedConvState>;
+KilnStatus ConvKernelPrepare(KernelContext& k, ConvKernelState& s) {
+  return DispatchPrepare<ConvState, QuantizedConvState, ConvPrepare,
+                         QuantizedConvPrepare>(k, s);
+}
+KilnStatus ConvKernelInvoke(KernelContext& k, ConvKernelState& s) {
+  return DispatchInvoke<ConvState, QuantizedConvState, ConvInvoke,
+                        QuantizedConvInvoke>(k, s);
+}
+
+using DepthwiseKernelState =
+    DispatchState<DepthwiseState, QuantizedDepthwiseState>;
+KilnStatus DepthwiseKernelPrepare(KernelContext& k, DepthwiseKernelState& s) {
+  return DispatchPrepare<DepthwiseState, QuantizedDepthwiseState,
+                         DepthwisePrepare, QuantizedDepthwisePrepare>(k, s);
+}
+KilnStatus DepthwiseKernelInvoke(KernelContext& k, DepthwiseKernelState& s) {
+  return DispatchInvoke<DepthwiseState, QuantizedDepthwiseState,
+                        DepthwiseInvoke, QuantizedDepthwiseInvoke>(k, s);
+}
+
 }  // namespace
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
-  // CONV_2D v1: float32 conv with dilation and fused activation. v2-v5 and
-  // v7-v8 are hybrid/int8/int16/int4 variants; v6 (grouped) is refused.
-  def.AddKernel(sdk::MakeStatefulKernel<ConvState, ConvPrepare, ConvInvoke>(
-      KILN_OP_CONV_2D, 1, 1));
-  // DEPTHWISE_CONV_2D v1: float32 with depth_multiplier (uint8 refused by
-  // type); v2: adds dilation; v3: int8 with per-channel int8 filters and
-  // int32 bias. v4+ are hybrid/int16/int4 variants. Kernels dispatch on the
-  // input type.
-  def.AddKernel(sdk::MakeStatefulKernel<DepthwiseState, DepthwisePrepare,
-                                        DepthwiseInvoke>(
-      KILN_OP_DEPTHWISE_CONV_2D, 1, 3));
+  // CONV_2D v1: float32 (and uint8) with dilation and fused activation;
+  // v3: int8 with per-channel filters; v4: int16x8. The kernel dispatches
+  // on the input type (a converter may write a lower version than the types
+  // need). Not declared: v2/v5 (hybrid, not implemented yet), v6 (grouped),
+  // v7 (int4 filters), v8 (int16x8 with an int32 bias).
+  for (const auto& [min_version, max_version] : {std::pair{1, 1}, {3, 4}}) {
+    def.AddKernel(sdk::MakeStatefulKernel<ConvKernelState, ConvKernelPrepare,
+                                          ConvKernelInvoke>(
+        KILN_OP_CONV_2D, min_version, max_version));
+  }
+  // DEPTHWISE_CONV_2D v1: float32 (and uint8) with depth_multiplier; v2:
+  // dilation; v3: int8 with per-channel filters; v5: int16x8. Integer
+  // inputs dispatch on the input type. Not declared: v4/v6 (hybrid, not
+  // implemented yet), v7 (int4 filters).
+  for (const auto& [min_version, max_version] : {std::pair{1, 3}, {5, 5}}) {
+    def.AddKernel(
+        sdk::MakeStatefulKernel<DepthwiseKernelState, DepthwiseKernelPrepare,
+                                DepthwiseKernelInvoke>(
+            KILN_OP_DEPTHWISE_CONV_2D, min_version, max_version));
+  }
   // TRANSPOSE_CONV v1: float32; v2: int8 filters (refused by type);
   // v3: optional bias input; v4: fused activation. v5 is int16 quantized bias.
   def.AddKernel(

@@ -1,13 +1,13 @@
-// FULLY_CONNECTED and BATCH_MATMUL on float32 through the packed GEMM;
-// FULLY_CONNECTED also on int8 (per-tensor weights, int32 bias) with TFLite's
-// integer requantization.
+// FULLY_CONNECTED and BATCH_MATMUL on float32 through the packed GEMM.
+// Integer FULLY_CONNECTED inputs dispatch to fully_connected_quantized.h.
 #include <algorithm>
 #include <vector>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/fully_connected_quantized.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/nn_common.h"
-#include "kernels/quantization_util.h"
+#include "kernels/nn/type_dispatch.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
@@ -22,134 +22,37 @@ bool IsStatic(const Tensor& t) {
 
 // ---- FULLY_CONNECTED -----------------------------------------------------
 
-// Integer parameters of an int8 FULLY_CONNECTED, as TFLite's reference
-// integer kernel: acc = sum((w + weights_offset) * (x + input_offset)) + bias,
-// out = clamp(MultiplyByQuantizedMultiplier(acc) + output_offset).
-struct QuantizedFullyConnectedParams {
-  int32_t input_offset = 0, weights_offset = 0, output_offset = 0;
-  QuantizedMultiplier output_multiplier;
-  int32_t activation_min = -128, activation_max = 127;
-};
-
 struct FullyConnectedState {
   int64_t activation = KILN_ACTIVATION_NONE;
   int32_t rows = 0;
   bool pack_in_invoke = false;
   PackedMatrix weights;
-  bool quantized = false;  // int8 path; `weights` is then unused
-  int32_t units = 0, depth = 0;
-  QuantizedFullyConnectedParams q;
 };
-
-// Prepare of the int8 path once the input is known to be INT8: checks the
-// other tensors' types and derives the requantization parameters.
-KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k,
-                                          FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
-  constexpr const char* kInt8Note =
-      "int8 FULLY_CONNECTED needs INT8 input, weights and output and an "
-      "INT32 bias";
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "weights", weights, KILN_TYPE_INT8, kInt8Note));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_INT8, kInt8Note));
-  if (bias.present()) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_INT32, kInt8Note));
-  }
-  TensorQuantization qin, qw, qout;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "input", input, 0, 0, &qin));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "weights", weights, 0, 0, &qw));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "output", out, 0, 0, &qout));
-  s.q.input_offset = -qin.zero_points[0];
-  s.q.weights_offset = -qw.zero_points[0];
-  s.q.output_offset = qout.zero_points[0];
-  const double real_multiplier = static_cast<double>(qin.scales[0]) *
-                                 static_cast<double>(qw.scales[0]) /
-                                 static_cast<double>(qout.scales[0]);
-  s.q.output_multiplier = QuantizeMultiplier(real_multiplier);
-  if (!QuantizedActivationRange(s.activation, qout.scales[0],
-                                qout.zero_points[0], -128, 127,
-                                &s.q.activation_min, &s.q.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is not defined for int8 "
-                  "outputs; quantized FULLY_CONNECTED supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
-  }
-  return KILN_STATUS_OK;
-}
-
-KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
-                                         const FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const int8_t* x = input.data<int8_t>();
-  const int8_t* w = weights.data<int8_t>();
-  const int32_t* b = bias.present() ? bias.data<int32_t>() : nullptr;
-  int8_t* o = out.data<int8_t>();
-  if (x == nullptr || w == nullptr || o == nullptr ||
-      (bias.present() && b == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, weights, bias or output has no data at invoke");
-  }
-  const QuantizedFullyConnectedParams& q = s.q;
-  for (int32_t r = 0; r < s.rows; ++r) {
-    const int8_t* row = x + static_cast<int64_t>(r) * s.depth;
-    for (int32_t u = 0; u < s.units; ++u) {
-      const int8_t* wu = w + static_cast<int64_t>(u) * s.depth;
-      int32_t acc = 0;
-      for (int32_t d = 0; d < s.depth; ++d) {
-        acc += (wu[d] + q.weights_offset) * (row[d] + q.input_offset);
-      }
-      if (b != nullptr) acc += b[u];
-      acc = MultiplyByQuantizedMultiplier(acc, q.output_multiplier) +
-            q.output_offset;
-      acc = std::min(q.activation_max, std::max(q.activation_min, acc));
-      o[static_cast<int64_t>(r) * s.units + u] = static_cast<int8_t>(acc);
-    }
-  }
-  return KILN_STATUS_OK;
-}
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
   constexpr const char* op = "FULLY_CONNECTED";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  s.quantized = input.present() && input.type() == KILN_TYPE_INT8;
-  if (!s.quantized) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "weights", weights,
-                                              KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  }
-  const int64_t format = k.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0);
-  if (format != 0) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, ": weights_format ", format,
-                  " (shuffled int8 weights) is not supported; this CPU "
-                  "kernel supports the DEFAULT (0) weights format only");
-  }
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "weights", weights,
+                                            KILN_TYPE_FLOAT32, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  if (s.quantized) {
-    KILN_SDK_RETURN_IF_ERROR(QuantizedFullyConnectedPrepare(k, s));
+  if (ClampOnlyActivation(s.activation) != s.activation) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
+                  ": fused activation TANH/SIGN_BIT is refused (as by "
+                  "TFLite); FULLY_CONNECTED supports NONE, RELU, "
+                  "RELU_N1_TO_1 and RELU6");
   }
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "weights", weights, 2));
+  std::vector<int32_t> out_shape;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
   if (bias.present()) {
-    if (!s.quantized) {
-      KILN_SDK_RETURN_IF_ERROR(
-          ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
-    }
+    KILN_SDK_RETURN_IF_ERROR(
+        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
     KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
     if (bias.num_elements() != units) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
@@ -157,32 +60,6 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
                     units, "] (one value per output unit)");
     }
   }
-  const std::vector<int32_t> in_shape = input.shape();
-  const int64_t elements = DimProduct(in_shape, 0, in_shape.size());
-  if (depth <= 0 || elements % depth != 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": input '", input.name(),
-                  "' with shape ", ShapeString(in_shape),
-                  " cannot be viewed as rows of ", depth, " values (weights '",
-                  weights.name(), "' are ", ShapeString(weights.shape()), ")");
-  }
-  s.rows = static_cast<int32_t>(elements / depth);
-  s.units = units;
-  s.depth = depth;
-  std::vector<int32_t> out_shape;
-  if (k.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0) {
-    if (in_shape.empty() || in_shape.back() != depth) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                    ": keep_num_dims needs the input's last dimension to "
-                    "equal the weights' depth ",
-                    depth, "; input '", input.name(), "' is ",
-                    ShapeString(in_shape));
-    }
-    out_shape = in_shape;
-    out_shape.back() = units;
-  } else {
-    out_shape = {s.rows, units};
-  }
-  if (s.quantized) return k.Resize(out, out_shape);
   s.weights.Resize(units, depth);
   s.pack_in_invoke = !(IsStatic(weights) && IsStatic(bias));
   if (!s.pack_in_invoke) {
@@ -193,7 +70,6 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
 }
 
 KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
-  if (s.quantized) return QuantizedFullyConnectedInvoke(k, s);
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   if (s.pack_in_invoke) {
     const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
@@ -203,6 +79,21 @@ KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
   Gemm(input.data<float>(), s.weights.k(), s.rows, s.weights, s.activation,
        out.data<float>(), s.weights.n());
   return KILN_STATUS_OK;
+}
+
+using FullyConnectedKernelState =
+    DispatchState<FullyConnectedState, QuantizedFullyConnectedState>;
+KilnStatus FullyConnectedKernelPrepare(KernelContext& k,
+                                       FullyConnectedKernelState& s) {
+  return DispatchPrepare<FullyConnectedState, QuantizedFullyConnectedState,
+                         FullyConnectedPrepare, QuantizedFullyConnectedPrepare>(
+      k, s);
+}
+KilnStatus FullyConnectedKernelInvoke(KernelContext& k,
+                                      FullyConnectedKernelState& s) {
+  return DispatchInvoke<FullyConnectedState, QuantizedFullyConnectedState,
+                        FullyConnectedInvoke, QuantizedFullyConnectedInvoke>(k,
+                                                                             s);
 }
 
 // ---- BATCH_MATMUL --------------------------------------------------------
@@ -316,15 +207,19 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
 }  // namespace
 
 void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
-  // FULLY_CONNECTED v1: float32, DEFAULT weights (uint8 refused by type);
-  // v2: shuffled int8 weights (refused in prepare); v3: hybrid (float input,
-  // int8 weights; refused by type); v4: int8 with per-tensor weights and
-  // int32 bias; v5: keep_num_dims; v6: bias omitted. v7+ are
-  // int16/sparse/int4 variants. Kernels dispatch on the input type.
-  def.AddKernel(
-      sdk::MakeStatefulKernel<FullyConnectedState, FullyConnectedPrepare,
-                              FullyConnectedInvoke>(KILN_OP_FULLY_CONNECTED, 1,
-                                                    6));
+  // FULLY_CONNECTED v1: float32 and uint8, DEFAULT weights; v4: int8
+  // (per-tensor or per-channel weights); v5: keep_num_dims; v6: bias
+  // omitted; v7: int16x8. The kernel dispatches on the input type. v2
+  // (shuffled uint8 weights) is not implemented, so it is not declared; v3
+  // (hybrid) is not implemented yet.
+  def.AddKernel(sdk::MakeStatefulKernel<FullyConnectedKernelState,
+                                        FullyConnectedKernelPrepare,
+                                        FullyConnectedKernelInvoke>(
+      KILN_OP_FULLY_CONNECTED, 1, 1));
+  def.AddKernel(sdk::MakeStatefulKernel<FullyConnectedKernelState,
+                                        FullyConnectedKernelPrepare,
+                                        FullyConnectedKernelInvoke>(
+      KILN_OP_FULLY_CONNECTED, 4, 7));
   // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims.
   // v2-v4 are int8/int16/hybrid variants.
   def.AddKernel(

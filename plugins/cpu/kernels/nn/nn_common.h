@@ -69,7 +69,17 @@ inline bool ActivationClamp(int64_t act, float* lo, float* hi) {
   // elementwise kernels' bounds.
   *lo = -std::numeric_limits<float>::infinity();
   *hi = std::numeric_limits<float>::infinity();
-  return act == KILN_ACTIVATION_NONE || ActivationClampRange<float>(act, lo, hi);
+  return act == KILN_ACTIVATION_NONE ||
+         ActivationClampRange<float>(act, lo, hi);
+}
+
+// The activation a TFLite float kernel applies when it takes its output
+// range from CalculateActivationRange (CONV_2D, DEPTHWISE_CONV_2D, the
+// pools): the clamps as they are, TANH and SIGN_BIT as NONE, since that
+// range ignores them.
+inline int64_t ClampOnlyActivation(int64_t act) {
+  float lo, hi;
+  return ActivationClamp(act, &lo, &hi) ? act : KILN_ACTIVATION_NONE;
 }
 
 // Applies fused activation `act` to n floats in place.

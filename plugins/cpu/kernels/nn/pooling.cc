@@ -1,11 +1,13 @@
 // AVERAGE_POOL_2D, MAX_POOL_2D (NHWC), and last-axis normalisations:
-// L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX. Float32.
+// L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX. Float32; integer pooling in
+// pooling_quantized.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/pooling_quantized.h"
 #include "kernels/nn/vec.h"
 #include "kernels/registry.h"
 
@@ -16,25 +18,19 @@ constexpr const char* kQuantNote = "quantized variants are not implemented";
 
 // ---- Pooling -------------------------------------------------------------
 
-struct PoolGeometry {
-  WindowParams window;
-  int64_t activation = KILN_ACTIVATION_NONE;
-  int32_t filter_h = 0, filter_w = 0;
-  int32_t batches = 0, in_h = 0, in_w = 0, channels = 0;
-  int32_t out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
-};
-
 KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
   KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
   KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
   const Tensor input = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
+      k, op, "input", input,
+      {KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+      ExpectTensorType(k, op, "output", out, input.type()));
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &g->window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
+  g->activation = ClampOnlyActivation(g->activation);  // as TFLite
   const int64_t fh = k.OptionInt(KILN_OPTION_FILTER_H, 0);
   const int64_t fw = k.OptionInt(KILN_OPTION_FILTER_W, 0);
   if (fh < 1 || fw < 1 || fh > (1 << 20) || fw > (1 << 20)) {
@@ -67,16 +63,23 @@ KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
 template <bool kMax>
 KilnStatus PoolPrepare(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+  if (k.input(0).type() != KILN_TYPE_FLOAT32) {
+    int32_t lo = 0, hi = 0;
+    KILN_SDK_RETURN_IF_ERROR(QuantizedPoolBounds(k, op, g, &lo, &hi));
+  }
   return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
 }
 
 template <bool kMax>
 KilnStatus PoolInvoke(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+  if (k.input(0).type() != KILN_TYPE_FLOAT32) {
+    return QuantizedPoolInvoke(k, op, kMax, g);
+  }
   const float* in = k.input(0).data<float>();
   float* o = k.output(0).data<float>();
   const int32_t c = g.channels;
@@ -200,12 +203,12 @@ KilnStatus L2NormInvoke(KernelContext& k) {
 }  // namespace
 
 void RegisterPoolingKernels(sdk::PluginDefinition& def) {
-  // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 (v2 int8, v3 int16 not
-  // implemented).
+  // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 and uint8; v2: int8; v3:
+  // int16. Integer types pool raw values as TFLite does.
   def.AddKernel(sdk::MakeKernel<PoolPrepare<false>, PoolInvoke<false>>(
-      KILN_OP_AVERAGE_POOL_2D, 1, 1));
+      KILN_OP_AVERAGE_POOL_2D, 1, 3));
   def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
-      KILN_OP_MAX_POOL_2D, 1, 1));
+      KILN_OP_MAX_POOL_2D, 1, 3));
   // L2_NORMALIZATION v1: float32 (v2 int8 not implemented).
   def.AddKernel(sdk::MakeKernel<L2NormPrepare, L2NormInvoke>(
       KILN_OP_L2_NORMALIZATION, 1, 1));

@@ -1,0 +1,318 @@
+"""Seeded single-op cases for nn_quantized_litert_test.py.
+
+Each case is one node of an op in kernels/nn with quantized (int8, uint8,
+int16x8) or hybrid (float activations, int8 weights) tensors. Quantization
+parameters are drawn so that outputs spread over the output type's range
+rather than saturate.
+"""
+import math
+
+import numpy as np
+from ai_edge_litert import schema_py_generated as schema
+
+import litert_single_op as lso
+from litert_single_op import T
+
+OP = schema.BuiltinOperator
+OPT = schema.BuiltinOptions
+ACT_NONE, ACT_RELU, ACT_RELU_N1_TO_1, ACT_RELU6, ACT_TANH, ACT_SIGN_BIT = range(6)
+SAME, VALID = 0, 1
+
+
+class Case:
+    def __init__(self, name, op, version, inputs, outputs, options_type=0,
+                 options=None, rng=None, expect_refusal=False, tolerance=None):
+        self.name = name
+        self.op = op
+        self.version = version
+        self.inputs = inputs
+        self.outputs = outputs
+        self.options_type = options_type
+        self.options = options
+        self.expect_refusal = expect_refusal
+        # Kiln must refuse; LiteRT's answer is not meaningful.
+        self.expect_kiln_refusal = False
+        self._tolerance = tolerance
+        self._seed = int(rng.integers(1 << 31)) if rng is not None else 0
+
+    def model(self):
+        return lso.build_model(self.op, self.version, self.inputs,
+                               self.outputs, self.options_type, self.options)
+
+    def runtime_inputs(self):
+        rng = np.random.default_rng(self._seed)
+        return [lso.random_values(rng, t.dtype, t.shape) for t in self.inputs
+                if t.data is None and not t.omitted]
+
+    def tolerance(self, reference):
+        if self._tolerance is None:
+            return 0.0
+        return self._tolerance(reference)
+
+
+# ---- quantization parameters -------------------------------------------------
+
+def log_uniform(rng, lo, hi, size=None):
+    return np.exp(rng.uniform(math.log(lo), math.log(hi), size=size))
+
+
+def act_q(rng, dtype):
+    """(scale, zero_point) of an activation tensor."""
+    scale = float(log_uniform(rng, 0.004, 0.2))
+    if dtype == "int8":
+        return scale, int(rng.integers(-40, 41))
+    if dtype == "uint8":
+        return scale, int(rng.integers(90, 167))
+    return scale / 256.0, 0  # int16: symmetric
+
+
+def weights(rng, shape, dtype="int8"):
+    if dtype == "float32":
+        return rng.uniform(-1, 1, size=shape).astype(np.float32)
+    if dtype == "uint8":
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+    return rng.integers(-127, 128, size=shape).astype(np.int8)
+
+
+def bias_for(rng, n, dtype):
+    if dtype == "float32":
+        return rng.uniform(-1, 1, size=n).astype(np.float32)
+    if dtype == "int64":
+        return rng.integers(-(1 << 20), 1 << 20, size=n).astype(np.int64)
+    return rng.integers(-(1 << 14), 1 << 14, size=n).astype(np.int32)
+
+
+def output_scale(rng, in_scale, w_scale, depth, in_dtype):
+    # |sum w * x| grows like 73 * 73 * sqrt(depth) for full-range int8 data
+    # (int16 data spans 256x more codes at 1/256 of the scale).
+    spread = 73.0 * 73.0 * math.sqrt(max(depth, 1))
+    if in_dtype == "int16":
+        spread *= 256.0
+    target = 60.0 if in_dtype != "int16" else 60.0 * 256.0
+    return float(in_scale * w_scale * spread / target *
+                 log_uniform(rng, 0.5, 2.0))
+
+
+def quant_types(dtype):
+    """(activation dtype, weight dtype, bias dtype) of a quantized scheme."""
+    return {"int8": ("int8", "int8", "int32"),
+            "uint8": ("uint8", "uint8", "int32"),
+            "int16": ("int16", "int8", "int64"),
+            "float32": ("float32", "float32", "float32")}[dtype]
+
+
+def window_out(padding, size, filt, stride, dilation=1):
+    eff = (filt - 1) * dilation + 1
+    if padding == SAME:
+        return (size + stride - 1) // stride
+    return (size - eff + stride) // stride
+
+
+# ---- CONV_2D / DEPTHWISE_CONV_2D -----------------------------------------------
+
+def conv_geometry(rng, depthwise):
+    while True:
+        g = dict(n=int(rng.integers(1, 3)), h=int(rng.integers(3, 10)),
+                 w=int(rng.integers(3, 10)), cin=int(rng.choice([1, 2, 3, 8, 17])),
+                 fh=int(rng.integers(1, 4)), fw=int(rng.integers(1, 4)),
+                 sh=int(rng.integers(1, 3)), sw=int(rng.integers(1, 3)),
+                 dh=int(rng.choice([1, 1, 2])), dw=int(rng.choice([1, 1, 2])),
+                 padding=int(rng.choice([SAME, VALID])))
+        g["cout"] = (g["cin"] * int(rng.choice([1, 1, 2])) if depthwise
+                     else int(rng.choice([1, 4, 7, 16, 21])))
+        g["oh"] = window_out(g["padding"], g["h"], g["fh"], g["sh"], g["dh"])
+        g["ow"] = window_out(g["padding"], g["w"], g["fw"], g["sw"], g["dw"])
+        if g["oh"] > 0 and g["ow"] > 0:
+            return g
+
+
+def conv_case(rng, dtype, depthwise, per_channel=True, bias=True,
+              activation=None, name_extra=""):
+    g = conv_geometry(rng, depthwise)
+    act_t, w_t, b_t = quant_types(dtype)
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1]))
+                  if activation is None else activation)
+    in_s, in_zp = act_q(rng, act_t)
+    cout = g["cout"]
+    if depthwise:
+        w_shape = [1, g["fh"], g["fw"], cout]
+        depth = g["fh"] * g["fw"]
+        axis = 3
+    else:
+        w_shape = [cout, g["fh"], g["fw"], g["cin"]]
+        depth = g["fh"] * g["fw"] * g["cin"]
+        axis = 0
+    channels = cout if per_channel else 1
+    w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
+    w_zp = int(rng.integers(100, 156)) if w_t == "uint8" else 0
+    out_s = output_scale(rng, in_s, float(np.median(w_scales)), depth, act_t)
+    out_zp = act_q(rng, act_t)[1]
+    inputs = [T(act_t, [g["n"], g["h"], g["w"], g["cin"]], scale=in_s,
+                zero_point=in_zp),
+              T(w_t, w_shape, data=weights(rng, w_shape, w_t),
+                scale=list(w_scales), zero_point=w_zp, axis=axis)]
+    if bias:
+        inputs.append(T(b_t, [cout], data=bias_for(rng, cout, b_t),
+                        scale=list(in_s * w_scales), zero_point=0))
+    outputs = [T(act_t, [g["n"], g["oh"], g["ow"], cout], scale=out_s,
+                 zero_point=out_zp)]
+    if dtype == "float32":
+        for t in inputs + outputs:
+            t.scale = t.zero_point = None
+    if depthwise:
+        o = schema.DepthwiseConv2DOptionsT()
+        o.depthMultiplier = cout // g["cin"]
+        op, opt = OP.DEPTHWISE_CONV_2D, OPT.DepthwiseConv2DOptions
+        version = {"int8": 3, "uint8": 2, "int16": 5, "float32": 2}[dtype]
+    else:
+        o = schema.Conv2DOptionsT()
+        op, opt = OP.CONV_2D, OPT.Conv2DOptions
+        version = {"int8": 3, "uint8": 1, "int16": 4, "float32": 1}[dtype]
+    o.padding, o.strideH, o.strideW = g["padding"], g["sh"], g["sw"]
+    o.dilationHFactor, o.dilationWFactor = g["dh"], g["dw"]
+    o.fusedActivationFunction = activation
+    kind = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    name = (f"{kind}/{dtype}{'' if per_channel else '/per_tensor'}"
+            f"{'' if bias else '/no_bias'}{name_extra}/"
+            f"{g['n']}x{g['h']}x{g['w']}x{g['cin']}->{cout} "
+            f"f{g['fh']}x{g['fw']} s{g['sh']}{g['sw']} d{g['dh']}{g['dw']} "
+            f"p{g['padding']} a{activation}")
+    # TFLite refuses quantized CONV_2D without a bias.
+    return Case(name, op, version, inputs, outputs, opt, o, rng,
+                expect_refusal=not bias and not depthwise and
+                dtype != "float32",
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def conv_cases(rng):
+    out = []
+    for depthwise in (False, True):
+        for dtype in ("int8", "uint8", "int16"):
+            for i in range(8):
+                per_channel = dtype != "uint8" and i % 4 != 3
+                out.append(conv_case(rng, dtype, depthwise, per_channel,
+                                     bias=i % 5 != 4))
+            out.append(conv_case(rng, dtype, depthwise, dtype != "uint8",
+                                 activation=ACT_TANH, name_extra="/tanh"))
+    # Fused TANH / SIGN_BIT on float convolutions: as LiteRT.
+    for depthwise in (False, True):
+        for act in (ACT_TANH, ACT_SIGN_BIT):
+            out.append(conv_case(rng, "float32", depthwise, activation=act,
+                                 name_extra="/float_act"))
+    # An int32 bias on int16x8 CONV_2D: LiteRT reads it as int64 (reading
+    # past the buffer) unless quantized_bias_type says INT32, an option
+    # plugins cannot see; Kiln must refuse it.
+    for _ in range(2):
+        c = conv_case(rng, "int16", False, name_extra="/int32_bias")
+        c.inputs[2].data = c.inputs[2].data.astype(np.int32)
+        c.inputs[2].dtype = "int32"
+        c.expect_kiln_refusal = True
+        out.append(c)
+    return out
+
+
+# ---- FULLY_CONNECTED -----------------------------------------------------------
+
+def fc_case(rng, dtype, per_channel=False, bias=True, keep_num_dims=False,
+            activation=None):
+    act_t, w_t, b_t = quant_types(dtype)
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1]))
+                  if activation is None else activation)
+    batch = [int(rng.integers(1, 4)), int(rng.integers(1, 5))]
+    depth = int(rng.choice([1, 5, 16, 33, 100]))
+    units = int(rng.choice([1, 3, 16, 19]))
+    in_s, in_zp = act_q(rng, act_t)
+    channels = units if per_channel else 1
+    w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
+    w_zp = int(rng.integers(100, 156)) if w_t == "uint8" else 0
+    out_s = output_scale(rng, in_s, float(np.median(w_scales)), depth, act_t)
+    out_zp = act_q(rng, act_t)[1]
+    inputs = [T(act_t, batch + [depth], scale=in_s, zero_point=in_zp),
+              T(w_t, [units, depth], data=weights(rng, [units, depth], w_t),
+                scale=list(w_scales), zero_point=w_zp, axis=0)]
+    if bias:
+        inputs.append(T(b_t, [units], data=bias_for(rng, units, b_t),
+                        scale=list(in_s * w_scales), zero_point=0))
+    out_shape = batch + [units] if keep_num_dims else [batch[0] * batch[1], units]
+    outputs = [T(act_t, out_shape, scale=out_s, zero_point=out_zp)]
+    if dtype == "float32":
+        for t in inputs + outputs:
+            t.scale = t.zero_point = None
+    o = schema.FullyConnectedOptionsT()
+    o.fusedActivationFunction = activation
+    o.keepNumDims = keep_num_dims
+    version = {"int8": 4, "uint8": 1, "int16": 7, "float32": 1}[dtype]
+    if keep_num_dims:
+        version = max(version, 5)
+    if not bias:
+        version = max(version, 6)
+    name = (f"FULLY_CONNECTED/{dtype}{'/per_channel' if per_channel else ''}"
+            f"{'' if bias else '/no_bias'}{'/keep_dims' if keep_num_dims else ''}"
+            f"/{batch}x{depth}->{units} a{activation}")
+    # TFLite refuses a fused TANH / SIGN_BIT on FULLY_CONNECTED.
+    return Case(name, OP.FULLY_CONNECTED, version, inputs, outputs,
+                OPT.FullyConnectedOptions, o, rng,
+                expect_refusal=activation in (ACT_TANH, ACT_SIGN_BIT),
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def fc_cases(rng):
+    out = []
+    for dtype in ("int8", "uint8", "int16"):
+        for i in range(6):
+            out.append(fc_case(rng, dtype,
+                               per_channel=dtype != "uint8" and i % 2 == 1,
+                               bias=i % 3 != 2, keep_num_dims=i == 4))
+    out += [fc_case(rng, "float32", activation=a)
+            for a in (ACT_TANH, ACT_SIGN_BIT)]
+    return out
+
+
+# ---- AVERAGE_POOL_2D / MAX_POOL_2D -------------------------------------------
+
+def pool_case(rng, dtype, op, activation=None):
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1]))
+                  if activation is None else activation)
+    n, h, w, c = (int(rng.integers(1, 3)), int(rng.integers(2, 9)),
+                  int(rng.integers(2, 9)), int(rng.choice([1, 3, 8, 19])))
+    fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    padding = int(rng.choice([SAME, VALID]))
+    if padding == VALID:
+        fh, fw = min(fh, h), min(fw, w)
+    oh, ow = window_out(padding, h, fh, sh), window_out(padding, w, fw, sw)
+    scale, zp = act_q(rng, dtype)
+    o = schema.Pool2DOptionsT()
+    o.padding, o.strideH, o.strideW = padding, sh, sw
+    o.filterHeight, o.filterWidth = fh, fw
+    o.fusedActivationFunction = activation
+    version = {"int8": 2, "uint8": 1, "int16": 3, "float32": 1}[dtype]
+    kind = "MAX_POOL_2D" if op == OP.MAX_POOL_2D else "AVERAGE_POOL_2D"
+    q = {} if dtype == "float32" else dict(scale=scale, zero_point=zp)
+    return Case(f"{kind}/{dtype}/{n}x{h}x{w}x{c} f{fh}x{fw} s{sh}{sw} "
+                f"p{padding} a{activation}", op, version,
+                [T(dtype, [n, h, w, c], **q)],
+                [T(dtype, [n, oh, ow, c], **q)], OPT.Pool2DOptions, o, rng,
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def float_tolerance(reference):
+    return 1e-5 + 1e-5 * np.abs(reference)
+
+
+def pool_cases(rng):
+    out = []
+    for op in (OP.AVERAGE_POOL_2D, OP.MAX_POOL_2D):
+        for dtype in ("int8", "uint8", "int16"):
+            out += [pool_case(rng, dtype, op) for _ in range(4)]
+        # Fused TANH / SIGN_BIT: TFLite's pooling kernels ignore them.
+        out += [pool_case(rng, t, op, a) for t in ("int8", "float32")
+                for a in (ACT_TANH, ACT_SIGN_BIT)]
+    return out
+
+
+def all_cases(rng):
+    return conv_cases(rng) + fc_cases(rng) + pool_cases(rng)
