@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Quantized elementwise and data-movement kernels versus LiteRT, op by op.
 
-Writes single-operator models (single_op_models.py) for every quantized
+Writes single-operator models (litert_single_op.py) for every quantized
 flavour of the elementwise and data-movement ops the CPU plugin implements
 (int8, uint8, int16), with seeded random scales, zero points, shapes,
 broadcasts and fused activations, then runs tools/kiln/tests/
@@ -23,7 +23,9 @@ import tempfile
 
 try:
     import numpy as np
-    from single_op_models import Tensor, build_model
+    from ai_edge_litert import schema_py_generated as schema
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import litert_single_op as lso
 except ImportError as e:  # The oracle's Python packages are missing.
     print(f"SKIPPED: cannot build test models ({e}); pip install "
           "ai-edge-litert numpy flatbuffers")
@@ -76,6 +78,35 @@ def corners(fn, range_a, range_b):
 
 
 # ---- Cases -------------------------------------------------------------------
+
+def Tensor(name, dtype, shape, quant=None, data=None):
+    """A tensor of a single-op model; `quant` is (scale, zero point) or
+    per-channel ([scales], [zero points], axis). Tensor names are assigned
+    by the builder; `name` documents the role."""
+    del name
+    if quant is None:
+        return lso.T(dtype, shape, data=data)
+    if len(quant) == 3:
+        return lso.T(dtype, shape, data=data, scale=list(quant[0]),
+                     zero_point=list(quant[1]), axis=quant[2])
+    return lso.T(dtype, shape, data=data, scale=quant[0],
+                 zero_point=quant[1])
+
+
+def build_model(op, version, inputs, outputs, options=None):
+    """`options`: (builtin options table name, {field: value}) or None."""
+    options_type, table = 0, None
+    if options is not None:
+        name, fields = options
+        options_type = getattr(schema.BuiltinOptions, name)
+        table = getattr(schema, name + "T")()
+        for key, value in fields.items():
+            if not hasattr(table, key):
+                raise ValueError(f"{name} has no field {key}")
+            setattr(table, key, value)
+    return lso.build_model(getattr(schema.BuiltinOperator, op), version,
+                           inputs, outputs, options_type, table)
+
 
 class Cases:
     """Collects (file name, model bytes)."""
