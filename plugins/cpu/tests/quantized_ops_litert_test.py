@@ -207,8 +207,10 @@ def comparison_cases(cases):
                       [Tensor("y", "bool", [3, codes.size])])
 
 
-def unary(cases, name, op, version, dtype, q_in, q_out, shape=(2, 3, 5),
+def unary(cases, name, op, version, dtype, q_in, q_out, shape=(8, 8, 16),
           options=None):
+    """One unary node; 1024 full-range inputs reach (almost) every 8-bit
+    code, so a table-driven kernel is checked entry by entry."""
     cases.add(name, op, version, [Tensor("x", dtype, list(shape), q_in)],
               [Tensor("y", dtype, list(shape), q_out)], options)
 
@@ -227,12 +229,11 @@ UNARY_OPS = {
     "HARD_SWISH": ({"uint8": 1, "int8": 1}, lambda lo, hi: (-0.375, hi)),
 }
 
-# LiteRT's fixed output quantization of LOGISTIC and TANH.
+# LiteRT's fixed output quantization of LOGISTIC and TANH. (INT16, v3, is
+# not implemented by Kiln: see docs/quantization.md.)
 FIXED_OUTPUT = {
-    "LOGISTIC": {"uint8": (1 / 256, 0), "int8": (1 / 256, -128),
-                 "int16": (1 / 32768, 0)},
-    "TANH": {"uint8": (1 / 128, 128), "int8": (1 / 128, 0),
-             "int16": (1 / 32768, 0)},
+    "LOGISTIC": {"uint8": (1 / 256, 0), "int8": (1 / 256, -128)},
+    "TANH": {"uint8": (1 / 128, 128), "int8": (1 / 128, 0)},
 }
 
 
@@ -247,7 +248,7 @@ def unary_cases(cases):
                       q_in, q_out)
     for op, outputs in FIXED_OUTPUT.items():
         for dtype, q_out in outputs.items():
-            version = {"uint8": 1, "int8": 2, "int16": 3}[dtype]
+            version = {"uint8": 1, "int8": 2}[dtype]
             for i in range(2):
                 q_in = random_quant(rng, dtype, 0.01, 0.1)
                 unary(cases, f"{op.lower()}_{dtype}_{i}", op, version, dtype,
@@ -266,6 +267,9 @@ def unary_cases(cases):
         unary(cases, f"leaky_relu_{dtype}", "LEAKY_RELU", version, dtype,
               q_in, fit_quant(rng, dtype, alpha * lo, hi),
               options=("LeakyReluOptions", {"alpha": alpha}))
+    q_in = random_quant(rng, "int8", 0.01, 0.05)
+    unary(cases, "elu_int8", "ELU", 1, "int8", q_in,
+          fit_quant(rng, "int8", -1.0, real_range("int8", q_in)[1]))
     for i in range(2):  # RSQRT of non-negative inputs (zero point = qmin).
         scale = float(rng.uniform(0.01, 0.1))
         q_out = fit_quant(rng, "int8", 0, 1 / np.sqrt(scale))

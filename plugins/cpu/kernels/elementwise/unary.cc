@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/elementwise/elementwise_common.h"
+#include "kernels/elementwise/quantized_unary.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -222,13 +223,47 @@ void Register(sdk::PluginDefinition& def, int32_t code,
       def, code, ranges);
 }
 
+// Ops with quantized kernels too (kernels/elementwise/quantized_unary.h):
+// UINT8 / INT8 / INT16 inputs go there, the others to the float kernels.
+bool TakesQuantizedPath(KernelContext& k) {
+  return k.num_inputs() == 1 && k.input(0).present() &&
+         elementwise::IsQuantizedUnaryType(k.input(0).type());
+}
+
+template <typename Op>
+KilnStatus QuantizableUnaryPrepare(KernelContext& k,
+                                   elementwise::QuantizedUnaryState& state) {
+  if (!TakesQuantizedPath(k)) return UnaryPrepare<Op>(k);
+  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 1, 1));
+  return elementwise::PrepareQuantizedUnary(k, &state);
+}
+
+template <typename Op>
+KilnStatus QuantizableUnaryInvoke(KernelContext& k,
+                                  elementwise::QuantizedUnaryState& state) {
+  if (!TakesQuantizedPath(k)) return UnaryInvoke<Op>(k);
+  return elementwise::InvokeQuantizedUnary(k, state);
+}
+
+template <typename Op>
+void RegisterQuantizable(
+    sdk::PluginDefinition& def, int32_t code,
+    std::initializer_list<elementwise::VersionRange> ranges) {
+  elementwise::AddStatefulKernelForVersions<elementwise::QuantizedUnaryState,
+                                            QuantizableUnaryPrepare<Op>,
+                                            QuantizableUnaryInvoke<Op>>(
+      def, code, ranges);
+}
+
 }  // namespace
 
 void RegisterUnary(sdk::PluginDefinition& def) {
-  // Version meanings per TFLite's op_version.cc / runtime_version.cc. Ranges
-  // stop before versions that add quantized int8/int16 inputs.
-  // ABS: v1 float32, v5 int32. Not 2 (int8/uint8), 3 (int16 q), 4 (int16).
-  Register<AbsOp>(def, KILN_OP_ABS, {{1, 1}, {5, 5}});
+  // Version meanings per TFLite's op_version.cc; each range covers exactly
+  // the versions whose types these kernels implement (quantized ones in
+  // quantized_unary.cc, bit-exact with LiteRT's reference kernels).
+  // ABS: v1 float32, v2 int8 (LiteRT refuses uint8), v3 quantized int16,
+  // v4 plain int16, v5 int32.
+  RegisterQuantizable<AbsOp>(def, KILN_OP_ABS, {{1, 5}});
   // NEG: only v1 exists (float32, int32, int64).
   Register<NegOp>(def, KILN_OP_NEG, {{1, 1}});
   // EXP, LOG: v1 float32. Not 2 (int8/int16).
@@ -242,25 +277,27 @@ void RegisterUnary(sdk::PluginDefinition& def) {
   Register<FloorOp>(def, KILN_OP_FLOOR, {{1, 1}});
   Register<CeilOp>(def, KILN_OP_CEIL, {{1, 1}});
   Register<RoundOp>(def, KILN_OP_ROUND, {{1, 1}});
-  // RSQRT: v1 float32. Not 2 (int8), 3 (int16).
-  Register<RsqrtOp>(def, KILN_OP_RSQRT, {{1, 1}});
+  // RSQRT: v1 float32, v2 int8. Not 3 (int16).
+  RegisterQuantizable<RsqrtOp>(def, KILN_OP_RSQRT, {{1, 2}});
   // SIGN: v1 float32, v2 int32; the newest version.
   Register<SignOp>(def, KILN_OP_SIGN, {{1, 2}});
-  // TANH, LOGISTIC: v1 float32. Not 2 (int8), 3 (int16).
-  Register<TanhOp>(def, KILN_OP_TANH, {{1, 1}});
-  Register<LogisticOp>(def, KILN_OP_LOGISTIC, {{1, 1}});
-  // RELU, RELU6: v1 float32. Not 2 (int8/uint8), 3 (int16).
-  Register<ReluOp>(def, KILN_OP_RELU, {{1, 1}});
-  Register<Relu6Op>(def, KILN_OP_RELU6, {{1, 1}});
-  // RELU_N1_TO_1, RELU_0_TO_1, ELU, HARD_SWISH: only v1 exists.
-  Register<ReluN1To1Op>(def, KILN_OP_RELU_N1_TO_1, {{1, 1}});
-  Register<Relu0To1Op>(def, KILN_OP_RELU_0_TO_1, {{1, 1}});
-  Register<EluOp>(def, KILN_OP_ELU, {{1, 1}});
-  Register<HardSwishOp>(def, KILN_OP_HARD_SWISH, {{1, 1}});
-  // LEAKY_RELU: v1 float32. Not 2 (int16).
-  Register<LeakyReluOp>(def, KILN_OP_LEAKY_RELU, {{1, 1}});
-  // GELU: v1 float32 (exact and approximate). Not 2 (int8/uint8).
-  Register<GeluOp>(def, KILN_OP_GELU, {{1, 1}});
+  // TANH, LOGISTIC: v1 float32/uint8, v2 int8. Not 3 (int16: LiteRT
+  // interpolates a fixed 256-entry sigmoid table Kiln does not carry).
+  RegisterQuantizable<TanhOp>(def, KILN_OP_TANH, {{1, 2}});
+  RegisterQuantizable<LogisticOp>(def, KILN_OP_LOGISTIC, {{1, 2}});
+  // RELU, RELU6: v1 float32/uint8, v2 int8, v3 int16.
+  RegisterQuantizable<ReluOp>(def, KILN_OP_RELU, {{1, 3}});
+  RegisterQuantizable<Relu6Op>(def, KILN_OP_RELU6, {{1, 3}});
+  // RELU_N1_TO_1, RELU_0_TO_1, HARD_SWISH: only v1 exists (float32, uint8,
+  // int8). ELU: only v1 (float32, int8).
+  RegisterQuantizable<ReluN1To1Op>(def, KILN_OP_RELU_N1_TO_1, {{1, 1}});
+  RegisterQuantizable<Relu0To1Op>(def, KILN_OP_RELU_0_TO_1, {{1, 1}});
+  RegisterQuantizable<EluOp>(def, KILN_OP_ELU, {{1, 1}});
+  RegisterQuantizable<HardSwishOp>(def, KILN_OP_HARD_SWISH, {{1, 1}});
+  // LEAKY_RELU: v1 float32/uint8/int8, v2 int16.
+  RegisterQuantizable<LeakyReluOp>(def, KILN_OP_LEAKY_RELU, {{1, 2}});
+  // GELU: v1 float32 (exact and approximate), v2 int8/uint8.
+  RegisterQuantizable<GeluOp>(def, KILN_OP_GELU, {{1, 2}});
 }
 
 }  // namespace kiln::cpu

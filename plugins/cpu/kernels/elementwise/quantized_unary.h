@@ -1,0 +1,80 @@
+// Quantized (UINT8 / INT8 / INT16) unary activations and math of the
+// elementwise group, with the integer arithmetic of LiteRT's reference
+// kernels: RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, ABS,
+// HARD_SWISH, LOGISTIC, TANH, ELU, GELU and RSQRT.
+//
+// 8-bit inputs: prepare evaluates the op's exact integer (or, where LiteRT
+// uses a float lookup table, float) function once per input code into a
+// 256-entry table; invoke looks each element up. INT16 inputs (RELU, RELU6,
+// LEAKY_RELU, ABS): a piecewise-affine requantization per element.
+// Internal to kernels/elementwise.
+#ifndef KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
+#define KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/quantization_util.h"
+#include "kiln/sdk/plugin.h"
+
+namespace kiln::cpu::elementwise {
+
+// out = clamp(output_offset + M(v), lo, hi) with v = x - input_offset (|v|
+// when `absolute`), M the multiplier for v >= 0 (`positive`) or v < 0
+// (`negative`), or the identity when !`rescale`.
+struct PiecewiseAffine {
+  int32_t input_offset = 0;
+  int32_t output_offset = 0;
+  bool absolute = false;
+  bool rescale = true;
+  QuantizedMultiplier positive, negative;
+  int32_t lo = std::numeric_limits<int32_t>::min();
+  int32_t hi = std::numeric_limits<int32_t>::max();
+
+  int32_t operator()(int32_t x) const {
+    int32_t v = x - input_offset;
+    if (absolute && v < 0) v = -v;
+    const int32_t scaled = !rescale ? v
+                                    : MultiplyByQuantizedMultiplier(
+                                          v, v >= 0 ? positive : negative);
+    const int32_t out = output_offset + scaled;
+    return std::min(hi, std::max(lo, out));  // LiteRT's order (lo > hi: hi)
+  }
+};
+
+// Per-node state, filled by PrepareQuantizedUnary.
+struct QuantizedUnaryState {
+  KilnTensorType type = KILN_TYPE_INT8;
+  // 8-bit types: the output code of every input code, indexed by the input
+  // code's byte value.
+  std::array<uint8_t, 256> table{};
+  // INT16 types.
+  PiecewiseAffine int16;
+  // INT16 ABS of a tensor without quantization parameters (ABS v4): the
+  // plain integer absolute value.
+  bool raw_int16_abs = false;
+  // RSQRT: input codes below this fail the invoke, as in LiteRT.
+  int32_t min_valid_code = std::numeric_limits<int32_t>::min();
+};
+
+// True when the op (`builtin_code`) has a quantized kernel for `type`
+// (UINT8, INT8 or INT16 input). Other quantized combinations are refused by
+// PrepareQuantizedUnary with a message.
+bool IsQuantizedUnaryType(KilnTensorType type);
+
+// Validates the node (one input, one output of the same type, per-tensor
+// quantization LiteRT accepts for the op) and fills *state; sizes the
+// output to the input's shape. On failure *state is unspecified and the
+// message names the op, the tensor and what to change.
+KilnStatus PrepareQuantizedUnary(sdk::KernelContext& k,
+                                 QuantizedUnaryState* state);
+
+// Computes the output from the input with the state of prepare.
+KilnStatus InvokeQuantizedUnary(sdk::KernelContext& k,
+                                const QuantizedUnaryState& state);
+
+}  // namespace kiln::cpu::elementwise
+
+#endif  // KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
