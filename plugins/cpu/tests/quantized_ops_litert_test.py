@@ -166,13 +166,49 @@ def pot_int16_cases(cases):
     for op in ("ADD", "SUB"):
         for i, (ea, eb) in enumerate([(-12, -10), (-10, -10), (-10, -13)]):
             eo = max(ea, eb)
+            shape_b = [2, 3, 4] if op == "ADD" else [3, 1]  # SUB broadcasts
             cases.add(f"{op.lower()}_int16_pot_{i}", op, 1,
                       [Tensor("a", "int16", [2, 3, 4], (2.0 ** ea, 0)),
-                       Tensor("b", "int16", [2, 3, 4], (2.0 ** eb, 0))],
+                       Tensor("b", "int16", shape_b, (2.0 ** eb, 0))],
                       [Tensor("y", "int16", [2, 3, 4], (2.0 ** eo, 0))],
                       (op[0] + op[1:].lower() + "Options",
                        {"potScaleInt16": True,
                         "fusedActivationFunction": i % 2}))
+
+
+def mul_special_cases(cases):
+    """MUL v3 (rescale factor >= 1) and int16 x int16 -> int8 / uint8 (the
+    LSTM form: Q0.15 inputs, Q0.7 output)."""
+    rng = cases.rng
+    for dtype in ("uint8", "int8"):
+        qa, qb = random_quant(rng, dtype), random_quant(rng, dtype)
+        qo = (qa[0] * qb[0] * float(rng.uniform(0.3, 0.9)),
+              random_quant(rng, dtype)[1])
+        cases.add(f"mul_{dtype}_factor_above_1", "MUL", 3,
+                  [Tensor("a", dtype, [2, 3, 4], qa),
+                   Tensor("b", dtype, [4], qb)],
+                  [Tensor("y", dtype, [2, 3, 4], qo)])
+    for dtype, zero_point in (("int8", 0), ("uint8", 128), ("int8", 5)):
+        cases.add(f"mul_int16_to_{dtype}_{zero_point}", "MUL", 4,
+                  [Tensor("a", "int16", [2, 3, 4], (2.0 ** -15, 0)),
+                   Tensor("b", "int16", [2, 3, 4], (2.0 ** -15, 0))],
+                  [Tensor("y", dtype, [2, 3, 4], (2.0 ** -7, zero_point))],
+                  ("MulOptions", {"fusedActivationFunction": 1}))
+
+
+def fused_tanh_sign_bit_cases(cases):
+    """LiteRT's arithmetic kernels ignore a fused TANH or SIGN_BIT (float and
+    integer outputs alike)."""
+    for op in ("ADD", "SUB", "MUL", "DIV"):
+        for act in (4, 5):  # TANH, SIGN_BIT
+            for dtype in ("float32", "int32"):
+                cases.add(f"{op.lower()}_{dtype}_fused_{act}", op, 1,
+                          [Tensor("a", dtype, [2, 3]),
+                           Tensor("b", dtype, [3],
+                                  data=[2, 3, 5] if op == "DIV" else None)],
+                          [Tensor("y", dtype, [2, 3])],
+                          (op[0] + op[1:].lower() + "Options",
+                           {"fusedActivationFunction": act}))
 
 
 def min_max_cases(cases):
@@ -192,19 +228,24 @@ def min_max_cases(cases):
 def comparison_cases(cases):
     """Comparisons of x against a constant holding every code of the type
     (so EQUAL has true and false results), inputs quantized differently."""
-    ops = {"EQUAL": 2, "NOT_EQUAL": 2, "LESS": 2, "LESS_EQUAL": 2,
-           "GREATER": 2, "GREATER_EQUAL": 2}
-    for op, version in ops.items():
-        for dtype in ("int8", "uint8"):
+    versions = {"EQUAL": {"uint8": 1, "int8": 2, "int16": 4},
+                "NOT_EQUAL": {"uint8": 1, "int8": 2},
+                "LESS": {"uint8": 1, "int8": 2, "int16": 3},
+                "GREATER_EQUAL": {"uint8": 1, "int8": 2, "int16": 3},
+                "LESS_EQUAL": {"uint8": 1, "int8": 2},
+                "GREATER": {"uint8": 1, "int8": 2}}
+    for op, by_type in versions.items():
+        for dtype, version in by_type.items():
             qa = random_quant(cases.rng, dtype)
-            qb = qa if op in ("EQUAL", "NOT_EQUAL") else random_quant(
-                cases.rng, dtype)
+            qb = qa  # equal codes compare equal
+            if op not in ("EQUAL", "NOT_EQUAL"):  # overlapping ranges
+                qb = (qa[0] * float(cases.rng.uniform(0.7, 1.4)),
+                      random_quant(cases.rng, dtype)[1])
             codes = np.arange(QMIN[dtype], QMAX[dtype] + 1)
-            cases.add(f"{op.lower()}_{dtype}", op,
-                      version if dtype == "int8" else 1,
-                      [Tensor("a", dtype, [3, 1], qa),
+            cases.add(f"{op.lower()}_{dtype}", op, version,
+                      [Tensor("a", dtype, [8, 1], qa),
                        Tensor("b", dtype, [1, codes.size], qb, data=codes)],
-                      [Tensor("y", "bool", [3, codes.size])])
+                      [Tensor("y", "bool", [8, codes.size])])
 
 
 def unary(cases, name, op, version, dtype, q_in, q_out, shape=(8, 8, 16),
@@ -422,7 +463,9 @@ def movement_cases(cases):
                   ("PackOptions", {"valuesCount": 3, "axis": 2}))
 
 
-GENERATORS = [binary_cases, pot_int16_cases, min_max_cases, comparison_cases,
+GENERATORS = [binary_cases, pot_int16_cases, mul_special_cases,
+              fused_tanh_sign_bit_cases,
+              min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
               movement_cases]
 

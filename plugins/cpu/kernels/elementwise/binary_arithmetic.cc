@@ -13,7 +13,7 @@
 #include "kernels/activation.h"
 #include "kernels/broadcast.h"
 #include "kernels/elementwise/elementwise_common.h"
-#include "kernels/quantization_util.h"
+#include "kernels/elementwise/quantized_binary.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -239,158 +239,34 @@ struct PreluOp {
   }
 };
 
-// Requantization parameters of quantized ADD (UINT8/INT8), derived in
-// prepare from the tensors' scales and zero points as TFLite's add.cc does:
-// both inputs are offset, shifted left by kLeftShift, rescaled to twice the
-// larger input scale, summed and rescaled to the output scale.
-struct QuantizedAddParams {
-  static constexpr int32_t kLeftShift = 20;
-  int32_t input0_offset = 0, input1_offset = 0, output_offset = 0;
-  QuantizedMultiplier input0_multiplier, input1_multiplier, output_multiplier;
-  int32_t activation_min = 0, activation_max = 0;
-};
-
 struct BinaryState {
   BroadcastPlan plan;
   KilnTensorType type = KILN_TYPE_FLOAT32;
   int64_t activation = KILN_ACTIVATION_NONE;
-  QuantizedAddParams quantized;  // set only for UINT8/INT8 ADD
+  bool is_quantized = false;  // UINT8 / INT8 / INT16 inputs
+  elementwise::QuantizedBinaryState quantized;
 };
 
-const char* ActivationName(int64_t activation) {
-  switch (activation) {
-    case KILN_ACTIVATION_NONE:
-      return "NONE";
-    case KILN_ACTIVATION_RELU:
-      return "RELU";
-    case KILN_ACTIVATION_RELU_N1_TO_1:
-      return "RELU_N1_TO_1";
-    case KILN_ACTIVATION_RELU6:
-      return "RELU6";
-    case KILN_ACTIVATION_TANH:
-      return "TANH";
-    case KILN_ACTIVATION_SIGN_BIT:
-      return "SIGN_BIT";
-    default:
-      return "UNKNOWN";
-  }
-}
-
-// Reads the per-tensor scale and zero point of quantized tensor `t`.
-KilnStatus ReadPerTensorQuantization(KernelContext& k, const char* op,
-                                     const char* role, int32_t index,
-                                     const Tensor& t, float* scale,
-                                     int32_t* zero_point) {
-  KilnQuantizationParams q{};
-  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &q));
-  if (q.num_channels != 1 || q.scales == nullptr || q.zero_points == nullptr) {
-    return k.Fail(
-        KILN_STATUS_INVALID_ARGUMENT, op, ": ", Describe(role, index, t),
-        " has type ", sdk::TypeName(t.type()), " but ",
-        q.num_channels == 0 ? "no quantization parameters"
-                            : "per-channel quantization",
-        "; quantized ", op, " needs one scale and zero point per tensor");
-  }
-  if (!(q.scales[0] > 0.f) || !std::isfinite(q.scales[0])) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ",
-                  Describe(role, index, t), " has scale ", q.scales[0],
-                  "; quantization scales must be finite and positive");
-  }
-  *scale = q.scales[0];
-  *zero_point = static_cast<int32_t>(q.zero_points[0]);
-  return KILN_STATUS_OK;
-}
-
-// Prepare of UINT8/INT8 ADD: both inputs and the output share the type
-// (checked by the caller); fused activation must be a clamp.
-KilnStatus QuantizedAddPrepare(KernelContext& k, BinaryState& state) {
-  constexpr const char* op = "ADD";
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  float scale_a = 0, scale_b = 0, scale_out = 0;
-  int32_t zp_a = 0, zp_b = 0, zp_out = 0;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "input", 0, a, &scale_a, &zp_a));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "input", 1, b, &scale_b, &zp_b));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "output", 0, out, &scale_out, &zp_out));
-  const int64_t act =
-      k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-  const bool is_uint8 = state.type == KILN_TYPE_UINT8;
-  const int32_t qmin = is_uint8 ? 0 : -128, qmax = is_uint8 ? 255 : 127;
-  QuantizedAddParams& p = state.quantized;
-  if (!QuantizedActivationRange(act, scale_out, zp_out, qmin, qmax,
-                                &p.activation_min, &p.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": fused activation ",
-                  ActivationName(act), " is not defined for quantized ",
-                  sdk::TypeName(state.type),
-                  " outputs; quantized ADD supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
-  }
-  state.activation = act;
-  p.input0_offset = -zp_a;
-  p.input1_offset = -zp_b;
-  p.output_offset = zp_out;
-  const double twice_max_input_scale =
-      2.0 * static_cast<double>(std::max(scale_a, scale_b));
-  p.input0_multiplier =
-      QuantizeMultiplier(static_cast<double>(scale_a) / twice_max_input_scale);
-  p.input1_multiplier =
-      QuantizeMultiplier(static_cast<double>(scale_b) / twice_max_input_scale);
-  const double real_output_multiplier =
-      twice_max_input_scale /
-      (static_cast<double>(1 << QuantizedAddParams::kLeftShift) *
-       static_cast<double>(scale_out));
-  p.output_multiplier = QuantizeMultiplier(real_output_multiplier);
-  if (p.output_multiplier.shift > 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output '", out.name(),
-                  "' scale ", scale_out, " is too small for inputs of scale ",
-                  scale_a, " and ", scale_b,
-                  " (the output rescale factor must be below 1); requantize "
-                  "the model");
-  }
-  return elementwise::PrepareBroadcast(k, op, 2, &state.plan);
-}
-
-template <typename T>
-KilnStatus RunQuantizedAdd(KernelContext& k, const BinaryState& state) {
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
-  const QuantizedAddParams& p = state.quantized;
-  BroadcastBinary(state.plan, pa, pb, po, [&p](T x, T y) {
-    constexpr int32_t kScale = 1 << QuantizedAddParams::kLeftShift;
-    const int32_t shifted_x = (p.input0_offset + x) * kScale;
-    const int32_t shifted_y = (p.input1_offset + y) * kScale;
-    const int32_t sum = MultiplyByQuantizedMultiplierSmallerThanOne(
-                            shifted_x, p.input0_multiplier) +
-                        MultiplyByQuantizedMultiplierSmallerThanOne(
-                            shifted_y, p.input1_multiplier);
-    const int32_t result =
-        MultiplyByQuantizedMultiplierSmallerThanOne(sum, p.output_multiplier) +
-        p.output_offset;
-    return static_cast<T>(
-        std::min(p.activation_max, std::max(p.activation_min, result)));
-  });
-  return KILN_STATUS_OK;
-}
+// The ops with quantized kernels (kernels/elementwise/quantized_binary.h).
+template <typename Op>
+constexpr bool kHasQuantizedKernel =
+    std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
+    std::is_same_v<Op, MulOp> || std::is_same_v<Op, SquaredDifferenceOp> ||
+    std::is_same_v<Op, MaximumOp> || std::is_same_v<Op, MinimumOp> ||
+    std::is_same_v<Op, PreluOp>;
 
 template <typename Op>
 KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
   KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  if constexpr (std::is_same_v<Op, AddOp>) {
-    if (a.type() == KILN_TYPE_UINT8 || a.type() == KILN_TYPE_INT8) {
-      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
-          k, Op::kName, "input", 1, b, "input", 0, a));
-      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
-          k, Op::kName, "output", 0, out, "input", 0, a));
+  state.is_quantized = false;
+  if constexpr (kHasQuantizedKernel<Op>) {
+    if (elementwise::IsQuantizedBinaryType(a.type())) {
+      state.is_quantized = true;
       state.type = a.type();
-      return QuantizedAddPrepare(k, state);
+      KILN_SDK_RETURN_IF_ERROR(
+          elementwise::PrepareQuantizedBinary(k, &state.quantized));
+      return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
     }
   }
   KILN_SDK_RETURN_IF_ERROR(
@@ -410,16 +286,12 @@ KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
                     "; expected NONE, RELU, RELU_N1_TO_1, RELU6, TANH or "
                     "SIGN_BIT");
     }
-    int64_t lo = 0, hi = 0;
-    if (state.type != KILN_TYPE_FLOAT32 &&
-        !ActivationClampRange<int64_t>(act, &lo, &hi)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
-                    ": fused activation ", ActivationName(act),
-                    " is not defined for ", sdk::TypeName(state.type),
-                    " outputs; integer types support NONE, RELU, "
-                    "RELU_N1_TO_1 and RELU6");
-    }
-    state.activation = act;
+    // LiteRT's kernels clamp for RELU, RELU_N1_TO_1 and RELU6 and ignore a
+    // fused TANH or SIGN_BIT (CalculateActivationRange leaves the full
+    // range), for every output type.
+    const bool clamps =
+        act != KILN_ACTIVATION_TANH && act != KILN_ACTIVATION_SIGN_BIT;
+    state.activation = clamps ? act : KILN_ACTIVATION_NONE;
   }
   return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
 }
@@ -466,6 +338,9 @@ KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
 
 template <typename Op>
 KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
+  if (state.is_quantized) {
+    return elementwise::InvokeQuantizedBinary(k, state.quantized, state.plan);
+  }
   switch (state.type) {
     case KILN_TYPE_FLOAT32:
       return RunBinary<Op, float>(k, state);
@@ -477,16 +352,6 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
     case KILN_TYPE_INT64:
       if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT64)) {
         return RunBinary<Op, int64_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_UINT8:
-      if constexpr (std::is_same_v<Op, AddOp>) {
-        return RunQuantizedAdd<uint8_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT8:
-      if constexpr (std::is_same_v<Op, AddOp>) {
-        return RunQuantizedAdd<int8_t>(k, state);
       }
       break;
     default:
@@ -507,27 +372,27 @@ void Register(sdk::PluginDefinition& def, int32_t code,
 }  // namespace
 
 void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
-  // Version meanings per TFLite's op_version.cc. Versions that add only
-  // types these kernels do not implement (quantized int8/int16, complex,
-  // uint32) are not claimed; v1 is claimed by every op here although it also
-  // covers quantized uint8, because converters write v1 for every float
-  // model (ADD implements uint8; the other ops refuse it in prepare).
-  // ADD: v1 float32/int32/quantized uint8, v2 quantized int8, v4 int64.
-  // Not 3 (int16 quantized), 5 (int16).
-  Register<AddOp>(def, KILN_OP_ADD, {{1, 2}, {4, 4}});
-  // SUB: v1 float32/int32, v3 5-D broadcast, v4 int64. Not 2 (int8), 5.
-  Register<SubOp>(def, KILN_OP_SUB, {{1, 1}, {3, 4}});
-  // MUL: v1 float32/int32, v5 int64. Not 2-4 (quantized), 6 (complex64),
-  // 7 (int16/uint32).
-  Register<MulOp>(def, KILN_OP_MUL, {{1, 1}, {5, 5}});
+  // Version meanings per TFLite's op_version.cc; each range covers exactly
+  // the versions whose types these kernels implement (quantized ones in
+  // quantized_binary.cc, bit-exact with LiteRT's reference kernels).
+  // ADD: v1 float32/int32/uint8 (and int16 with power-of-two scales), v2
+  // int8, v3 int16, v4 int64. Not 5 (int16 without quantization).
+  Register<AddOp>(def, KILN_OP_ADD, {{1, 4}});
+  // SUB: v1 float32/int32/uint8, v2 int8, v3 5-D broadcast, v4 int64, v5
+  // int16.
+  Register<SubOp>(def, KILN_OP_SUB, {{1, 5}});
+  // MUL: v1 float32/int32/uint8, v2 int8, v3 uint8/int8 with a rescale
+  // factor >= 1, v4 int16, v5 int64. Not 6 (complex64), 7 (int16 without
+  // quantization, uint32).
+  Register<MulOp>(def, KILN_OP_MUL, {{1, 5}});
   // DIV: v1 float32/int32, v2 5-D broadcast; the newest version.
   Register<DivOp>(def, KILN_OP_DIV, {{1, 2}});
-  // SQUARED_DIFFERENCE: v1 float32/int32. Not 2 (int8).
-  Register<SquaredDifferenceOp>(def, KILN_OP_SQUARED_DIFFERENCE, {{1, 1}});
-  // MAXIMUM/MINIMUM: v1 float32/int32/int64, v3 5-D broadcast. Not 2
-  // (int8), 4 (int16).
-  Register<MaximumOp>(def, KILN_OP_MAXIMUM, {{1, 1}, {3, 3}});
-  Register<MinimumOp>(def, KILN_OP_MINIMUM, {{1, 1}, {3, 3}});
+  // SQUARED_DIFFERENCE: v1 float32/int32, v2 int8.
+  Register<SquaredDifferenceOp>(def, KILN_OP_SQUARED_DIFFERENCE, {{1, 2}});
+  // MAXIMUM/MINIMUM: v1 float32/int32/int64/uint8, v2 int8, v3 5-D
+  // broadcast, v4 int16.
+  Register<MaximumOp>(def, KILN_OP_MAXIMUM, {{1, 4}});
+  Register<MinimumOp>(def, KILN_OP_MINIMUM, {{1, 4}});
   // POW: only v1 exists (float32, int32).
   Register<PowOp>(def, KILN_OP_POW, {{1, 1}});
   // FLOOR_DIV: v1 int32 (int64 too here), v2 float32. Not 3 (int8/int16).
@@ -536,7 +401,7 @@ void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
   Register<FloorModOp>(def, KILN_OP_FLOOR_MOD, {{1, 1}});
   // ATAN2: only v1 exists (float32 here; float64 refused).
   Register<Atan2Op>(def, KILN_OP_ATAN2, {{1, 1}});
-  // PRELU: only v1 exists (float32 here; quantized refused).
+  // PRELU: only v1 exists (float32, uint8, int8).
   Register<PreluOp>(def, KILN_OP_PRELU, {{1, 1}});
 }
 

@@ -7,6 +7,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/elementwise/elementwise_common.h"
+#include "kernels/elementwise/quantized_binary.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -93,12 +94,28 @@ struct LogicalOrOp {
 struct CompareState {
   BroadcastPlan plan;
   KilnTensorType type = KILN_TYPE_FLOAT32;
+  bool is_quantized = false;  // UINT8 / INT8 / INT16 comparisons
+  elementwise::QuantizedBinaryState quantized;
 };
+
+// Comparisons of quantized inputs (kernels/elementwise/quantized_binary.h).
+template <typename Op>
+constexpr bool kIsComparison =
+    !std::is_same_v<Op, LogicalAndOp> && !std::is_same_v<Op, LogicalOrOp>;
 
 template <typename Op>
 KilnStatus ComparePrepare(KernelContext& k, CompareState& state) {
   KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  state.is_quantized = false;
+  if constexpr (kIsComparison<Op>) {
+    if (elementwise::IsQuantizedBinaryType(a.type())) {
+      state.is_quantized = true;
+      KILN_SDK_RETURN_IF_ERROR(
+          elementwise::PrepareQuantizedBinary(k, &state.quantized));
+      return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+    }
+  }
   KILN_SDK_RETURN_IF_ERROR(
       elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
   KILN_SDK_RETURN_IF_ERROR(
@@ -132,6 +149,9 @@ KilnStatus RunCompare(KernelContext& k, const CompareState& state) {
 
 template <typename Op>
 KilnStatus CompareInvoke(KernelContext& k, CompareState& state) {
+  if (state.is_quantized) {
+    return elementwise::InvokeQuantizedBinary(k, state.quantized, state.plan);
+  }
   constexpr TypeList types = Op::kTypes;
   switch (state.type) {
     case KILN_TYPE_FLOAT32:
@@ -287,17 +307,18 @@ void RegisterCompare(sdk::PluginDefinition& def, int32_t code,
 
 void RegisterComparisonAndLogical(sdk::PluginDefinition& def) {
   // Version meanings per TFLite's op_version.cc; v1 is float32/int32/int64
-  // (and quantized uint8, refused here) for every comparison.
-  // LESS, GREATER_EQUAL: v1 only; 2 (int8) and 3 (int16) not implemented.
-  RegisterCompare<LessOp>(def, KILN_OP_LESS, {{1, 1}});
-  RegisterCompare<GreaterEqualOp>(def, KILN_OP_GREATER_EQUAL, {{1, 1}});
-  // LESS_EQUAL, GREATER: v1 only; 2 (int8) not implemented.
-  RegisterCompare<LessEqualOp>(def, KILN_OP_LESS_EQUAL, {{1, 1}});
-  RegisterCompare<GreaterOp>(def, KILN_OP_GREATER, {{1, 1}});
-  // EQUAL: v1 (also bool); 2 (int8), 3 (string), 4 (int16) not implemented.
-  RegisterCompare<EqualOp>(def, KILN_OP_EQUAL, {{1, 1}});
-  // NOT_EQUAL: v1 (also bool); 2 (int8), 3 (string) not implemented.
-  RegisterCompare<NotEqualOp>(def, KILN_OP_NOT_EQUAL, {{1, 1}});
+  // and quantized uint8 (rescaled, quantized_binary.cc) for every
+  // comparison, v2 int8.
+  // LESS, GREATER_EQUAL: v1, v2, v3 (int16).
+  RegisterCompare<LessOp>(def, KILN_OP_LESS, {{1, 3}});
+  RegisterCompare<GreaterEqualOp>(def, KILN_OP_GREATER_EQUAL, {{1, 3}});
+  // LESS_EQUAL, GREATER: v1, v2 (the newest versions).
+  RegisterCompare<LessEqualOp>(def, KILN_OP_LESS_EQUAL, {{1, 2}});
+  RegisterCompare<GreaterOp>(def, KILN_OP_GREATER, {{1, 2}});
+  // EQUAL: v1 (also bool), v2, v4 (int16). Not 3 (string).
+  RegisterCompare<EqualOp>(def, KILN_OP_EQUAL, {{1, 2}, {4, 4}});
+  // NOT_EQUAL: v1 (also bool), v2. Not 3 (string).
+  RegisterCompare<NotEqualOp>(def, KILN_OP_NOT_EQUAL, {{1, 2}});
   // LOGICAL_AND/OR/NOT: only v1 exists (bool).
   RegisterCompare<LogicalAndOp>(def, KILN_OP_LOGICAL_AND, {{1, 1}});
   RegisterCompare<LogicalOrOp>(def, KILN_OP_LOGICAL_OR, {{1, 1}});

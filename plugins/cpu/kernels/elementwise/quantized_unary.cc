@@ -6,40 +6,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/elementwise/quantized_common.h"
+
 namespace kiln::cpu::elementwise {
 namespace {
 
 using sdk::KernelContext;
 using sdk::Tensor;
-
-// A per-tensor affine quantization: real = scale * (q - zero_point).
-struct Affine {
-  float scale = 1.f;
-  int32_t zero_point = 0;
-};
-
-void TypeRange(KilnTensorType type, int32_t* lo, int32_t* hi) {
-  switch (type) {
-    case KILN_TYPE_UINT8:
-      *lo = 0, *hi = 255;
-      return;
-    case KILN_TYPE_INT8:
-      *lo = -128, *hi = 127;
-      return;
-    default:
-      *lo = -32768, *hi = 32767;
-      return;
-  }
-}
-
-KilnStatus ReadAffine(KernelContext& k, const char* op, const char* what,
-                      const Tensor& t, Affine* out) {
-  TensorQuantization q;
-  KILN_SDK_RETURN_IF_ERROR(ReadTensorQuantization(k, op, what, t, 0, 0, &q));
-  out->scale = q.scales[0];
-  out->zero_point = q.zero_points[0];
-  return KILN_STATUS_OK;
-}
 
 // Quantized INT16 kernels of LiteRT need symmetric tensors.
 KilnStatus ExpectZeroPoints(KernelContext& k, const char* op, const Affine& in,
@@ -100,7 +73,7 @@ void PrepareAbs(const Affine& in, const Affine& out, int32_t qmin, int32_t qmax,
 template <typename Fn>
 void FillTable(KilnTensorType type, Fn&& f, std::array<uint8_t, 256>* table) {
   int32_t lo = 0, hi = 0;
-  TypeRange(type, &lo, &hi);
+  QuantizedTypeRange(type, &lo, &hi);
   for (int32_t code = lo; code <= hi; ++code) {
     (*table)[static_cast<uint8_t>(code)] = static_cast<uint8_t>(f(code));
   }
@@ -112,7 +85,7 @@ template <typename Transform>
 void FillFloatTable(KilnTensorType type, const Affine& in, const Affine& out,
                     Transform transform, std::array<uint8_t, 256>* table) {
   int32_t lo = 0, hi = 0;
-  TypeRange(type, &lo, &hi);
+  QuantizedTypeRange(type, &lo, &hi);
   const float inverse_scale = 1 / out.scale;
   FillTable(
       type,
@@ -229,7 +202,7 @@ KilnStatus PrepareHardSwish(KernelContext& k, KilnTensorType type,
   p.reluish_multiplier = DownScaleMultiplier(rm.multiplier);
   p.reluish_exponent = rm.shift;
   int32_t lo = 0, hi = 0;
-  TypeRange(type, &lo, &hi);
+  QuantizedTypeRange(type, &lo, &hi);
   FillTable(
       type,
       [&](int32_t code) {
@@ -468,7 +441,7 @@ KilnStatus PrepareQuantizedUnary(KernelContext& k, QuantizedUnaryState* state) {
   } else {
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n.op, "input", in, &n.in));
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n.op, "output", out, &n.out));
-    TypeRange(n.type, &n.qmin, &n.qmax);
+    QuantizedTypeRange(n.type, &n.qmin, &n.qmax);
     KILN_SDK_RETURN_IF_ERROR(PrepareForOp(k, n, state));
   }
   if (in.rank() < 0) {

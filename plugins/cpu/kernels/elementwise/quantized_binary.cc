@@ -1,0 +1,518 @@
+#include "kernels/elementwise/quantized_binary.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "kernels/elementwise/quantized_common.h"
+
+namespace kiln::cpu::elementwise {
+namespace {
+
+using sdk::KernelContext;
+using sdk::Tensor;
+using Kind = QuantizedBinaryState::Kind;
+
+// The node's two inputs and output with their quantization.
+struct BinaryNode {
+  const char* op = "";
+  int32_t code = 0;
+  KilnTensorType type = KILN_TYPE_INT8;      // both inputs
+  KilnTensorType out_type = KILN_TYPE_INT8;  // output
+  Affine a, b, out;
+  int32_t qmin = 0, qmax = 0;  // of out_type
+};
+
+const char* OpName(int32_t code) {
+  switch (code) {
+    case KILN_OP_ADD:
+      return "ADD";
+    case KILN_OP_SUB:
+      return "SUB";
+    case KILN_OP_MUL:
+      return "MUL";
+    case KILN_OP_SQUARED_DIFFERENCE:
+      return "SQUARED_DIFFERENCE";
+    case KILN_OP_MAXIMUM:
+      return "MAXIMUM";
+    case KILN_OP_MINIMUM:
+      return "MINIMUM";
+    case KILN_OP_PRELU:
+      return "PRELU";
+    case KILN_OP_LESS:
+      return "LESS";
+    case KILN_OP_LESS_EQUAL:
+      return "LESS_EQUAL";
+    case KILN_OP_GREATER:
+      return "GREATER";
+    case KILN_OP_GREATER_EQUAL:
+      return "GREATER_EQUAL";
+    case KILN_OP_EQUAL:
+      return "EQUAL";
+    case KILN_OP_NOT_EQUAL:
+      return "NOT_EQUAL";
+    default:
+      return "binary op";
+  }
+}
+
+bool IsComparison(int32_t code) {
+  return code == KILN_OP_LESS || code == KILN_OP_LESS_EQUAL ||
+         code == KILN_OP_GREATER || code == KILN_OP_GREATER_EQUAL ||
+         code == KILN_OP_EQUAL || code == KILN_OP_NOT_EQUAL;
+}
+
+KilnStatus Refuse(KernelContext& k, const BinaryNode& n, const char* what) {
+  return k.Fail(KILN_STATUS_UNIMPLEMENTED, n.op, ": quantized ",
+                sdk::TypeName(n.type), " inputs with ",
+                sdk::TypeName(n.out_type), " output: ", what);
+}
+
+KilnStatus ExpectSymmetric(KernelContext& k, const BinaryNode& n) {
+  if (n.a.zero_point == 0 && n.b.zero_point == 0 && n.out.zero_point == 0) {
+    return KILN_STATUS_OK;
+  }
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op,
+                ": INT16 inputs and output need zero point 0 (symmetric "
+                "quantization, as LiteRT requires), got ",
+                n.a.zero_point, ", ", n.b.zero_point, " and ",
+                n.out.zero_point);
+}
+
+// The output clamp of a fused activation (TFLite's
+// CalculateActivationRangeQuantized; TANH and SIGN_BIT leave the range).
+KilnStatus FusedActivationRange(KernelContext& k, const BinaryNode& n,
+                                QuantizedBinaryState* s) {
+  const int64_t act =
+      k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+  if (QuantizedActivationBounds(act, n.out.scale, n.out.zero_point, n.qmin,
+                                n.qmax, &s->act_min, &s->act_max)) {
+    return KILN_STATUS_OK;
+  }
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op,
+                ": the fused activation's bounds overflow int32 for output "
+                "scale ",
+                n.out.scale,
+                " (LiteRT refuses this node too); requantize the model");
+}
+
+// ADD / SUB, general scales (LiteRT's PrepareGeneralSubOp and add.cc):
+// inputs shifted left by 20 (8-bit) or 15 (int16) and rescaled to twice the
+// larger input scale; all products in double.
+KilnStatus PrepareAddSub(KernelContext& k, const BinaryNode& n,
+                         QuantizedBinaryState* s) {
+  s->kind = Kind::kAddSub;
+  s->subtract = n.code == KILN_OP_SUB;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+  s->left_shift = n.type == KILN_TYPE_INT16 ? 15 : 20;
+  const double twice_max =
+      2 * static_cast<double>(std::max(n.a.scale, n.b.scale));
+  s->multiplier0 = QuantizeMultiplier(n.a.scale / twice_max);
+  s->multiplier1 = QuantizeMultiplier(n.b.scale / twice_max);
+  s->output_multiplier = QuantizeMultiplier(
+      twice_max / static_cast<double>(static_cast<float>(1 << s->left_shift) *
+                                      n.out.scale));
+  if (s->output_multiplier.shift > 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op, ": output scale ",
+                  n.out.scale, " is too small for input scales ", n.a.scale,
+                  " and ", n.b.scale,
+                  " (the output rescale factor must be below 1, as LiteRT's "
+                  "kernel assumes); requantize the model");
+  }
+  return FusedActivationRange(k, n, s);
+}
+
+// int16 ADD / SUB with power-of-two scales and zero points 0
+// (pot_scale_int16): one input is shifted right onto the output's scale and
+// the two are added with int16 saturation. False when the scales are not
+// powers of two (the general path applies then).
+bool PreparePot16(const BinaryNode& n, QuantizedBinaryState* s) {
+  int32_t la = 0, lb = 0, lo = 0;
+  const bool pot = CheckedLog2(n.a.scale, &la) && CheckedLog2(n.b.scale, &lb) &&
+                   CheckedLog2(n.out.scale, &lo);
+  if (!pot || n.a.zero_point != 0 || n.b.zero_point != 0 ||
+      n.out.zero_point != 0) {
+    return false;
+  }
+  s->kind = Kind::kAddSubPot16;
+  s->subtract = n.code == KILN_OP_SUB;
+  s->pot_shift0 = -(la - lo);
+  s->pot_shift1 = -(lb - lo);
+  return true;
+}
+
+KilnStatus PrepareAddSubNode(KernelContext& k, const BinaryNode& n,
+                             QuantizedBinaryState* s) {
+  if (n.out_type != n.type) {
+    return Refuse(k, n, "the output must have the inputs' type");
+  }
+  if (n.type == KILN_TYPE_INT16) {
+    if (n.code == KILN_OP_SUB) KILN_SDK_RETURN_IF_ERROR(ExpectSymmetric(k, n));
+    const bool pot_requested = k.OptionInt(KILN_OPTION_POT_SCALE_INT16, 0) != 0;
+    if (pot_requested && PreparePot16(n, s)) {
+      if (s->pot_shift0 != 0 && s->pot_shift1 != 0) {
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op,
+                      ": with power-of-two int16 scales one input must have "
+                      "the output's scale (LiteRT shifts only one input)");
+      }
+      if (s->pot_shift0 < 0 || s->pot_shift1 < 0) {
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op,
+                      ": with power-of-two int16 scales an input scale "
+                      "larger than the output's is not supported (LiteRT "
+                      "only shifts right)");
+      }
+      return FusedActivationRange(k, n, s);
+    }
+  }
+  return PrepareAddSub(k, n, s);
+}
+
+// MUL (LiteRT's mul.cc): the multiplier is in1 * in2 / out computed in
+// float.
+KilnStatus PrepareMul(KernelContext& k, const BinaryNode& n,
+                      QuantizedBinaryState* s) {
+  const bool narrow =
+      n.type == KILN_TYPE_INT16 &&
+      (n.out_type == KILN_TYPE_INT8 || n.out_type == KILN_TYPE_UINT8);
+  if (n.out_type != n.type && !narrow) {
+    return Refuse(k, n,
+                  "MUL supports the inputs' type, or INT8/UINT8 for "
+                  "INT16 inputs");
+  }
+  s->kind = narrow ? Kind::kMulInt16ToNarrow : Kind::kMul;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+  s->output_multiplier = QuantizeMultiplier(
+      static_cast<double>(n.a.scale * n.b.scale / n.out.scale));
+  if (n.type == KILN_TYPE_INT16 && !narrow) {
+    KILN_SDK_RETURN_IF_ERROR(ExpectSymmetric(k, n));
+  }
+  return FusedActivationRange(k, n, s);
+}
+
+// SQUARED_DIFFERENCE (int8): inputs shifted left by 7, rescaled to twice the
+// larger input scale, squared, rescaled by (2 max)^2 / (2^14 out).
+KilnStatus PrepareSquaredDifference(KernelContext& k, const BinaryNode& n,
+                                    QuantizedBinaryState* s) {
+  if (n.type != KILN_TYPE_INT8 || n.out_type != KILN_TYPE_INT8) {
+    return Refuse(k, n, "SQUARED_DIFFERENCE is implemented for INT8 only");
+  }
+  s->kind = Kind::kSquaredDifference;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+  s->left_shift = 7;
+  const double twice_max =
+      2 * static_cast<double>(std::max(n.a.scale, n.b.scale));
+  s->multiplier0 = QuantizeMultiplier(n.a.scale / twice_max);
+  s->multiplier1 = QuantizeMultiplier(n.b.scale / twice_max);
+  s->output_multiplier = QuantizeMultiplier(
+      twice_max * twice_max /
+      static_cast<double>(static_cast<float>(1 << 14) * n.out.scale));
+  if (s->output_multiplier.shift > 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op, ": output scale ",
+                  n.out.scale, " is too small for input scales ", n.a.scale,
+                  " and ", n.b.scale, "; requantize the model");
+  }
+  s->act_min = n.qmin;
+  s->act_max = n.qmax;
+  return KILN_STATUS_OK;
+}
+
+// PRELU (uint8 / int8): alpha (input 1) of the input's type; multipliers
+// in / out and in * alpha / out computed in float.
+KilnStatus PreparePrelu(KernelContext& k, const BinaryNode& n,
+                        QuantizedBinaryState* s) {
+  if (n.type == KILN_TYPE_INT16 || n.out_type != n.type) {
+    return Refuse(k, n, "PRELU is implemented for UINT8 and INT8");
+  }
+  s->kind = Kind::kPrelu;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+  s->multiplier0 =
+      QuantizeMultiplier(static_cast<double>(n.a.scale / n.out.scale));
+  s->multiplier1 = QuantizeMultiplier(
+      static_cast<double>(n.a.scale * n.b.scale / n.out.scale));
+  s->act_min = n.qmin;
+  s->act_max = n.qmax;
+  return KILN_STATUS_OK;
+}
+
+// LiteRT compares INT16 inputs of LESS and GREATER_EQUAL by their stored
+// codes (EQUAL rescales them like 8-bit inputs).
+bool RawInt16Comparison(const BinaryNode& n) {
+  return n.type == KILN_TYPE_INT16 &&
+         (n.code == KILN_OP_LESS || n.code == KILN_OP_GREATER_EQUAL);
+}
+
+// Comparisons: inputs are rescaled (shifted left by 8, times their scale)
+// so that differently quantized inputs compare by real value, as LiteRT's
+// ComparisonQuantized does.
+KilnStatus PrepareCompare(KernelContext& k, const BinaryNode& n,
+                          QuantizedBinaryState* s) {
+  if (n.out_type != KILN_TYPE_BOOL) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op, ": output has type ",
+                  sdk::TypeName(n.out_type), "; comparisons output BOOL");
+  }
+  if (RawInt16Comparison(n)) {
+    s->kind = Kind::kRaw;
+    return KILN_STATUS_OK;
+  }
+  s->kind = Kind::kCompare;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->left_shift = 8;
+  s->multiplier0 = QuantizeMultiplier(static_cast<double>(n.a.scale));
+  s->multiplier1 = QuantizeMultiplier(static_cast<double>(n.b.scale));
+  if (s->multiplier0.shift > 0 || s->multiplier1.shift > 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n.op,
+                  ": input scales must be below 1 (got ", n.a.scale, " and ",
+                  n.b.scale, "), as LiteRT's quantized comparison assumes");
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus ReadNode(KernelContext& k, BinaryNode* n) {
+  n->code = k.builtin_code();
+  n->op = OpName(n->code);
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  n->type = a.type();
+  n->out_type = out.type();
+  if (b.type() != n->type) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n->op, ": input 1 '", b.name(),
+                  "' has type ", sdk::TypeName(b.type()), " but input 0 '",
+                  a.name(), "' has type ", sdk::TypeName(n->type),
+                  "; they must have the same type");
+  }
+  QuantizedTypeRange(n->out_type, &n->qmin, &n->qmax);
+  // MAXIMUM/MINIMUM and some int16 comparisons compare stored codes:
+  // LiteRT reads no quantization for them.
+  if (n->code == KILN_OP_MAXIMUM || n->code == KILN_OP_MINIMUM ||
+      RawInt16Comparison(*n)) {
+    return KILN_STATUS_OK;
+  }
+  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n->op, "input 0", a, &n->a));
+  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n->op, "input 1", b, &n->b));
+  if (IsComparison(n->code)) return KILN_STATUS_OK;
+  return ReadAffine(k, n->op, "output", out, &n->out);
+}
+
+// ---- Element functions ------------------------------------------------------
+
+int32_t Clamp(const QuantizedBinaryState& s, int32_t v) {
+  return std::min(s.act_max, std::max(s.act_min, v));  // LiteRT's order
+}
+
+int32_t AddSub(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  const int32_t sx = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (s.offset0 + x) * (1 << s.left_shift), s.multiplier0);
+  const int32_t sy = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (s.offset1 + y) * (1 << s.left_shift), s.multiplier1);
+  const int32_t raw = s.subtract ? sx - sy : sx + sy;
+  return Clamp(
+      s, MultiplyByQuantizedMultiplierSmallerThanOne(raw, s.output_multiplier) +
+             s.output_offset);
+}
+
+int32_t SaturateInt16(int32_t v) {
+  return std::min<int32_t>(32767, std::max<int32_t>(-32768, v));
+}
+
+int32_t AddSubPot16(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  const int32_t sx = RoundingDivideByPOT(x, s.pot_shift0);
+  const int32_t sy = RoundingDivideByPOT(y, s.pot_shift1);
+  return Clamp(s, SaturateInt16(s.subtract ? sx - sy : sx + sy));
+}
+
+int32_t Mul(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  return Clamp(s, s.output_offset + MultiplyByQuantizedMultiplier(
+                                        (s.offset0 + x) * (s.offset1 + y),
+                                        s.output_multiplier));
+}
+
+// gemmlowp's int16 Q0.15 product, rounded by 2^8 onto the 8-bit output.
+int32_t MulInt16ToNarrow(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  int32_t product;
+  if (x == y && x == -32768) {
+    product = 32767;
+  } else {
+    const int32_t ab = x * y;
+    product = (ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15);
+  }
+  const int32_t rescaled = RoundingDivideByPOT(product, 8);
+  const int32_t clamped =
+      std::max(s.act_min - s.output_offset,
+               std::min(s.act_max - s.output_offset, rescaled));
+  return s.output_offset + clamped;
+}
+
+int32_t SquaredDifference(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  const int32_t sx = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (s.offset0 + x) * (1 << s.left_shift), s.multiplier0);
+  const int32_t sy = MultiplyByQuantizedMultiplierSmallerThanOne(
+      (s.offset1 + y) * (1 << s.left_shift), s.multiplier1);
+  const int32_t diff = sx - sy;
+  return Clamp(s, MultiplyByQuantizedMultiplierSmallerThanOne(
+                      diff * diff, s.output_multiplier) +
+                      s.output_offset);
+}
+
+int32_t Prelu(const QuantizedBinaryState& s, int32_t x, int32_t alpha) {
+  const int32_t v = s.offset0 + x;
+  const int32_t r = v >= 0 ? MultiplyByQuantizedMultiplier(v, s.multiplier0)
+                           : MultiplyByQuantizedMultiplier(
+                                 v * (s.offset1 + alpha), s.multiplier1);
+  return Clamp(s, r + s.output_offset);
+}
+
+// An 8-bit input on the comparisons' common scale.
+int32_t CompareValue(int32_t offset, const QuantizedMultiplier& m,
+                     int32_t left_shift, int32_t x) {
+  return MultiplyByQuantizedMultiplierSmallerThanOne(
+      (offset + x) * (1 << left_shift), m);
+}
+
+template <typename In, typename Out, typename Fn>
+KilnStatus Run(KernelContext& k, const BroadcastPlan& plan, Fn&& fn) {
+  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  const In* pa = a.data<In>();
+  const In* pb = b.data<In>();
+  Out* po = out.data<Out>();
+  if (plan.total > 0 && (pa == nullptr || pb == nullptr || po == nullptr)) {
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, OpName(k.builtin_code()),
+                  ": a tensor has no data buffer at invoke");
+  }
+  BroadcastBinary(plan, pa, pb, po, [&fn](In x, In y) {
+    return static_cast<Out>(fn(int32_t{x}, int32_t{y}));
+  });
+  return KILN_STATUS_OK;
+}
+
+template <typename In>
+KilnStatus RunCompare(KernelContext& k, const QuantizedBinaryState& s,
+                      const BroadcastPlan& plan) {
+  const int32_t code = k.builtin_code();
+  const bool scaled = s.kind == Kind::kCompare;
+  return Run<In, uint8_t>(k, plan, [&](int32_t x, int32_t y) {
+    if (scaled) {
+      x = CompareValue(s.offset0, s.multiplier0, s.left_shift, x);
+      y = CompareValue(s.offset1, s.multiplier1, s.left_shift, y);
+    }
+    switch (code) {
+      case KILN_OP_LESS:
+        return x < y;
+      case KILN_OP_LESS_EQUAL:
+        return x <= y;
+      case KILN_OP_GREATER:
+        return x > y;
+      case KILN_OP_GREATER_EQUAL:
+        return x >= y;
+      case KILN_OP_EQUAL:
+        return x == y;
+      default:
+        return x != y;
+    }
+  });
+}
+
+template <typename In, typename Out>
+KilnStatus RunArithmetic(KernelContext& k, const QuantizedBinaryState& s,
+                         const BroadcastPlan& plan) {
+  switch (s.kind) {
+    case Kind::kAddSub:
+      return Run<In, Out>(
+          k, plan, [&s](int32_t x, int32_t y) { return AddSub(s, x, y); });
+    case Kind::kAddSubPot16:
+      return Run<In, Out>(
+          k, plan, [&s](int32_t x, int32_t y) { return AddSubPot16(s, x, y); });
+    case Kind::kMul:
+      return Run<In, Out>(k, plan,
+                          [&s](int32_t x, int32_t y) { return Mul(s, x, y); });
+    case Kind::kMulInt16ToNarrow:
+      return Run<In, Out>(k, plan, [&s](int32_t x, int32_t y) {
+        return MulInt16ToNarrow(s, x, y);
+      });
+    case Kind::kSquaredDifference:
+      return Run<In, Out>(k, plan, [&s](int32_t x, int32_t y) {
+        return SquaredDifference(s, x, y);
+      });
+    case Kind::kPrelu:
+      return Run<In, Out>(
+          k, plan, [&s](int32_t x, int32_t y) { return Prelu(s, x, y); });
+    default:  // kRaw: MAXIMUM / MINIMUM
+      return Run<In, Out>(k, plan, [&s](int32_t x, int32_t y) {
+        return s.maximum ? (x > y ? x : y) : (x < y ? x : y);
+      });
+  }
+}
+
+template <typename In>
+KilnStatus RunForInput(KernelContext& k, const QuantizedBinaryState& s,
+                       const BroadcastPlan& plan) {
+  if (IsComparison(k.builtin_code())) return RunCompare<In>(k, s, plan);
+  switch (s.output_type) {
+    case KILN_TYPE_UINT8:
+      return RunArithmetic<In, uint8_t>(k, s, plan);
+    case KILN_TYPE_INT8:
+      return RunArithmetic<In, int8_t>(k, s, plan);
+    default:
+      return RunArithmetic<In, int16_t>(k, s, plan);
+  }
+}
+
+}  // namespace
+
+bool IsQuantizedBinaryType(KilnTensorType type) {
+  return type == KILN_TYPE_UINT8 || type == KILN_TYPE_INT8 ||
+         type == KILN_TYPE_INT16;
+}
+
+KilnStatus PrepareQuantizedBinary(KernelContext& k,
+                                  QuantizedBinaryState* state) {
+  BinaryNode n;
+  KILN_SDK_RETURN_IF_ERROR(ReadNode(k, &n));
+  *state = QuantizedBinaryState{};
+  state->input_type = n.type;
+  state->output_type = n.out_type;
+  switch (n.code) {
+    case KILN_OP_ADD:
+    case KILN_OP_SUB:
+      return PrepareAddSubNode(k, n, state);
+    case KILN_OP_MUL:
+      return PrepareMul(k, n, state);
+    case KILN_OP_SQUARED_DIFFERENCE:
+      return PrepareSquaredDifference(k, n, state);
+    case KILN_OP_MAXIMUM:
+    case KILN_OP_MINIMUM:
+      if (n.out_type != n.type) {
+        return Refuse(k, n, "the output must have the inputs' type");
+      }
+      state->kind = Kind::kRaw;
+      state->maximum = n.code == KILN_OP_MAXIMUM;
+      return KILN_STATUS_OK;
+    case KILN_OP_PRELU:
+      return PreparePrelu(k, n, state);
+    default:
+      if (IsComparison(n.code)) return PrepareCompare(k, n, state);
+      return Refuse(k, n, "no quantized kernel for this op");
+  }
+}
+
+KilnStatus InvokeQuantizedBinary(KernelContext& k,
+                                 const QuantizedBinaryState& state,
+                                 const BroadcastPlan& plan) {
+  switch (state.input_type) {
+    case KILN_TYPE_UINT8:
+      return RunForInput<uint8_t>(k, state, plan);
+    case KILN_TYPE_INT8:
+      return RunForInput<int8_t>(k, state, plan);
+    default:
+      return RunForInput<int16_t>(k, state, plan);
+  }
+}
+
+}  // namespace kiln::cpu::elementwise
