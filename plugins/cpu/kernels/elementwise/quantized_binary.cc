@@ -23,38 +23,8 @@ struct BinaryNode {
   int32_t qmin = 0, qmax = 0;  // of out_type
 };
 
-const char* OpName(int32_t code) {
-  switch (code) {
-    case KILN_OP_ADD:
-      return "ADD";
-    case KILN_OP_SUB:
-      return "SUB";
-    case KILN_OP_MUL:
-      return "MUL";
-    case KILN_OP_SQUARED_DIFFERENCE:
-      return "SQUARED_DIFFERENCE";
-    case KILN_OP_MAXIMUM:
-      return "MAXIMUM";
-    case KILN_OP_MINIMUM:
-      return "MINIMUM";
-    case KILN_OP_PRELU:
-      return "PRELU";
-    case KILN_OP_LESS:
-      return "LESS";
-    case KILN_OP_LESS_EQUAL:
-      return "LESS_EQUAL";
-    case KILN_OP_GREATER:
-      return "GREATER";
-    case KILN_OP_GREATER_EQUAL:
-      return "GREATER_EQUAL";
-    case KILN_OP_EQUAL:
-      return "EQUAL";
-    case KILN_OP_NOT_EQUAL:
-      return "NOT_EQUAL";
-    default:
-      return "binary op";
-  }
-}
+// "ADD", "RELU6": the op's name for messages.
+const char* OpName(int32_t code) { return KilnBuiltinOpName(code); }
 
 bool IsComparison(int32_t code) {
   return code == KILN_OP_LESS || code == KILN_OP_LESS_EQUAL ||

@@ -369,36 +369,8 @@ KilnStatus PrepareForOp(KernelContext& k, const UnaryNode& n,
   }
 }
 
-const char* OpName(int32_t code) {
-  switch (code) {
-    case KILN_OP_RELU:
-      return "RELU";
-    case KILN_OP_RELU6:
-      return "RELU6";
-    case KILN_OP_RELU_N1_TO_1:
-      return "RELU_N1_TO_1";
-    case KILN_OP_RELU_0_TO_1:
-      return "RELU_0_TO_1";
-    case KILN_OP_LEAKY_RELU:
-      return "LEAKY_RELU";
-    case KILN_OP_ABS:
-      return "ABS";
-    case KILN_OP_HARD_SWISH:
-      return "HARD_SWISH";
-    case KILN_OP_LOGISTIC:
-      return "LOGISTIC";
-    case KILN_OP_TANH:
-      return "TANH";
-    case KILN_OP_ELU:
-      return "ELU";
-    case KILN_OP_GELU:
-      return "GELU";
-    case KILN_OP_RSQRT:
-      return "RSQRT";
-    default:
-      return "unary op";
-  }
-}
+// "ADD", "RELU6": the op's name for messages.
+const char* OpName(int32_t code) { return KilnBuiltinOpName(code); }
 
 // ABS v4: INT16 without quantization parameters is a plain integer ABS.
 bool IsUnquantizedInt16Abs(KernelContext& k, int32_t code, const Tensor& in) {
