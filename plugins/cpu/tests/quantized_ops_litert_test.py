@@ -382,6 +382,32 @@ def concatenation_cases(cases):
                       ("ConcatenationOptions", {"axis": axis}))
 
 
+def join_and_pad_rules_cases(cases):
+    """What LiteRT accepts and refuses around CONCATENATION and PAD/PADV2:
+    INT16 inputs of different scales are concatenated as stored, a fused
+    activation on CONCATENATION is refused, INT16 PAD pads with a non-zero
+    output zero point, PADV2's pad value must share the output's
+    quantization."""
+    cases.add("concatenation_int16_scales_differ", "CONCATENATION", 3,
+              [Tensor("a", "int16", [2, 3], (0.01, 0)),
+               Tensor("b", "int16", [2, 3], (0.02, 0))],
+              [Tensor("y", "int16", [4, 3], (0.01, 0))],
+              ("ConcatenationOptions", {"axis": 0}))
+    cases.add("concatenation_float_relu_refused", "CONCATENATION", 1,
+              [Tensor("a", "float32", [2, 3]), Tensor("b", "float32", [2, 3])],
+              [Tensor("y", "float32", [4, 3])],
+              ("ConcatenationOptions",
+               {"axis": 0, "fusedActivationFunction": 1}))
+    paddings = i32("paddings", [[1, 0], [0, 2]])
+    cases.add("pad_int16_zero_point", "PAD", 3,
+              [Tensor("x", "int16", [2, 3], (0.01, 3)), paddings],
+              [Tensor("y", "int16", [3, 5], (0.01, 3))])
+    cases.add("padv2_int8_value_scale_refused", "PADV2", 2,
+              [Tensor("x", "int8", [2, 3], (0.01, 3)), paddings,
+               Tensor("v", "int8", [], (0.02, 3), data=7)],
+              [Tensor("y", "int8", [3, 5], (0.01, 3))])
+
+
 def movement(cases, name, op, version, dtype, q, inputs_after, in_shape,
              out_shapes, options=None):
     """A data-movement node: the first input is the data, `inputs_after`
@@ -467,6 +493,7 @@ GENERATORS = [binary_cases, pot_int16_cases, mul_special_cases,
               fused_tanh_sign_bit_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
+              join_and_pad_rules_cases,
               movement_cases]
 
 

@@ -1,11 +1,13 @@
 // CONCATENATION, PACK, SPLIT, SPLIT_V and UNPACK: block copies along one
 // axis.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
-#include "kernels/activation.h"
 #include "kernels/data/data_common.h"
+#include "kernels/quantization_util.h"
 
 namespace kiln::cpu::data {
 namespace {
@@ -27,11 +29,72 @@ int64_t Product(const Shape& s, size_t begin, size_t end) {
 
 struct JoinPlan : PlanBase {
   int axis = 0;  // in the output
+  // CONCATENATION of UINT8 inputs quantized unlike the output: LiteRT
+  // requantizes each of them in float (ConcatenationWithScaling).
+  bool requantize = false;
+  std::vector<float> scales;         // per input
+  std::vector<int32_t> zero_points;  // per input
+  float output_scale = 1.f;
+  int32_t output_zero_point = 0;
 };
 
+// Per-tensor scale and zero point of a quantized tensor (validated).
+KilnStatus ReadScaleAndZeroPoint(KernelContext& k, const Tensor& t,
+                                 const char* what, float* scale,
+                                 int32_t* zero_point) {
+  TensorQuantization q;
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadTensorQuantization(k, "CONCATENATION", what, t, 0, 0, &q));
+  *scale = q.scales[0];
+  *zero_point = q.zero_points[0];
+  return KILN_STATUS_OK;
+}
+
+// CONCATENATION's quantization rules, as LiteRT's Prepare: INT8 inputs
+// share the output's scale and zero point; INT16 ones have zero point 0
+// (their scales may differ: values are copied as stored); UINT8 ones are
+// requantized to the output's when they differ.
+KilnStatus PlanConcatQuantization(KernelContext& k, JoinPlan& plan) {
+  const Tensor out = k.output(0);
+  const KilnTensorType type = out.type();
+  if (type == KILN_TYPE_INT8) {
+    for (int32_t i = 0; i < k.num_inputs(); ++i) {
+      const std::string what = "input " + std::to_string(i);
+      KILN_SDK_RETURN_IF_ERROR(
+          ExpectSameQuantization(k, what.c_str(), k.input(i), "output", out));
+    }
+    return KILN_STATUS_OK;
+  }
+  if (type != KILN_TYPE_INT16 && type != KILN_TYPE_UINT8) {
+    return KILN_STATUS_OK;
+  }
+  KILN_SDK_RETURN_IF_ERROR(ReadScaleAndZeroPoint(
+      k, out, "output", &plan.output_scale, &plan.output_zero_point));
+  plan.scales.resize(static_cast<size_t>(k.num_inputs()));
+  plan.zero_points.resize(plan.scales.size());
+  for (int32_t i = 0; i < k.num_inputs(); ++i) {
+    const std::string what = "input " + std::to_string(i);
+    float& scale = plan.scales[static_cast<size_t>(i)];
+    int32_t& zero_point = plan.zero_points[static_cast<size_t>(i)];
+    KILN_SDK_RETURN_IF_ERROR(ReadScaleAndZeroPoint(k, k.input(i), what.c_str(),
+                                                   &scale, &zero_point));
+    plan.requantize |=
+        scale != plan.output_scale || zero_point != plan.output_zero_point;
+    if (type == KILN_TYPE_INT16 &&
+        (zero_point != 0 || plan.output_zero_point != 0)) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "CONCATENATION: INT16 ", what,
+                    " and output need zero point 0 (symmetric "
+                    "quantization, as LiteRT requires)");
+    }
+  }
+  plan.requantize &= type == KILN_TYPE_UINT8;
+  return KILN_STATUS_OK;
+}
+
 // Checks that every input has input 0's type and that the output has it too
-// (and the same quantization for quantized types).
-KilnStatus CheckJoinTypes(KernelContext& k) {
+// (and, when `same_quantization`, the same quantization for quantized
+// types).
+KilnStatus CheckJoinTypes(KernelContext& k, bool same_quantization) {
   const Tensor first = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input 0", first));
   for (int32_t i = 1; i < k.num_inputs(); ++i) {
@@ -41,7 +104,7 @@ KilnStatus CheckJoinTypes(KernelContext& k) {
   }
   KILN_SDK_RETURN_IF_ERROR(
       ExpectSameType(k, "output", out, first.type(), "input 0"));
-  if (IsQuantizableType(first.type())) {
+  if (same_quantization && IsQuantizableType(first.type())) {
     for (int32_t i = 0; i < k.num_inputs(); ++i) {
       const std::string what = "input " + std::to_string(i);
       KILN_SDK_RETURN_IF_ERROR(
@@ -56,18 +119,16 @@ KilnStatus PlanConcatenation(KernelContext& k, JoinPlan& plan) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 input");
   }
   KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k));
+  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k, /*same_quantization=*/false));
+  KILN_SDK_RETURN_IF_ERROR(PlanConcatQuantization(k, plan));
   const int64_t activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-  if (!IsSupportedActivation(activation)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown fused activation ",
-                  activation);
-  }
-  if (activation != KILN_ACTIVATION_NONE &&
-      k.input(0).type() != KILN_TYPE_FLOAT32) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, "fused activation ", activation,
-                  " on ", sdk::TypeName(k.input(0).type()),
-                  " is not supported; only FLOAT32 concatenation applies a "
-                  "fused activation");
+  if (activation != KILN_ACTIVATION_NONE) {
+    return k.Fail(KILN_STATUS_UNIMPLEMENTED,
+                  "CONCATENATION with fused "
+                  "activation ",
+                  activation,
+                  " is not supported (LiteRT "
+                  "refuses it too); apply the activation as its own op");
   }
   Shape out_shape = k.input(0).shape();
   const int rank = static_cast<int>(out_shape.size());
@@ -106,7 +167,7 @@ KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "values_count ", count,
                   " does not match the ", k.num_inputs(), " inputs");
   }
-  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k));
+  KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k, /*same_quantization=*/true));
   const Shape in_shape = k.input(0).shape();
   for (int32_t i = 1; i < k.num_inputs(); ++i) {
     if (k.input(i).shape() != in_shape) {
@@ -124,6 +185,27 @@ KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
   out_shape.insert(out_shape.begin() + plan.axis, k.num_inputs());
   plan.output_shapes = {out_shape};
   return KILN_STATUS_OK;
+}
+
+// UINT8 values of input i onto the output's quantization, as LiteRT's
+// ConcatenationWithScaling: round(q * s + b) in float, s = in / out scale,
+// b = -zero_point * s, plus the output zero point, clamped to [0, 255].
+void Requantize(const JoinPlan& plan, size_t i, const uint8_t* from,
+                uint8_t* to, size_t n) {
+  if (plan.scales[i] == plan.output_scale &&
+      plan.zero_points[i] == plan.output_zero_point) {
+    std::memcpy(to, from, n);
+    return;
+  }
+  const float inverse_output_scale = 1.f / plan.output_scale;
+  const float scale = plan.scales[i] * inverse_output_scale;
+  const float bias = static_cast<float>(-plan.zero_points[i]) * scale;
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t value = static_cast<int32_t>(std::round(
+                              static_cast<float>(from[j]) * scale + bias)) +
+                          plan.output_zero_point;
+    to[j] = static_cast<uint8_t>(std::max(0, std::min(255, value)));
+  }
 }
 
 // Copies each input's slab of every outer index in turn. Input i contributes
@@ -151,16 +233,13 @@ KilnStatus RunJoin(KernelContext& k, const JoinPlan& plan) {
   for (int64_t o = 0; o < outer; ++o) {
     for (size_t i = 0; i < src.size(); ++i) {
       if (slab[i] == 0) continue;
-      std::memcpy(dst, src[i] + static_cast<size_t>(o) * slab[i], slab[i]);
+      const uint8_t* from = src[i] + static_cast<size_t>(o) * slab[i];
+      if (plan.requantize) {
+        Requantize(plan, i, from, dst, slab[i]);
+      } else {
+        std::memcpy(dst, from, slab[i]);
+      }
       dst += slab[i];
-    }
-  }
-  const int64_t activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-  if (!is_pack && activation != KILN_ACTIVATION_NONE) {
-    float* values = out.data<float>();
-    const int64_t n = NumElements(out_shape);
-    for (int64_t i = 0; i < n; ++i) {
-      values[i] = ApplyActivation(activation, values[i]);
     }
   }
   return KILN_STATUS_OK;
@@ -353,8 +432,9 @@ KilnStatus RunSplit(KernelContext& k, const SplitPlan& plan) {
 
 void RegisterConcatSplitKernels(sdk::PluginDefinition& def) {
   // CONCATENATION v1 float/uint8/int32/int64/bool, v2 int8, v3 int16.
-  // (v4 UINT32 and v5 INT4: not supported.) Quantized inputs must share the
-  // output's quantization: no requantization.
+  // (v4 UINT32 and v5 INT4: not supported.) UINT8 inputs are requantized to
+  // the output's quantization; INT8 ones must share it; INT16 ones need zero
+  // point 0 (all as LiteRT).
   def.AddKernel(PlannedKernel<JoinPlan, PlanConcatenation, RunJoin>(
       KILN_OP_CONCATENATION, 1, 3));
   // PACK v1 float/uint8/int32/int64/bool, v2 int8, v3 int16. (v4 UINT32: no.)

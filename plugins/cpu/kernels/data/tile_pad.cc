@@ -164,6 +164,11 @@ KilnStatus ReadPaddings(KernelContext& k, MapPlan& plan,
   return KILN_STATUS_OK;
 }
 
+bool IsQuantized(KilnTensorType type) {
+  return type == KILN_TYPE_INT8 || type == KILN_TYPE_UINT8 ||
+         type == KILN_TYPE_INT16;
+}
+
 KilnStatus PlanPad(KernelContext& k, MapPlan& plan) {
   const bool v2 = k.builtin_code() == KILN_OP_PADV2;
   KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, v2 ? 3 : 2));
@@ -178,6 +183,10 @@ KilnStatus PlanPad(KernelContext& k, MapPlan& plan) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "constant_values '",
                     value.name(), "' must hold one value, has ",
                     value.num_elements());
+    }
+    if (IsQuantized(in.type())) {  // LiteRT: the output's quantization
+      KILN_SDK_RETURN_IF_ERROR(ExpectSameQuantization(
+          k, "constant_values", value, "output", k.output(0)));
     }
   }
   std::vector<int64_t> before, after;
@@ -208,7 +217,7 @@ KilnStatus RunPad(KernelContext& k, const MapPlan& plan) {
     KILN_SDK_RETURN_IF_ERROR(
         InputData(k, "constant_values", k.input(2), &value));
     std::memcpy(fill, value, ElementBytes(in.type()));
-  } else if (in.type() == KILN_TYPE_INT8 || in.type() == KILN_TYPE_UINT8) {
+  } else if (IsQuantized(in.type())) {
     // Quantized zero is the output's zero point.
     KilnQuantizationParams q{};
     KILN_SDK_RETURN_IF_ERROR(k.Quantization(out, &q));
@@ -217,6 +226,9 @@ KilnStatus RunPad(KernelContext& k, const MapPlan& plan) {
       if (in.type() == KILN_TYPE_INT8) {
         const int8_t v = static_cast<int8_t>(zp);
         std::memcpy(fill, &v, 1);
+      } else if (in.type() == KILN_TYPE_INT16) {
+        const int16_t v = static_cast<int16_t>(zp);
+        std::memcpy(fill, &v, sizeof(v));
       } else {
         const uint8_t v = static_cast<uint8_t>(zp);
         std::memcpy(fill, &v, 1);
@@ -279,7 +291,8 @@ void RegisterTilePadKernels(sdk::PluginDefinition& def) {
   def.AddKernel(PlannedKernel<MapPlan, PlanBroadcastTo, RunCopyMaps>(
       KILN_OP_BROADCAST_TO, 2, 3));
   // PAD / PADV2 v1 float/uint8/int32/int64, v2 int8, v3 int16, v4 rank 5
-  // (6 also works), v5 bool. int8/uint8 PAD pads with the output zero point.
+  // (6 also works), v5 bool. Quantized PAD pads with the output zero point;
+  // PADV2's quantized pad value must share the output's quantization.
   def.AddKernel(PlannedKernel<MapPlan, PlanPad, RunPad>(KILN_OP_PAD, 1, 5));
   def.AddKernel(PlannedKernel<MapPlan, PlanPad, RunPad>(KILN_OP_PADV2, 1, 5));
   // MIRROR_PAD v1 float/uint8/int32/int64, v2 int8, v3 int16.
