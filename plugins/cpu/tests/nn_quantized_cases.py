@@ -314,5 +314,43 @@ def pool_cases(rng):
     return out
 
 
+# ---- SOFTMAX ----------------------------------------------------------------
+
+def softmax_case(rng, in_t, out_t, beta=1.0, out_q=None, name_extra=""):
+    shape = [int(rng.integers(1, 4)), int(rng.choice([1, 3, 10, 100, 1001]))]
+    if rng.integers(2):
+        shape = [int(rng.integers(1, 3))] + shape
+    in_s, in_zp = act_q(rng, in_t)
+    if in_t == "int16":
+        in_s = float(log_uniform(rng, 1e-4, 3e-3))
+    if out_q is None:
+        out_q = {"int8": (1 / 256, -128), "uint8": (1 / 256, 0),
+                 "int16": (1 / 32768, 0)}[out_t]
+    o = schema.SoftmaxOptionsT()
+    o.beta = beta
+    version = {"int8": 2, "uint8": 1, "int16": 3}[in_t]
+    return Case(f"SOFTMAX/{in_t}->{out_t}{name_extra}/{shape} beta{beta:.3g}",
+                OP.SOFTMAX, version,
+                [T(in_t, shape, scale=in_s, zero_point=in_zp)],
+                [T(out_t, shape, scale=out_q[0], zero_point=out_q[1])],
+                OPT.SoftmaxOptions, o, rng)
+
+
+def softmax_cases(rng):
+    out = []
+    for in_t, out_t in (("int8", "int8"), ("uint8", "uint8"),
+                        ("int16", "int16"), ("int8", "int16")):
+        for _ in range(4):
+            beta = float(rng.choice([1.0, 1.0, 0.5, 2.7]))
+            out.append(softmax_case(rng, in_t, out_t, beta))
+    # TFLite refuses other output quantization for int8 / int16 outputs.
+    c = softmax_case(rng, "int8", "int8", out_q=(1 / 128, -128),
+                     name_extra="/bad_output_scale")
+    c.expect_refusal = True
+    out.append(c)
+    return out
+
+
 def all_cases(rng):
-    return conv_cases(rng) + fc_cases(rng) + pool_cases(rng)
+    return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
+            softmax_cases(rng))
