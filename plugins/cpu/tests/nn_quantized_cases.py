@@ -419,6 +419,42 @@ def reduce_cases(rng):
     return out
 
 
+# ---- RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR --------------------------------
+
+def resize_case(rng, dtype, bilinear, mode):
+    n, h, w, c = (int(rng.integers(1, 3)), int(rng.integers(1, 7)),
+                  int(rng.integers(1, 7)), int(rng.choice([1, 3, 8])))
+    oh, ow = int(rng.integers(1, 15)), int(rng.integers(1, 15))
+    scale, zp = act_q(rng, dtype)
+    if bilinear:
+        o = schema.ResizeBilinearOptionsT()
+        op, opt, kind = (OP.RESIZE_BILINEAR, OPT.ResizeBilinearOptions,
+                         "RESIZE_BILINEAR")
+    else:
+        o = schema.ResizeNearestNeighborOptionsT()
+        op, opt, kind = (OP.RESIZE_NEAREST_NEIGHBOR,
+                         OPT.ResizeNearestNeighborOptions,
+                         "RESIZE_NEAREST_NEIGHBOR")
+    o.alignCorners = mode == "align"
+    o.halfPixelCenters = mode == "half"
+    version = {"int8": 2, "uint8": 1, "int16": 4}[dtype]
+    if mode != "none":
+        version = max(version, 3)
+    return Case(f"{kind}/{dtype}/{n}x{h}x{w}x{c}->{oh}x{ow} {mode}", op,
+                version,
+                [T(dtype, [n, h, w, c], scale=scale, zero_point=zp),
+                 T("int32", [2], data=np.array([oh, ow], np.int32))],
+                [T(dtype, [n, oh, ow, c], scale=scale, zero_point=zp)],
+                opt, o, rng)
+
+
+def resize_cases(rng):
+    return [resize_case(rng, dtype, bilinear, mode)
+            for dtype in ("int8", "uint8", "int16")
+            for bilinear in (True, False)
+            for mode in ("none", "align", "half")]
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
-            softmax_cases(rng) + reduce_cases(rng))
+            softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng))
