@@ -455,6 +455,67 @@ def resize_cases(rng):
             for mode in ("none", "align", "half")]
 
 
+# ---- TRANSPOSE_CONV --------------------------------------------------------
+
+def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
+                        activation=ACT_NONE):
+    act_t, w_t, b_t = quant_types(dtype)
+    n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(
+        rng.integers(1, 6))
+    cin, cout = int(rng.choice([1, 3, 8, 17])), int(rng.choice([1, 4, 16]))
+    fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    padding = int(rng.choice([SAME, VALID]))
+    if padding == SAME:
+        oh, ow = h * sh, w * sw
+    else:
+        oh, ow = (h - 1) * sh + fh, (w - 1) * sw + fw
+    in_s, in_zp = act_q(rng, act_t)
+    channels = cout if per_channel else 1
+    w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
+    w_zp = int(rng.integers(100, 156)) if w_t == "uint8" else 0
+    depth = max(1, cin * fh * fw // (sh * sw))
+    out_s = output_scale(rng, in_s, float(np.median(w_scales)), depth, act_t)
+    out_zp = act_q(rng, act_t)[1]
+    inputs = [T("int32", [4], data=np.array([n, oh, ow, cout], np.int32)),
+              T(w_t, [cout, fh, fw, cin], data=weights(rng, [cout, fh, fw, cin], w_t),
+                scale=list(w_scales), zero_point=w_zp, axis=0),
+              T(act_t, [n, h, w, cin], scale=in_s, zero_point=in_zp)]
+    if bias:
+        inputs.append(T(b_t, [cout], data=bias_for(rng, cout, b_t),
+                        scale=list(in_s * w_scales), zero_point=0))
+    outputs = [T(act_t, [n, oh, ow, cout], scale=out_s, zero_point=out_zp)]
+    if dtype == "float32":
+        for t in inputs[1:] + outputs:
+            t.scale = t.zero_point = None
+    o = schema.TransposeConvOptionsT()
+    o.padding, o.strideH, o.strideW = padding, sh, sw
+    o.fusedActivationFunction = activation
+    version = 4 if activation else (3 if bias else 2)
+    return Case(f"TRANSPOSE_CONV/{dtype}{'' if per_channel else '/per_tensor'}"
+                f"{'' if bias else '/no_bias'}/{n}x{h}x{w}x{cin}->{oh}x{ow}x"
+                f"{cout} f{fh}x{fw} s{sh}{sw} p{padding} a{activation}",
+                OP.TRANSPOSE_CONV, version, inputs, outputs,
+                OPT.TransposeConvOptions, o, rng,
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def transpose_conv_cases(rng):
+    out = []
+    for dtype in ("int8", "uint8", "int16"):
+        for i in range(5):
+            out.append(transpose_conv_case(
+                rng, dtype, per_channel=dtype != "uint8" and i != 3,
+                bias=i != 2))
+        out += [transpose_conv_case(rng, dtype, per_channel=dtype != "uint8",
+                                    activation=a)
+                for a in (ACT_RELU, ACT_RELU6)]
+    out += [transpose_conv_case(rng, "float32", activation=a)
+            for a in (ACT_RELU, ACT_TANH, ACT_SIGN_BIT)]
+    return out
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
-            softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng))
+            softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
+            transpose_conv_cases(rng))

@@ -46,6 +46,20 @@ int32_t IntScale(bool align_corners, int32_t in, int32_t out) {
              : ((1 << 10) * in + out / 2) / out;
 }
 
+// The four neighbours of one output pixel: rows lo/hi x columns lo/hi.
+template <typename T>
+struct Corners {
+  const T *p00, *p10, *p01, *p11;
+};
+template <typename T>
+Corners<T> CornersOf(const T* image, int32_t in_w, int32_t c, int32_t y_lo,
+                     int32_t y_hi, int32_t x_lo, int32_t x_hi) {
+  const auto at = [&](int32_t y, int32_t x) {
+    return image + (static_cast<int64_t>(y) * in_w + x) * c;
+  };
+  return {at(y_lo, x_lo), at(y_hi, x_lo), at(y_lo, x_hi), at(y_hi, x_hi)};
+}
+
 template <typename T>
 void ResizeBilinearInteger(const ResizeShape& s, const T* in, T* out) {
   const int32_t sy = IntScale(s.align_corners, s.in_h, s.out_h);
@@ -59,19 +73,13 @@ void ResizeBilinearInteger(const ResizeShape& s, const T* in, T* out) {
       for (int32_t x = 0; x < s.out_w; ++x) {
         const IntSource xs = IntCoordinate(x, sx, s.half_pixel_centers, s.in_w);
         const int64_t wx1 = xs.value - (1 << 10) * xs.lo, wx0 = (1 << 10) - wx1;
-        const T* p00 =
-            image + (static_cast<int64_t>(ys.lo) * s.in_w + xs.lo) * c;
-        const T* p10 =
-            image + (static_cast<int64_t>(ys.hi) * s.in_w + xs.lo) * c;
-        const T* p01 =
-            image + (static_cast<int64_t>(ys.lo) * s.in_w + xs.hi) * c;
-        const T* p11 =
-            image + (static_cast<int64_t>(ys.hi) * s.in_w + xs.hi) * c;
+        const Corners<T> p =
+            CornersOf(image, s.in_w, c, ys.lo, ys.hi, xs.lo, xs.hi);
         T* dst =
             out + ((static_cast<int64_t>(b) * s.out_h + y) * s.out_w + x) * c;
         for (int32_t i = 0; i < c; ++i) {
-          const int64_t v20 = p00[i] * wy0 * wx0 + p10[i] * wy1 * wx0 +
-                              p01[i] * wy0 * wx1 + p11[i] * wy1 * wx1;
+          const int64_t v20 = p.p00[i] * wy0 * wx0 + p.p10[i] * wy1 * wx0 +
+                              p.p01[i] * wy0 * wx1 + p.p11[i] * wy1 * wx1;
           const int64_t round = v20 > 0 ? (1 << 19) : -(1 << 19);
           dst[i] = static_cast<T>((v20 + round) / (1 << 20));
         }
@@ -97,21 +105,15 @@ void ResizeBilinearUint8(const ResizeShape& s, const uint8_t* in,
         const FloatSource xs =
             FloatCoordinate(x, sx, s.half_pixel_centers, s.in_w);
         const float dx = xs.value - static_cast<float>(xs.lo);
-        const uint8_t* p00 =
-            image + (static_cast<int64_t>(ys.lo) * s.in_w + xs.lo) * c;
-        const uint8_t* p10 =
-            image + (static_cast<int64_t>(ys.hi) * s.in_w + xs.lo) * c;
-        const uint8_t* p01 =
-            image + (static_cast<int64_t>(ys.lo) * s.in_w + xs.hi) * c;
-        const uint8_t* p11 =
-            image + (static_cast<int64_t>(ys.hi) * s.in_w + xs.hi) * c;
+        const Corners<uint8_t> p =
+            CornersOf(image, s.in_w, c, ys.lo, ys.hi, xs.lo, xs.hi);
         uint8_t* dst =
             out + ((static_cast<int64_t>(b) * s.out_h + y) * s.out_w + x) * c;
         for (int32_t i = 0; i < c; ++i) {
           // TFLite's evaluation order, left to right.
-          const float v = p00[i] * (1 - dy) * (1 - dx) +
-                          p10[i] * dy * (1 - dx) + p01[i] * (1 - dy) * dx +
-                          p11[i] * dy * dx + 0.5f;
+          const float v = p.p00[i] * (1 - dy) * (1 - dx) +
+                          p.p10[i] * dy * (1 - dx) + p.p01[i] * (1 - dy) * dx +
+                          p.p11[i] * dy * dx + 0.5f;
           dst[i] = static_cast<uint8_t>(v);
         }
       }
