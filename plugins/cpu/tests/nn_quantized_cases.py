@@ -515,7 +515,47 @@ def transpose_conv_cases(rng):
     return out
 
 
+# ---- BATCH_MATMUL ------------------------------------------------------------
+
+def batch_matmul_case(rng, dtype, const_rhs=False, adj_x=False, adj_y=False):
+    m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32])),
+                   int(rng.integers(1, 9)))
+    lhs_batch = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
+    rhs_batch = [1 if rng.integers(2) else lhs_batch[0], lhs_batch[1]]
+    if const_rhs:
+        rhs_batch = rhs_batch[1:]
+    lhs_shape = lhs_batch + ([depth, m] if adj_x else [m, depth])
+    rhs_shape = rhs_batch + ([n, depth] if adj_y else [depth, n])
+    l_s, l_zp = act_q(rng, dtype)
+    r_s, r_zp = act_q(rng, dtype)
+    # Both operands span the whole type (int16: 256x more codes than weights).
+    out_s = output_scale(rng, l_s, r_s, depth, dtype) * (
+        256.0 if dtype == "int16" else 1.0)
+    out_zp = act_q(rng, dtype)[1]
+    rhs_data = (lso.random_values(rng, dtype, rhs_shape) if const_rhs
+                else None)
+    inputs = [T(dtype, lhs_shape, scale=l_s, zero_point=l_zp),
+              T(dtype, rhs_shape, data=rhs_data, scale=r_s, zero_point=r_zp)]
+    outputs = [T(dtype, lhs_batch + [m, n], scale=out_s, zero_point=out_zp)]
+    o = schema.BatchMatMulOptionsT()
+    o.adjX, o.adjY = adj_x, adj_y
+    version = {"int8": 2, "int16": 3, "uint8": 2}[dtype]
+    # TFLite has no uint8 BATCH_MATMUL.
+    return Case(f"BATCH_MATMUL/{dtype}{'/const_rhs' if const_rhs else ''}"
+                f"/{lhs_shape}x{rhs_shape} adj{int(adj_x)}{int(adj_y)}",
+                OP.BATCH_MATMUL, version, inputs, outputs,
+                OPT.BatchMatMulOptions, o, rng,
+                expect_refusal=dtype == "uint8")
+
+
+def batch_matmul_cases(rng):
+    return [batch_matmul_case(rng, dtype, const_rhs=i % 2 == 1,
+                              adj_x=i in (1, 2), adj_y=i >= 2)
+            for dtype in ("int8", "int16") for i in range(4)] + [
+                batch_matmul_case(rng, "uint8")]
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
-            transpose_conv_cases(rng))
+            transpose_conv_cases(rng) + batch_matmul_cases(rng))

@@ -423,13 +423,10 @@ using TransposeConvKernelState =
     DispatchState<TransposeConvState, QuantizedTransposeConvState>;
 KilnStatus TransposeConvKernelPrepare(KernelContext& k,
                                       TransposeConvKernelState& s) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 4));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(2);
-  IntScheme scheme = IntScheme::kInt8;
-  s.integer = input.present() && IntSchemeOf(input.type(), &scheme);
-  return s.integer ? QuantizedTransposeConvPrepare(k, scheme, s.q)
-                   : TransposeConvPrepare(k, s.f);
+  // Inputs: output shape, filter, input (which picks the kernel), [bias].
+  return DispatchPrepare<TransposeConvState, QuantizedTransposeConvState,
+                         TransposeConvPrepare, QuantizedTransposeConvPrepare, 3,
+                         4, 2>(k, s);
 }
 KilnStatus TransposeConvKernelInvoke(KernelContext& k,
                                      TransposeConvKernelState& s) {
