@@ -214,6 +214,16 @@ def conv_cases(rng):
         c.inputs[2].dtype = "int32"
         c.expect_kiln_refusal = True
         out.append(c)
+    # Activation bounds that overflow int32 once quantized (6 or 1 / output
+    # scale): LiteRT refuses them (mobilenet_v2_int16x8's DEPTHWISE_CONV_2D),
+    # so must Kiln; RELU's bound 0 stays fine.
+    for depthwise in (False, True):
+        for act in (ACT_RELU6, ACT_RELU_N1_TO_1, ACT_RELU):
+            c = conv_case(rng, "int16", depthwise, activation=act,
+                          name_extra="/tiny_output_scale")
+            c.outputs[0].scale = 4e-10
+            c.expect_refusal = act != ACT_RELU
+            out.append(c)
     return out
 
 
@@ -321,13 +331,16 @@ def pool_cases(rng):
 
 # ---- SOFTMAX ----------------------------------------------------------------
 
-def softmax_case(rng, in_t, out_t, beta=1.0, out_q=None, name_extra=""):
+def softmax_case(rng, in_t, out_t, beta=1.0, out_q=None, name_extra="",
+                 in_scale=None):
     shape = [int(rng.integers(1, 4)), int(rng.choice([1, 3, 10, 100, 1001]))]
     if rng.integers(2):
         shape = [int(rng.integers(1, 3))] + shape
     in_s, in_zp = act_q(rng, in_t)
     if in_t == "int16":
         in_s = float(log_uniform(rng, 1e-4, 3e-3))
+    if in_scale is not None:
+        in_s = in_scale
     if out_q is None:
         out_q = {"int8": (1 / 256, -128), "uint8": (1 / 256, 0),
                  "int16": (1 / 32768, 0)}[out_t]
@@ -353,6 +366,15 @@ def softmax_cases(rng):
                      name_extra="/bad_output_scale")
     c.expect_refusal = True
     out.append(c)
+    # beta * input scale below 2^-26: LiteRT's reference kernel aborts, its
+    # optimized kernel (and Kiln) use a float exp table.
+    for in_t, out_t in (("int8", "int8"), ("uint8", "uint8"),
+                        ("int8", "int16")):
+        for _ in range(2):
+            c = softmax_case(rng, in_t, out_t, name_extra="/tiny_scale",
+                             in_scale=float(log_uniform(rng, 1e-10, 1.4e-8)))
+            c.oracle = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
+            out.append(c)
     return out
 
 

@@ -110,10 +110,12 @@ def main():
                 problem = compare(case, ref, got)
                 status = "mismatch" if problem else "agree"
                 detail = problem or ""
-            counts[status] += 1
             expected_refusal = (
                 (case.expect_refusal and status == "both refuse") or
                 (case.expect_kiln_refusal and got_err is not None))
+            if case.expect_refusal and status == "agree":
+                status, detail = "mismatch", "both run; both must refuse"
+            counts[status] += 1
             if status not in ("agree",) and not expected_refusal:
                 failures.append((case.name, status, detail))
             if args.verbose or (status != "agree" and not expected_refusal):

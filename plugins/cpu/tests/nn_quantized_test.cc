@@ -3,7 +3,7 @@
 // integers come from the LiteRT interpreter's builtin kernels run once on
 // single-op models with the same tensors and quantization (built with
 // ai_edge_litert's schema bindings), pasted here; Kiln must match exactly.
-// The BATCH_MATMUL cases use exact unit multipliers and hand-computed sums.
+// The SOFTMAX and BATCH_MATMUL cases are hand-computed.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -181,6 +181,22 @@ TEST_F(QuantizedNnTest, DepthwiseIgnoresInt8FilterZeroPointLikeLiteRt) {
   auto with_zp = run(3);
   ASSERT_TRUE(with_zp.status.ok()) << with_zp.status;
   EXPECT_THAT(with_zp.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
+}
+
+// ---- SOFTMAX ---------------------------------------------------------------
+
+// beta * input_scale below 2^-26: TFLite's reference kernel aborts; Kiln, as
+// TFLite's optimized kernel, uses a float exp table. With so small a scale
+// every exp is ~1, so each of three probabilities is 1/3: round(256 / 3) =
+// 85 above the zero point -128.
+TEST_F(QuantizedNnTest, SoftmaxInt8WithTinyInputScaleRuns) {
+  std::vector<TestTensor> inputs = {QTensor<int8_t>(
+      KILN_TYPE_INT8, {2, 3}, {5, 5, 5, 127, -128, 0}, Quant({1e-9f}, {0}))};
+  auto r =
+      RunOn<int8_t>(Kernel(KILN_OP_SOFTMAX, 2), KILN_OP_SOFTMAX, 2, inputs,
+                    OutputSpec{KILN_TYPE_INT8, Quant({1.f / 256}, {-128})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(-43, -43, -43, -43, -43, -43));
 }
 
 // ---- BATCH_MATMUL ----------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace kiln::cpu::nn {
 namespace {
@@ -110,6 +111,59 @@ void Softmax8(const QuantizedSoftmaxState& s, const In* in, Out* out,
   }
 }
 
+// TFLite's optimized_ops::Softmax<In, Out> over the float table (x86-64
+// build: uint8 outputs round by adding 0.5 and truncating, others with
+// std::round).
+template <typename In, typename Out>
+void Softmax8FloatTable(const QuantizedSoftmaxState& s, const In* in, Out* out,
+                        int64_t rows, int32_t depth) {
+  constexpr int32_t kOutMin = std::numeric_limits<Out>::min();
+  constexpr int32_t kOutMax = std::numeric_limits<Out>::max();
+  for (int64_t r = 0; r < rows; ++r) {
+    const In* x = in + r * depth;
+    Out* y = out + r * depth;
+    int32_t max_in_row = std::numeric_limits<In>::min();
+    for (int32_t c = 0; c < depth; ++c) {
+      max_in_row = std::max(max_in_row, static_cast<int32_t>(x[c]));
+    }
+    const float* table = s.float_table.data() + (255 - max_in_row);
+    float sum_exp = 0.f;
+    for (int32_t c = 0; c < depth; ++c) sum_exp += table[x[c]];
+    const float inv_sum_exp = 1.f / (sum_exp * s.output_scale);
+    for (int32_t c = 0; c < depth; ++c) {
+      const float prob = table[x[c]] * inv_sum_exp;
+      const int32_t rounded = std::is_same_v<Out, uint8_t>
+                                  ? static_cast<int32_t>(prob + 0.5f)
+                                  : static_cast<int32_t>(std::round(prob));
+      y[c] = static_cast<Out>(
+          std::max(kOutMin, std::min(kOutMax, rounded + s.output_zero_point)));
+    }
+  }
+}
+
+void PrepareFloatTable(const TensorQuantization& qin,
+                       const TensorQuantization& qout, float beta,
+                       QuantizedSoftmaxState& s) {
+  const float scale = -qin.scales[0] * beta;
+  s.float_table.assign(256, 0.f);
+  for (int32_t v = 0; v <= 255; ++v) {
+    s.float_table[static_cast<size_t>(255 - v)] =
+        std::exp(scale * static_cast<float>(v));
+  }
+  s.output_scale = qout.scales[0];
+  s.output_zero_point = qout.zero_points[0];
+}
+
+template <typename In, typename Out>
+void Softmax8Any(const QuantizedSoftmaxState& s, const In* in, Out* out,
+                 int64_t rows, int32_t depth) {
+  if (s.float_table.empty()) {
+    Softmax8(s, in, out, rows, depth);
+  } else {
+    Softmax8FloatTable(s, in, out, rows, depth);
+  }
+}
+
 void Softmax16(const QuantizedSoftmaxState& s, const int16_t* in, int16_t* out,
                int64_t rows, int32_t depth) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -174,15 +228,14 @@ KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s) {
   if (s.input_type == KILN_TYPE_INT16) {
     KILN_SDK_RETURN_IF_ERROR(PrepareInt16(k, qin, beta, s));
   } else {
-    if (!PreprocessSoftmaxScaling(beta, qin.scales[0], kScaledDiffIntegerBits,
-                                  &s.input_multiplier)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, kOp, ": beta ", beta,
-                    " times input scale ", qin.scales[0],
-                    " is too small for TFLite's fixed-point softmax (TFLite "
-                    "aborts on this model)");
+    s.float_table.clear();
+    if (PreprocessSoftmaxScaling(beta, qin.scales[0], kScaledDiffIntegerBits,
+                                 &s.input_multiplier)) {
+      s.diff_min = -CalculateInputRadius(kScaledDiffIntegerBits,
+                                         s.input_multiplier.shift);
+    } else {
+      PrepareFloatTable(qin, qout, beta, s);  // see softmax_quantized.h
     }
-    s.diff_min =
-        -CalculateInputRadius(kScaledDiffIntegerBits, s.input_multiplier.shift);
   }
   return k.Resize(out, input.shape());
 }
@@ -202,14 +255,14 @@ KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
     Softmax16(s, input.data<int16_t>(), out.data<int16_t>(), rows, depth);
   } else if (s.input_type == KILN_TYPE_INT8) {
     if (s.output_type == KILN_TYPE_INT8) {
-      Softmax8(s, input.data<int8_t>(), out.data<int8_t>(), rows, depth);
+      Softmax8Any(s, input.data<int8_t>(), out.data<int8_t>(), rows, depth);
     } else {
-      Softmax8(s, input.data<int8_t>(), out.data<int16_t>(), rows, depth);
+      Softmax8Any(s, input.data<int8_t>(), out.data<int16_t>(), rows, depth);
     }
   } else if (s.output_type == KILN_TYPE_UINT8) {
-    Softmax8(s, input.data<uint8_t>(), out.data<uint8_t>(), rows, depth);
+    Softmax8Any(s, input.data<uint8_t>(), out.data<uint8_t>(), rows, depth);
   } else {
-    Softmax8(s, input.data<uint8_t>(), out.data<int16_t>(), rows, depth);
+    Softmax8Any(s, input.data<uint8_t>(), out.data<int16_t>(), rows, depth);
   }
   return KILN_STATUS_OK;
 }
