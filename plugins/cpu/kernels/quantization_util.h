@@ -72,6 +72,15 @@ inline int32_t MultiplyByQuantizedMultiplier(int64_t x,
   return static_cast<int32_t>(rounded >> total_shift);
 }
 
+// x * m for a multiplier m >= 1 (q.shift >= 0), as TFLite's
+// MultiplyByQuantizedMultiplierGreaterThanOne (the shift wraps like its
+// int32 arithmetic).
+inline int32_t MultiplyByQuantizedMultiplierGreaterThanOne(
+    int32_t x, const QuantizedMultiplier& q) {
+  return SaturatingRoundingDoublingHighMul(
+      static_cast<int32_t>(static_cast<uint32_t>(x) << q.shift), q.multiplier);
+}
+
 // x * m for a multiplier m < 1 (q.shift <= 0), as TFLite's
 // MultiplyByQuantizedMultiplierSmallerThanOneExp.
 inline int32_t MultiplyByQuantizedMultiplierSmallerThanOne(
@@ -210,6 +219,36 @@ inline int32_t TruncateToInt32LikeX86(double v) {
   return v > -2147483649.0 && v < 2147483648.0
              ? static_cast<int32_t>(v)
              : std::numeric_limits<int32_t>::min();
+}
+
+// TFLite's PreprocessSoftmaxScaling: the multiplier (>= 1) that maps an
+// input difference to Q(input_integer_bits).(31 - input_integer_bits),
+// min(beta * input_scale * 2^(31 - input_integer_bits), 2^31 - 1). False
+// when that multiplier is not above 1 (TFLite aborts on such a model).
+bool PreprocessSoftmaxScaling(double beta, double input_scale,
+                              int input_integer_bits, QuantizedMultiplier* q);
+
+// TFLite's CalculateInputRadius: the largest input difference that does not
+// overflow once scaled by a multiplier with `input_left_shift`.
+int CalculateInputRadius(int input_integer_bits, int input_left_shift);
+
+// A 513-entry int16 lookup table of f, as TFLite's LUTPopulate<int16_t>
+// (the double-precision overload): entry i samples f at input
+// input_scale * (-32768 + i * 128 - input_zero_point), corrected by half
+// the interpolation error at the midpoint; values in the output
+// quantization (output_scale, output_zero_point), saturated to int16.
+void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
+                      double output_scale, int32_t output_zero_point,
+                      double (*f)(double), int16_t* lut);
+
+// Interpolated lookup in a table from PopulateInt16Lut (TFLite's
+// LUTLookup): the top 9 bits index, the low 7 interpolate.
+inline int16_t Int16LutLookup(int16_t value, const int16_t* lut) {
+  const int index = 256 + (value >> 7);
+  const int offset = value & 0x7f;
+  const int base = lut[index];
+  const int slope = lut[index + 1] - lut[index];
+  return static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
 }
 
 // The quantized output range [*lo, *hi] of a fused activation, exactly as

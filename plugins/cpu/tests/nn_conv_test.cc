@@ -696,7 +696,9 @@ TEST_F(CpuKernelTest, ConvAndMatMulVersionRanges) {
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 7));   // int16x8
   EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 8));  // sparse
   EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 1));
-  EXPECT_FALSE(Covers(KILN_OP_BATCH_MATMUL, 2));
+  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 2));   // int8
+  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 3));   // int16
+  EXPECT_FALSE(Covers(KILN_OP_BATCH_MATMUL, 4));  // asymmetric hybrid
 }
 
 }  // namespace

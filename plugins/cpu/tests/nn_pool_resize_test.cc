@@ -323,15 +323,16 @@ TEST_F(CpuKernelTest, SoftmaxWithBetaAndLogSoftmaxOnRank3) {
   }
 }
 
-TEST_F(CpuKernelTest, SoftmaxRefusesInt8) {
+TEST_F(CpuKernelTest, SoftmaxRefusesUnquantizedInt8) {
   SingleNodeRunner r;
   int x = r.AddTensor<int8_t>(KILN_TYPE_INT8, {2}, {1, 2});
   int out = r.AddTensor(KILN_TYPE_INT8, {});
-  r.SetOp(KILN_OP_SOFTMAX, 1, {x}, {out});
-  absl::Status s = r.Run(Kernel(KILN_OP_SOFTMAX));
+  r.SetOp(KILN_OP_SOFTMAX, 2, {x}, {out});
+  absl::Status s = r.Run(Kernel(KILN_OP_SOFTMAX, 2));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("SOFTMAX input"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("supports FLOAT32"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("no quantization parameters"));
 }
 
 // ---- Resize
@@ -415,15 +416,16 @@ TEST_F(CpuKernelTest, PoolNormResizeVersionRanges) {
     EXPECT_TRUE(Covers(code, 3)) << code;  // int16
     EXPECT_FALSE(Covers(code, 4)) << code;
   }
-  for (int32_t code :
-       {KILN_OP_L2_NORMALIZATION, KILN_OP_SOFTMAX, KILN_OP_LOG_SOFTMAX}) {
+  EXPECT_TRUE(Covers(KILN_OP_SOFTMAX, 3));  // int16
+  EXPECT_FALSE(Covers(KILN_OP_SOFTMAX, 4));
+  for (int32_t code : {KILN_OP_L2_NORMALIZATION, KILN_OP_LOG_SOFTMAX}) {
     EXPECT_TRUE(Covers(code, 1)) << code;
     EXPECT_FALSE(Covers(code, 2)) << code;
   }
   for (int32_t code :
        {KILN_OP_RESIZE_BILINEAR, KILN_OP_RESIZE_NEAREST_NEIGHBOR}) {
-    EXPECT_TRUE(Covers(code, 3)) << code;
-    EXPECT_FALSE(Covers(code, 4)) << code;
+    EXPECT_TRUE(Covers(code, 4)) << code;  // int16
+    EXPECT_FALSE(Covers(code, 5)) << code;
   }
 }
 

@@ -3,6 +3,7 @@
 // integers come from the LiteRT interpreter's builtin kernels run once on
 // single-op models with the same tensors and quantization (built with
 // ai_edge_litert's schema bindings), pasted here; Kiln must match exactly.
+// The SOFTMAX and BATCH_MATMUL cases are hand-computed.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -180,6 +181,69 @@ TEST_F(QuantizedNnTest, DepthwiseIgnoresInt8FilterZeroPointLikeLiteRt) {
   auto with_zp = run(3);
   ASSERT_TRUE(with_zp.status.ok()) << with_zp.status;
   EXPECT_THAT(with_zp.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
+}
+
+// ---- SOFTMAX ---------------------------------------------------------------
+
+// beta * input_scale below 2^-26: TFLite's reference kernel aborts; Kiln, as
+// TFLite's optimized kernel, uses a float exp table. With so small a scale
+// every exp is ~1, so each of three probabilities is 1/3: round(256 / 3) =
+// 85 above the zero point -128.
+TEST_F(QuantizedNnTest, SoftmaxInt8WithTinyInputScaleRuns) {
+  std::vector<TestTensor> inputs = {QTensor<int8_t>(
+      KILN_TYPE_INT8, {2, 3}, {5, 5, 5, 127, -128, 0}, Quant({1e-9f}, {0}))};
+  auto r =
+      RunOn<int8_t>(Kernel(KILN_OP_SOFTMAX, 2), KILN_OP_SOFTMAX, 2, inputs,
+                    OutputSpec{KILN_TYPE_INT8, Quant({1.f / 256}, {-128})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(-43, -43, -43, -43, -43, -43));
+}
+
+// ---- BATCH_MATMUL ----------------------------------------------------------
+
+// Scales chosen so that the requantization multiplier is exactly 1: the
+// expected outputs are the hand-computed integer products plus the output
+// zero point.
+TEST_F(QuantizedNnTest, BatchMatMulInt8SubtractsZeroPoints) {
+  std::vector<TestTensor> inputs = {
+      QTensor<int8_t>(KILN_TYPE_INT8, {2, 3}, {1, 2, 3, 4, 5, 6},
+                      Quant({0.5f}, {1})),
+      QTensor<int8_t>(KILN_TYPE_INT8, {3, 2}, {1, -1, 2, 0, -3, 4},
+                      Quant({0.25f}, {-1}))};
+  // (lhs - 1) . (rhs + 1) = [[-1, 11], [8, 29]], plus zero point 10.
+  auto r =
+      RunOn<int8_t>(Kernel(KILN_OP_BATCH_MATMUL, 2), KILN_OP_BATCH_MATMUL, 2,
+                    inputs, OutputSpec{KILN_TYPE_INT8, Quant({0.125f}, {10})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(9, 21, 18, 39));
+}
+
+// int16 x int16 sums need 64 bits: (-32768)^2 * 2 = 2^31 must not wrap.
+TEST_F(QuantizedNnTest, BatchMatMulInt16AccumulatesIn64Bits) {
+  const float s = 1.0f / 1024.0f;
+  std::vector<TestTensor> inputs = {
+      QTensor<int16_t>(KILN_TYPE_INT16, {1, 2}, {-32768, -32768},
+                       Quant({s}, {0})),
+      QTensor<int16_t>(KILN_TYPE_INT16, {2, 2}, {-32768, 100, -32768, -3},
+                       Quant({s}, {0}))};
+  // 2^31 * 2^-20 = 2048; (-3276800 + 98304) * 2^-20 = -3.03 -> -3.
+  auto r =
+      RunOn<int16_t>(Kernel(KILN_OP_BATCH_MATMUL, 3), KILN_OP_BATCH_MATMUL, 3,
+                     inputs, OutputSpec{KILN_TYPE_INT16, Quant({1.0f}, {0})});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(2048, -3));
+}
+
+TEST_F(QuantizedNnTest, BatchMatMulRefusesMixedIntegerTypes) {
+  std::vector<TestTensor> inputs = {
+      QTensor<int16_t>(KILN_TYPE_INT16, {1, 2}, {1, 2}, Quant({0.5f}, {0})),
+      QTensor<int8_t>(KILN_TYPE_INT8, {2, 1}, {1, 2}, Quant({0.5f}, {0}))};
+  auto r =
+      RunOn<int16_t>(Kernel(KILN_OP_BATCH_MATMUL, 3), KILN_OP_BATCH_MATMUL, 3,
+                     inputs, OutputSpec{KILN_TYPE_INT16, Quant({1.0f}, {0})});
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_THAT(std::string(r.status.message()),
+              HasSubstr("not a supported combination"));
 }
 
 }  // namespace

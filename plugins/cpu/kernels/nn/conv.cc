@@ -302,12 +302,8 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
 // ---- TRANSPOSE_CONV ------------------------------------------------------
 
 struct TransposeConvState {
-  WindowParams window;
-  int64_t activation = KILN_ACTIVATION_NONE;
+  ConvGeometry g;
   bool shaped = false;  // output sized (output_shape values known)
-  int32_t batches = 0, in_h = 0, in_w = 0, in_c = 0;
-  int32_t filter_h = 0, filter_w = 0, out_h = 0, out_w = 0, out_c = 0;
-  int32_t pad_h = 0, pad_w = 0;
   bool pack_in_invoke = false;
   int32_t chunk_rows = 0;
   std::vector<float> reordered;  // filter as [fy][fx][oc] x in_c
@@ -315,90 +311,45 @@ struct TransposeConvState {
   std::vector<float> col;  // chunk_rows x (filter_h * filter_w * out_c)
 };
 
-void ReorderTransposeFilter(const TransposeConvState& s, const float* filter,
+void ReorderTransposeFilter(const ConvGeometry& g, const float* filter,
                             float* dst) {
-  const int32_t taps = s.filter_h * s.filter_w;
-  for (int32_t oc = 0; oc < s.out_c; ++oc) {
+  const int32_t taps = g.taps();
+  for (int32_t oc = 0; oc < g.out_c; ++oc) {
     for (int32_t t = 0; t < taps; ++t) {
       const float* src =
-          filter + (static_cast<int64_t>(oc) * taps + t) * s.in_c;
-      std::copy(src, src + s.in_c,
-                dst + (static_cast<int64_t>(t) * s.out_c + oc) * s.in_c);
+          filter + (static_cast<int64_t>(oc) * taps + t) * g.in_c;
+      std::copy(src, src + g.in_c,
+                dst + (static_cast<int64_t>(t) * g.out_c + oc) * g.in_c);
     }
   }
 }
 
 KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
   constexpr const char* op = "TRANSPOSE_CONV";
-  s.shaped = false;
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 4));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
+  const Tensor filter = k.input(1), input = k.input(2);
   const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
   const Tensor out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output_shape input", shape, KILN_TYPE_INT32));
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "output_shape input", shape, 1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  if (shape.dim(0) != 4) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape input '",
-                  shape.name(), "' must hold 4 values, has ", shape.dim(0));
-  }
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  s.batches = input.dim(0);
-  s.in_h = input.dim(1);
-  s.in_w = input.dim(2);
-  s.in_c = input.dim(3);
-  s.out_c = filter.dim(0);
-  s.filter_h = filter.dim(1);
-  s.filter_w = filter.dim(2);
-  if (filter.dim(3) != s.in_c) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
-                  "' has ", filter.dim(3), " input channels but input '",
-                  input.name(), "' has ", s.in_c);
-  }
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
-  const int32_t* dims = shape.data<int32_t>();
-  if (dims == nullptr) return KILN_STATUS_OK;  // sized once the values exist
-  if (dims[0] != s.batches || dims[3] != s.out_c || dims[1] < 0 ||
-      dims[2] < 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape [", dims[0],
-                  ", ", dims[1], ", ", dims[2], ", ", dims[3], "] must be [",
-                  s.batches, ", height, width, ", s.out_c,
-                  "] (input batches, filter output channels)");
-  }
-  s.out_h = dims[1];
-  s.out_w = dims[2];
-  const int32_t conv_h = WindowOutputSize(s.window.padding, s.out_h, s.filter_h,
-                                          s.window.stride_h, 1);
-  const int32_t conv_w = WindowOutputSize(s.window.padding, s.out_w, s.filter_w,
-                                          s.window.stride_w, 1);
-  s.pad_h = conv_h < 0 ? 0
-                       : WindowPadBefore(s.out_h, s.filter_h, s.window.stride_h,
-                                         1, conv_h);
-  s.pad_w = conv_w < 0 ? 0
-                       : WindowPadBefore(s.out_w, s.filter_w, s.window.stride_w,
-                                         1, conv_w);
-  const int32_t taps_out = s.filter_h * s.filter_w * s.out_c;
-  s.weights.Resize(taps_out, s.in_c);
-  s.reordered.assign(static_cast<size_t>(taps_out) * s.in_c, 0.f);
+  KILN_SDK_RETURN_IF_ERROR(ReadTransposeConvGeometry(k, op, &s.g, &s.shaped));
+  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.g.out_c));
+  if (!s.shaped) return KILN_STATUS_OK;  // sized once the values exist
+  const ConvGeometry& g = s.g;
+  const int32_t taps_out = g.taps() * g.out_c;
+  s.weights.Resize(taps_out, g.in_c);
+  s.reordered.assign(static_cast<size_t>(taps_out) * g.in_c, 0.f);
   s.pack_in_invoke = !IsStatic(filter);
   if (!s.pack_in_invoke) {
-    ReorderTransposeFilter(s, filter.data<float>(), s.reordered.data());
-    s.weights.Pack(s.reordered.data(), s.in_c, 1, nullptr);
+    ReorderTransposeFilter(g, filter.data<float>(), s.reordered.data());
+    s.weights.Pack(s.reordered.data(), g.in_c, 1, nullptr);
   }
-  s.chunk_rows = ChunkRows(taps_out, s.in_h * s.in_w);
+  s.chunk_rows = ChunkRows(taps_out, g.in_h * g.in_w);
   s.col.assign(static_cast<size_t>(s.chunk_rows) * taps_out, 0.f);
-  s.shaped = true;
-  return k.Resize(out, {s.batches, s.out_h, s.out_w, s.out_c});
+  return k.Resize(out, {g.batches, g.out_h, g.out_w, g.out_c});
 }
 
 KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
@@ -415,45 +366,34 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
   }
   KILN_SDK_RETURN_IF_ERROR(
       ExpectOutputShape(k, op, out, {dims[0], dims[1], dims[2], dims[3]}));
+  const ConvGeometry& g = s.g;
   if (s.pack_in_invoke) {
-    ReorderTransposeFilter(s, filter.data<float>(), s.reordered.data());
-    s.weights.Pack(s.reordered.data(), s.in_c, 1, nullptr);
+    ReorderTransposeFilter(g, filter.data<float>(), s.reordered.data());
+    s.weights.Pack(s.reordered.data(), g.in_c, 1, nullptr);
   }
   const float* in = input.data<float>();
   float* o = out.data<float>();
   const int32_t taps_out = s.weights.n();
-  const int32_t rows = s.in_h * s.in_w;
-  const int64_t out_image = static_cast<int64_t>(s.out_h) * s.out_w * s.out_c;
-  std::fill(o, o + out_image * s.batches, 0.f);
-  for (int32_t b = 0; b < s.batches; ++b) {
-    float* image = o + b * out_image;
+  const int32_t rows = g.in_h * g.in_w;
+  const int64_t out_image = static_cast<int64_t>(g.out_h) * g.out_w * g.out_c;
+  std::fill(o, o + out_image * g.batches, 0.f);
+  for (int32_t b = 0; b < g.batches; ++b) {
     for (int32_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
       const int32_t n = std::min(s.chunk_rows, rows - r0);
-      Gemm(in + (static_cast<int64_t>(b) * rows + r0) * s.in_c, s.in_c, n,
+      Gemm(in + (static_cast<int64_t>(b) * rows + r0) * g.in_c, g.in_c, n,
            s.weights, KILN_ACTIVATION_NONE, s.col.data(), taps_out);
-      for (int32_t r = 0; r < n; ++r) {
-        const int32_t iy = (r0 + r) / s.in_w, ix = (r0 + r) % s.in_w;
-        const float* col = s.col.data() + static_cast<int64_t>(r) * taps_out;
-        for (int32_t fy = 0; fy < s.filter_h; ++fy) {
-          const int32_t oy = iy * s.window.stride_h - s.pad_h + fy;
-          if (oy < 0 || oy >= s.out_h) continue;
-          for (int32_t fx = 0; fx < s.filter_w; ++fx) {
-            const int32_t ox = ix * s.window.stride_w - s.pad_w + fx;
-            if (ox < 0 || ox >= s.out_w) continue;
-            vec::Acc(
-                image + (static_cast<int64_t>(oy) * s.out_w + ox) * s.out_c,
-                col + (fy * s.filter_w + fx) * s.out_c, s.out_c);
-          }
-        }
-      }
+      Col2ImAdd(g, r0, n, s.col.data(), taps_out, o + b * out_image,
+                [](float* dst, const float* src, int32_t c) {
+                  vec::Acc(dst, src, c);
+                });
     }
   }
   const float* bv = bias.present() ? bias.data<float>() : nullptr;
-  const int64_t pixels = static_cast<int64_t>(s.batches) * s.out_h * s.out_w;
+  const int64_t pixels = static_cast<int64_t>(g.batches) * g.out_h * g.out_w;
   for (int64_t p = 0; p < pixels; ++p) {
-    float* px = o + p * s.out_c;
-    if (bv != nullptr) vec::Acc(px, bv, s.out_c);
-    ApplyActivationInPlace(s.activation, px, s.out_c);
+    float* px = o + p * g.out_c;
+    if (bv != nullptr) vec::Acc(px, bv, g.out_c);
+    ApplyActivationInPlace(g.activation, px, g.out_c);
   }
   return KILN_STATUS_OK;
 }
@@ -479,6 +419,22 @@ KilnStatus DepthwiseKernelInvoke(KernelContext& k, DepthwiseKernelState& s) {
                         DepthwiseInvoke, QuantizedDepthwiseInvoke>(k, s);
 }
 
+using TransposeConvKernelState =
+    DispatchState<TransposeConvState, QuantizedTransposeConvState>;
+KilnStatus TransposeConvKernelPrepare(KernelContext& k,
+                                      TransposeConvKernelState& s) {
+  // Inputs: output shape, filter, input (which picks the kernel), [bias].
+  return DispatchPrepare<TransposeConvState, QuantizedTransposeConvState,
+                         TransposeConvPrepare, QuantizedTransposeConvPrepare, 3,
+                         4, 2>(k, s);
+}
+KilnStatus TransposeConvKernelInvoke(KernelContext& k,
+                                     TransposeConvKernelState& s) {
+  return DispatchInvoke<TransposeConvState, QuantizedTransposeConvState,
+                        TransposeConvInvoke, QuantizedTransposeConvInvoke>(k,
+                                                                           s);
+}
+
 }  // namespace
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
@@ -502,12 +458,13 @@ void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
                                 DepthwiseKernelInvoke>(
             KILN_OP_DEPTHWISE_CONV_2D, min_version, max_version));
   }
-  // TRANSPOSE_CONV v1: float32; v2: int8 filters (refused by type);
-  // v3: optional bias input; v4: fused activation. v5 is int16 quantized bias.
-  def.AddKernel(
-      sdk::MakeStatefulKernel<TransposeConvState, TransposeConvPrepare,
-                              TransposeConvInvoke>(KILN_OP_TRANSPOSE_CONV, 1,
-                                                   4));
+  // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8 and
+  // int16x8; hybrid not implemented yet); v3: optional bias input; v4:
+  // fused activation. Not declared: v5 (int16x8 with an int32 bias).
+  def.AddKernel(sdk::MakeStatefulKernel<TransposeConvKernelState,
+                                        TransposeConvKernelPrepare,
+                                        TransposeConvKernelInvoke>(
+      KILN_OP_TRANSPOSE_CONV, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn

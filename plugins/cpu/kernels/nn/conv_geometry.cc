@@ -24,10 +24,10 @@ KilnStatus FinishGeometry(KernelContext& k, const char* op, const Tensor& input,
 }
 
 KilnStatus ReadCommon(KernelContext& k, const char* op, const Tensor& input,
-                      const Tensor& filter, ConvGeometry* g) {
+                      const Tensor& filter, bool dilation, ConvGeometry* g) {
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
   KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &g->window));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, dilation, &g->window));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
   g->batches = input.dim(0);
   g->in_h = input.dim(1);
@@ -43,7 +43,7 @@ KilnStatus ReadCommon(KernelContext& k, const char* op, const Tensor& input,
 KilnStatus ReadConv2DGeometry(KernelContext& k, const char* op,
                               const Tensor& input, const Tensor& filter,
                               ConvGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, g));
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, true, g));
   g->out_c = filter.dim(0);
   if (filter.dim(3) != g->in_c) {
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, ": filter '", filter.name(),
@@ -58,7 +58,7 @@ KilnStatus ReadConv2DGeometry(KernelContext& k, const char* op,
 KilnStatus ReadDepthwiseGeometry(KernelContext& k, const char* op,
                                  const Tensor& input, const Tensor& filter,
                                  ConvGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, g));
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, true, g));
   g->out_c = filter.dim(3);
   if (filter.dim(0) != 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
@@ -79,6 +79,50 @@ KilnStatus ReadDepthwiseGeometry(KernelContext& k, const char* op,
                   " input channels)");
   }
   return FinishGeometry(k, op, input, g);
+}
+
+KilnStatus ReadTransposeConvGeometry(KernelContext& k, const char* op,
+                                     ConvGeometry* g, bool* known) {
+  *known = false;
+  const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output_shape input", shape, KILN_TYPE_INT32));
+  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "output_shape input", shape, 1));
+  if (shape.dim(0) != 4) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape input '",
+                  shape.name(), "' must hold 4 values, has ", shape.dim(0));
+  }
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, false, g));
+  g->activation = ClampOnlyActivation(g->activation);
+  g->out_c = filter.dim(0);
+  if (filter.dim(3) != g->in_c) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
+                  "' has ", filter.dim(3), " input channels but input '",
+                  input.name(), "' has ", g->in_c);
+  }
+  const int32_t* dims = shape.data<int32_t>();
+  if (dims == nullptr) return KILN_STATUS_OK;  // sized once the values exist
+  if (dims[0] != g->batches || dims[3] != g->out_c || dims[1] < 0 ||
+      dims[2] < 0) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape [", dims[0],
+                  ", ", dims[1], ", ", dims[2], ", ", dims[3], "] must be [",
+                  g->batches, ", height, width, ", g->out_c,
+                  "] (input batches, filter output channels)");
+  }
+  g->out_h = dims[1];
+  g->out_w = dims[2];
+  const int32_t conv_h = WindowOutputSize(g->window.padding, g->out_h,
+                                          g->filter_h, g->window.stride_h, 1);
+  const int32_t conv_w = WindowOutputSize(g->window.padding, g->out_w,
+                                          g->filter_w, g->window.stride_w, 1);
+  g->pad_h = conv_h < 0 ? 0
+                        : WindowPadBefore(g->out_h, g->filter_h,
+                                          g->window.stride_h, 1, conv_h);
+  g->pad_w = conv_w < 0 ? 0
+                        : WindowPadBefore(g->out_w, g->filter_w,
+                                          g->window.stride_w, 1, conv_w);
+  *known = true;
+  return KILN_STATUS_OK;
 }
 
 }  // namespace kiln::cpu::nn

@@ -34,6 +34,39 @@ KilnStatus ReadDepthwiseGeometry(KernelContext& k, const char* op,
                                  const Tensor& input, const Tensor& filter,
                                  ConvGeometry* g);
 
+// TRANSPOSE_CONV: inputs [output_shape (int32[4]), filter OHWI, input NHWC,
+// optional bias]. Reads everything but the output extent; when the
+// output_shape values exist (*known), also out_h / out_w and the padding
+// (TFLite pads the equivalent forward convolution of the output). The
+// fused activation is kept only if it clamps (TFLite ignores TANH and
+// SIGN_BIT here).
+KilnStatus ReadTransposeConvGeometry(KernelContext& k, const char* op,
+                                     ConvGeometry* g, bool* known);
+
+// TRANSPOSE_CONV's col2im: adds rows [row0, row0 + rows) of `col` (one row
+// per input pixel of one image: taps x out_c values, row stride ldcol) into
+// the output image `image` (out_h x out_w x out_c) at the pixels each tap
+// reaches, skipping taps outside the image. add(dst, src, n) adds n values.
+template <typename T, typename Add>
+void Col2ImAdd(const ConvGeometry& g, int32_t row0, int32_t rows, const T* col,
+               int64_t ldcol, T* image, Add&& add) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const int32_t iy = (row0 + r) / g.in_w, ix = (row0 + r) % g.in_w;
+    const T* src = col + static_cast<int64_t>(r) * ldcol;
+    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+      const int32_t oy = iy * g.window.stride_h - g.pad_h + fy;
+      if (oy < 0 || oy >= g.out_h) continue;
+      for (int32_t fx = 0; fx < g.filter_w; ++fx) {
+        const int32_t ox = ix * g.window.stride_w - g.pad_w + fx;
+        if (ox < 0 || ox >= g.out_w) continue;
+        add(image + (static_cast<int64_t>(oy) * g.out_w + ox) * g.out_c,
+            src + static_cast<int64_t>(fy * g.filter_w + fx) * g.out_c,
+            g.out_c);
+      }
+    }
+  }
+}
+
 }  // namespace kiln::cpu::nn
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_NN_CONV_GEOMETRY_H_

@@ -10,16 +10,6 @@ constexpr int64_t kScratchValues = 64 * 1024;
 
 // ---- CONV_2D ---------------------------------------------------------------
 
-RequantRules ConvRules(const ConvGeometry& g, IntScheme scheme) {
-  RequantRules r;
-  r.op = "CONV_2D";
-  r.channels = g.out_c;
-  r.filter_axis = 0;
-  r.activation = g.activation;
-  r.per_tensor_float_product = scheme == IntScheme::kUint8;
-  return r;
-}
-
 template <typename T>
 void PackConvFilter(QuantizedConvState& s, const Tensor& filter) {
   const int32_t depth = s.g.taps() * s.g.in_c;
@@ -100,8 +90,11 @@ KilnStatus QuantizedConvPrepare(KernelContext& k, IntScheme scheme,
                   "it without one too); re-export the model with a zero "
                   "bias");
   }
+  // TFLite refuses an int8 filter zero point on CONV_2D (false).
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
-      k, ConvRules(s.g, scheme), scheme, input, filter, bias, out, &s.q));
+      k,
+      ConvolutionRules("CONV_2D", scheme, s.g.out_c, 0, s.g.activation, false),
+      scheme, input, filter, bias, out, &s.q));
   const int32_t depth = s.g.taps() * s.g.in_c;
   s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !IsStaticTensor(filter);

@@ -49,6 +49,28 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
 KilnStatus QuantizedDepthwiseInvoke(KernelContext& k,
                                     QuantizedDepthwiseState& s);
 
+// TRANSPOSE_CONV (int8, uint8, int16x8; TFLite's reference TransposeConv):
+// input pixels x packed [taps x out_c] x in_c filter through IntGemm, col2im
+// into an int32 (int64 for int16x8) image, then per-channel requantization.
+struct QuantizedTransposeConvState {
+  ConvGeometry g;
+  bool shaped = false;  // output_shape values known
+  ChannelRequant q;
+  PackedInt16Matrix weights;
+  bool pack_in_invoke = false;
+  int32_t chunk_rows = 0;
+  std::vector<int16_t> lhs;    // chunk_rows x weights.k_padded()
+  std::vector<int32_t> col;    // chunk_rows x taps * out_c
+  std::vector<int64_t> col64;  // int16x8: the same, summed over depth blocks
+  std::vector<int32_t> acc;    // one output image (8-bit schemes)
+  std::vector<int64_t> acc64;  // one output image (int16x8)
+};
+
+KilnStatus QuantizedTransposeConvPrepare(KernelContext& k, IntScheme scheme,
+                                         QuantizedTransposeConvState& s);
+KilnStatus QuantizedTransposeConvInvoke(KernelContext& k,
+                                        QuantizedTransposeConvState& s);
+
 }  // namespace kiln::cpu::nn
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_NN_CONV_QUANTIZED_H_

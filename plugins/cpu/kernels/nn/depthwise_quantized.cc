@@ -9,18 +9,6 @@ namespace {
 
 constexpr const char* kOp = "DEPTHWISE_CONV_2D";
 
-RequantRules DepthwiseRules(const ConvGeometry& g, IntScheme scheme) {
-  RequantRules r;
-  r.op = kOp;
-  r.channels = g.out_c;
-  r.filter_axis = 3;
-  r.activation = g.activation;
-  // TFLite's per-channel depthwise kernels ignore the filter zero point.
-  r.int8_filter_zero_point_allowed = true;
-  r.per_tensor_float_product = scheme == IntScheme::kUint8;
-  return r;
-}
-
 void PackFilter(QuantizedDepthwiseState& s, const Tensor& filter) {
   const int64_t n = int64_t{s.g.taps()} * s.g.out_c;
   if (filter.type() == KILN_TYPE_UINT8) {
@@ -110,8 +98,11 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(ReadDepthwiseGeometry(k, kOp, input, filter, &s.g));
+  // TFLite's per-channel depthwise kernel ignores an int8 filter zero
+  // point (true); CONV_2D refuses one.
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
-      k, DepthwiseRules(s.g, scheme), scheme, input, filter, bias, out, &s.q));
+      k, ConvolutionRules(kOp, scheme, s.g.out_c, 3, s.g.activation, true),
+      scheme, input, filter, bias, out, &s.q));
   s.filter.assign(static_cast<size_t>(s.g.taps()) * s.g.out_c, 0);
   s.pack_in_invoke = !(filter.is_constant() && filter.data<void>() != nullptr);
   if (!s.pack_in_invoke) PackFilter(s, filter);

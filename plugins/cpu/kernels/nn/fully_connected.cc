@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/batch_matmul.h"
 #include "kernels/nn/fully_connected_quantized.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/nn_common.h"
@@ -99,30 +100,27 @@ KilnStatus FullyConnectedKernelInvoke(KernelContext& k,
 // ---- BATCH_MATMUL --------------------------------------------------------
 
 struct BatchMatMulState {
-  bool adj_x = false, adj_y = false;
-  int32_t m = 0, n = 0, depth = 0;
-  std::vector<int32_t> lhs_batch, rhs_batch, out_batch;
+  BatchMatMulPlan plan;
   bool pack_in_invoke = false;
   std::vector<PackedMatrix> rhs_packed;  // one per rhs batch
   std::vector<float> lhs_transposed;     // m x depth, for adj_x
 };
 
 void PackRhs(BatchMatMulState& s, const float* rhs) {
-  const int64_t matrix = static_cast<int64_t>(s.depth) * s.n;
+  const BatchMatMulPlan& p = s.plan;
+  const int64_t matrix = static_cast<int64_t>(p.depth) * p.n;
   for (size_t b = 0; b < s.rhs_packed.size(); ++b) {
     const float* src = rhs + static_cast<int64_t>(b) * matrix;
-    if (s.adj_y) {
-      s.rhs_packed[b].Pack(src, s.depth, 1, nullptr);  // [n][depth]
+    if (p.adj_y) {
+      s.rhs_packed[b].Pack(src, p.depth, 1, nullptr);  // [n][depth]
     } else {
-      s.rhs_packed[b].Pack(src, 1, s.n, nullptr);  // [depth][n]
+      s.rhs_packed[b].Pack(src, 1, p.n, nullptr);  // [depth][n]
     }
   }
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
   constexpr const char* op = "BATCH_MATMUL";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
   const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "lhs", lhs, KILN_TYPE_FLOAT32, kQuantNote));
@@ -130,78 +128,58 @@ KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
       ExpectTensorType(k, op, "rhs", rhs, KILN_TYPE_FLOAT32, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "lhs", lhs));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "rhs", rhs));
-  const std::vector<int32_t> ls = lhs.shape(), rs = rhs.shape();
-  if (ls.size() < 2 || rs.size() < 2) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": lhs and rhs need rank >= 2, got ", ShapeString(ls),
-                  " and ", ShapeString(rs));
-  }
-  s.adj_x = k.OptionInt(KILN_OPTION_ADJ_X, 0) != 0;
-  s.adj_y = k.OptionInt(KILN_OPTION_ADJ_Y, 0) != 0;
-  const size_t lr = ls.size(), rr = rs.size();
-  s.m = s.adj_x ? ls[lr - 1] : ls[lr - 2];
-  s.depth = s.adj_x ? ls[lr - 2] : ls[lr - 1];
-  const int32_t rhs_depth = s.adj_y ? rs[rr - 1] : rs[rr - 2];
-  s.n = s.adj_y ? rs[rr - 2] : rs[rr - 1];
-  if (rhs_depth != s.depth) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": contracted dimensions differ: lhs ", ShapeString(ls),
-                  (s.adj_x ? " (adj_x)" : ""), " has ", s.depth, ", rhs ",
-                  ShapeString(rs), (s.adj_y ? " (adj_y)" : ""), " has ",
-                  rhs_depth);
-  }
-  s.lhs_batch.assign(ls.begin(), ls.end() - 2);
-  s.rhs_batch.assign(rs.begin(), rs.end() - 2);
-  if (!BroadcastShapes(s.lhs_batch, s.rhs_batch, &s.out_batch)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": batch dimensions of ",
-                  ShapeString(ls), " and ", ShapeString(rs),
-                  " cannot be broadcast together (or have rank > ",
-                  kMaxBroadcastRank, ")");
-  }
-  const int64_t rhs_batches = DimProduct(s.rhs_batch, 0, s.rhs_batch.size());
-  s.rhs_packed.resize(static_cast<size_t>(rhs_batches));
-  for (PackedMatrix& p : s.rhs_packed) p.Resize(s.n, s.depth);
+  KILN_SDK_RETURN_IF_ERROR(PlanBatchMatMul(k, &s.plan));
+  const BatchMatMulPlan& p = s.plan;
+  s.rhs_packed.resize(static_cast<size_t>(p.rhs_batches()));
+  for (PackedMatrix& m : s.rhs_packed) m.Resize(p.n, p.depth);
   s.pack_in_invoke = !IsStatic(rhs);
   if (!s.pack_in_invoke) PackRhs(s, rhs.data<float>());
-  if (s.adj_x) {
-    s.lhs_transposed.assign(static_cast<size_t>(s.m) * s.depth, 0.f);
-  } else {
-    s.lhs_transposed.clear();
-  }
-  std::vector<int32_t> out_shape = s.out_batch;
-  out_shape.push_back(s.m);
-  out_shape.push_back(s.n);
-  return k.Resize(out, out_shape);
+  s.lhs_transposed.assign(p.adj_x ? static_cast<size_t>(p.m) * p.depth : 0,
+                          0.f);
+  return k.Resize(out, p.out_shape);
 }
 
 KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
   if (s.pack_in_invoke) PackRhs(s, rhs.data<float>());
+  const BatchMatMulPlan& p = s.plan;
   const float* l = lhs.data<float>();
   float* o = out.data<float>();
-  const int64_t lhs_matrix = static_cast<int64_t>(s.m) * s.depth;
-  const int64_t out_matrix = static_cast<int64_t>(s.m) * s.n;
-  ForEachBroadcast(s.lhs_batch, s.rhs_batch, s.out_batch,
+  const int64_t lhs_matrix = static_cast<int64_t>(p.m) * p.depth;
+  const int64_t out_matrix = static_cast<int64_t>(p.m) * p.n;
+  ForEachBroadcast(p.lhs_batch, p.rhs_batch, p.out_batch,
                    [&](int64_t ob, int64_t lb, int64_t rb) {
                      const float* a = l + lb * lhs_matrix;
-                     if (s.adj_x) {
+                     if (p.adj_x) {
                        // lhs is [depth][m]; make it [m][depth].
                        float* t = s.lhs_transposed.data();
-                       for (int32_t kk = 0; kk < s.depth; ++kk) {
-                         for (int32_t i = 0; i < s.m; ++i) {
-                           t[static_cast<int64_t>(i) * s.depth + kk] =
-                               a[static_cast<int64_t>(kk) * s.m + i];
+                       for (int32_t kk = 0; kk < p.depth; ++kk) {
+                         for (int32_t i = 0; i < p.m; ++i) {
+                           t[static_cast<int64_t>(i) * p.depth + kk] =
+                               a[static_cast<int64_t>(kk) * p.m + i];
                          }
                        }
                        a = t;
                      }
-                     Gemm(a, s.depth, s.m,
+                     Gemm(a, p.depth, p.m,
                           s.rhs_packed[static_cast<size_t>(rb)],
-                          KILN_ACTIVATION_NONE, o + ob * out_matrix, s.n);
+                          KILN_ACTIVATION_NONE, o + ob * out_matrix, p.n);
                    });
   return KILN_STATUS_OK;
+}
+
+using BatchMatMulKernelState =
+    DispatchState<BatchMatMulState, QuantizedBatchMatMulState>;
+KilnStatus BatchMatMulKernelPrepare(KernelContext& k,
+                                    BatchMatMulKernelState& s) {
+  return DispatchPrepare<BatchMatMulState, QuantizedBatchMatMulState,
+                         BatchMatMulPrepare, QuantizedBatchMatMulPrepare, 2, 2>(
+      k, s);
+}
+KilnStatus BatchMatMulKernelInvoke(KernelContext& k,
+                                   BatchMatMulKernelState& s) {
+  return DispatchInvoke<BatchMatMulState, QuantizedBatchMatMulState,
+                        BatchMatMulInvoke, QuantizedBatchMatMulInvoke>(k, s);
 }
 
 }  // namespace
@@ -220,11 +198,13 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
                                         FullyConnectedKernelPrepare,
                                         FullyConnectedKernelInvoke>(
       KILN_OP_FULLY_CONNECTED, 4, 7));
-  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims.
-  // v2-v4 are int8/int16/hybrid variants.
+  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims;
+  // v2: int8; v3: int16x8. Hybrid (float lhs, int8 rhs) is v1 or v4
+  // (asymmetric) and not implemented yet.
   def.AddKernel(
-      sdk::MakeStatefulKernel<BatchMatMulState, BatchMatMulPrepare,
-                              BatchMatMulInvoke>(KILN_OP_BATCH_MATMUL, 1, 1));
+      sdk::MakeStatefulKernel<BatchMatMulKernelState, BatchMatMulKernelPrepare,
+                              BatchMatMulKernelInvoke>(KILN_OP_BATCH_MATMUL, 1,
+                                                       3));
 }
 
 }  // namespace kiln::cpu::nn

@@ -8,6 +8,7 @@
 
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/pooling_quantized.h"
+#include "kernels/nn/softmax_quantized.h"
 #include "kernels/nn/vec.h"
 #include "kernels/registry.h"
 
@@ -200,6 +201,24 @@ KilnStatus L2NormInvoke(KernelContext& k) {
   return KILN_STATUS_OK;
 }
 
+// SOFTMAX: the float kernel, or the integer one for integer inputs.
+struct SoftmaxKernelState {
+  bool integer = false;
+  QuantizedSoftmaxState q;
+};
+
+KilnStatus SoftmaxKernelPrepare(KernelContext& k, SoftmaxKernelState& s) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const Tensor input = k.input(0);
+  s.integer = input.present() && input.type() != KILN_TYPE_FLOAT32;
+  return s.integer ? QuantizedSoftmaxPrepare(k, s.q) : SoftmaxPrepare(k);
+}
+
+KilnStatus SoftmaxKernelInvoke(KernelContext& k, SoftmaxKernelState& s) {
+  return s.integer ? QuantizedSoftmaxInvoke(k, s.q) : SoftmaxInvoke(k);
+}
+
 }  // namespace
 
 void RegisterPoolingKernels(sdk::PluginDefinition& def) {
@@ -212,10 +231,11 @@ void RegisterPoolingKernels(sdk::PluginDefinition& def) {
   // L2_NORMALIZATION v1: float32 (v2 int8 not implemented).
   def.AddKernel(sdk::MakeKernel<L2NormPrepare, L2NormInvoke>(
       KILN_OP_L2_NORMALIZATION, 1, 1));
-  // SOFTMAX v1: float32 with beta, any rank (v2 int8, v3 int16 not
-  // implemented).
+  // SOFTMAX v1: float32 (and uint8) with beta, any rank; v2: int8; v3:
+  // int16.
   def.AddKernel(
-      sdk::MakeKernel<SoftmaxPrepare, SoftmaxInvoke>(KILN_OP_SOFTMAX, 1, 1));
+      sdk::MakeStatefulKernel<SoftmaxKernelState, SoftmaxKernelPrepare,
+                              SoftmaxKernelInvoke>(KILN_OP_SOFTMAX, 1, 3));
   // LOG_SOFTMAX v1: float32 (v2 int8 not implemented).
   def.AddKernel(sdk::MakeKernel<LogSoftmaxPrepare, LogSoftmaxInvoke>(
       KILN_OP_LOG_SOFTMAX, 1, 1));

@@ -141,6 +141,20 @@ KilnStatus PerTensorFloatMultiplier(KernelContext& k, const RequantRules& r,
 
 }  // namespace
 
+RequantRules ConvolutionRules(const char* op, IntScheme scheme,
+                              int32_t channels, int32_t filter_axis,
+                              int64_t activation,
+                              bool int8_filter_zero_point_allowed) {
+  RequantRules r;
+  r.op = op;
+  r.channels = channels;
+  r.filter_axis = filter_axis;
+  r.activation = activation;
+  r.int8_filter_zero_point_allowed = int8_filter_zero_point_allowed;
+  r.per_tensor_float_product = scheme == IntScheme::kUint8;
+  return r;
+}
+
 bool IntSchemeOf(KilnTensorType type, IntScheme* scheme) {
   switch (type) {
     case KILN_TYPE_INT8:

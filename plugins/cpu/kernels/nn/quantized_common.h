@@ -54,6 +54,15 @@ struct RequantRules {
   bool uint8_per_channel = false;
 };
 
+// The rules of TFLite's convolution kernels (CONV_2D, DEPTHWISE_CONV_2D,
+// TRANSPOSE_CONV): per-channel filters along `filter_axis`, per-tensor
+// multipliers of uint8 from the float product, the fused activation as a
+// clamp. `int8_filter_zero_point_allowed` as in RequantRules.
+RequantRules ConvolutionRules(const char* op, IntScheme scheme,
+                              int32_t channels, int32_t filter_axis,
+                              int64_t activation,
+                              bool int8_filter_zero_point_allowed);
+
 // Integer parameters of one node:
 //   acc = sum (w + filter_offset) * (x + input_offset) + bias[c]
 //   out = clamp(MultiplyByQuantizedMultiplier(acc, multipliers[c])

@@ -1,5 +1,5 @@
 // Reductions (MEAN, SUM, REDUCE_PROD/MAX/MIN/ANY/ALL) over an axis tensor,
-// ARG_MAX / ARG_MIN and TOPK_V2.
+// ARG_MAX / ARG_MIN and TOPK_V2. Integer reductions in reduce_quantized.h.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -7,14 +7,13 @@
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/reduce_quantized.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
 namespace {
 
 // ---- Reductions ----------------------------------------------------------
-
-enum class ReduceKind { kMean, kSum, kProd, kMax, kMin, kAny, kAll };
 
 const char* ReduceName(ReduceKind kind) {
   switch (kind) {
@@ -36,13 +35,6 @@ const char* ReduceName(ReduceKind kind) {
   return "REDUCE";
 }
 
-struct ReducePlan {
-  bool known = false;
-  std::vector<int32_t> in_shape;
-  std::vector<bool> reduced;  // per input dim
-  std::vector<int32_t> out_shape;
-};
-
 // Validates the node and, when the axis values are available, plans the
 // reduction. plan->known is false when the axis input has no data yet.
 KilnStatus PlanReduce(KernelContext& k, ReduceKind kind, ReducePlan* plan) {
@@ -54,13 +46,17 @@ KilnStatus PlanReduce(KernelContext& k, ReduceKind kind, ReducePlan* plan) {
     KILN_SDK_RETURN_IF_ERROR(
         ExpectTensorType(k, op, "input", input, KILN_TYPE_BOOL));
   } else {
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-        k, op, "input", input,
-        {KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64}));
+    KILN_SDK_RETURN_IF_ERROR(
+        ExpectTensorTypeIn(k, op, "input", input,
+                           {KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64,
+                            KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   }
   KILN_SDK_RETURN_IF_ERROR(
       ExpectTensorType(k, op, "output", out, input.type()));
   KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+  if (IsQuantizedReduceType(input.type())) {
+    KILN_SDK_RETURN_IF_ERROR(QuantizedReduceCheck(k, op, kind));
+  }
   plan->in_shape = input.shape();
   const int32_t rank = static_cast<int32_t>(plan->in_shape.size());
   AxisList axes;
@@ -191,6 +187,8 @@ KilnStatus ReduceInvoke(KernelContext& k) {
   KILN_SDK_RETURN_IF_ERROR(ExpectOutputShape(k, op, out, plan.out_shape));
   if constexpr (kKind == ReduceKind::kAny || kKind == ReduceKind::kAll) {
     RunReduce<bool, kKind>(plan, input.data<bool>(), out.data<bool>());
+  } else if (IsQuantizedReduceType(input.type())) {
+    return QuantizedReduceRun(k, op, kKind, plan);
   } else {
     switch (input.type()) {
       case KILN_TYPE_FLOAT32:
@@ -448,24 +446,25 @@ KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
 }  // namespace
 
 void RegisterReductionKernels(sdk::PluginDefinition& def) {
-  // MEAN, REDUCE_MAX, REDUCE_MIN v1: float32/int32/int64 (v2 int8, v3 int16
-  // not implemented).
+  // MEAN, REDUCE_MAX, REDUCE_MIN v1: float32/int32/int64 (and uint8); v2:
+  // int8; v3: int16.
   def.AddKernel(
       sdk::MakeKernel<ReducePrepare<ReduceKind::kMean>,
-                      ReduceInvoke<ReduceKind::kMean>>(KILN_OP_MEAN, 1, 1));
+                      ReduceInvoke<ReduceKind::kMean>>(KILN_OP_MEAN, 1, 3));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMax>,
                                 ReduceInvoke<ReduceKind::kMax>>(
-      KILN_OP_REDUCE_MAX, 1, 1));
+      KILN_OP_REDUCE_MAX, 1, 3));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMin>,
                                 ReduceInvoke<ReduceKind::kMin>>(
-      KILN_OP_REDUCE_MIN, 1, 1));
-  // SUM, REDUCE_PROD v1: float32/int32/int64 (v2 int8/int16 not implemented).
+      KILN_OP_REDUCE_MIN, 1, 3));
+  // SUM v1: float32/int32/int64 (and uint8, int16); v2: int8. REDUCE_PROD
+  // v1: float32/int32/int64; v2: int8 / int16 (quantized or not).
   def.AddKernel(
       sdk::MakeKernel<ReducePrepare<ReduceKind::kSum>,
-                      ReduceInvoke<ReduceKind::kSum>>(KILN_OP_SUM, 1, 1));
+                      ReduceInvoke<ReduceKind::kSum>>(KILN_OP_SUM, 1, 2));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kProd>,
                                 ReduceInvoke<ReduceKind::kProd>>(
-      KILN_OP_REDUCE_PROD, 1, 1));
+      KILN_OP_REDUCE_PROD, 1, 2));
   // REDUCE_ANY, REDUCE_ALL v1: bool (the only version TFLite defines).
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAny>,
                                 ReduceInvoke<ReduceKind::kAny>>(

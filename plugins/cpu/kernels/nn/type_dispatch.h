@@ -16,17 +16,19 @@ struct DispatchState {
   IntState q;
 };
 
-// Checks the node's arity ([2, 3] inputs, one output: the conv and fully
-// connected family) and prepares the integer kernel when input 0 has an
-// integer scheme, else the float kernel.
+// Checks the node's arity ([kMinInputs, kMaxInputs] inputs, one output; by
+// default [2, 3], the conv and fully connected family) and prepares the
+// integer kernel when input kTypeInput has an integer scheme, else the float
+// kernel.
 template <typename FloatState, typename IntState,
           KilnStatus (*FloatPrepare)(KernelContext&, FloatState&),
-          KilnStatus (*IntPrepare)(KernelContext&, IntScheme, IntState&)>
+          KilnStatus (*IntPrepare)(KernelContext&, IntScheme, IntState&),
+          int kMinInputs = 2, int kMaxInputs = 3, int kTypeInput = 0>
 KilnStatus DispatchPrepare(KernelContext& k,
                            DispatchState<FloatState, IntState>& s) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(kMinInputs, kMaxInputs));
   KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0);
+  const Tensor input = k.input(kTypeInput);
   IntScheme scheme = IntScheme::kInt8;
   s.integer = input.present() && IntSchemeOf(input.type(), &scheme);
   return s.integer ? IntPrepare(k, scheme, s.q) : FloatPrepare(k, s.f);
