@@ -2,11 +2,16 @@
 // per-tensor requantization between those integer types) and DEQUANTIZE
 // (INT8/UINT8/INT16 per-tensor or per-channel, FLOAT16 -> FLOAT32).
 //
-// Affine quantization: real = scale * (q - zero_point). QUANTIZE computes
-// q = clamp(round_half_away(x / scale) + zero_point) like TFLite's reference
-// kernel; NaN quantizes to the zero point. Quantization parameters come from
-// KernelContext::Quantization (extension API 1.1): on a 1.0 host the integer
-// paths fail in prepare with the host's missing-function message, while
+// Affine quantization: real = scale * (q - zero_point). The arithmetic is
+// that of LiteRT's reference kernels, bit for bit: QUANTIZE computes
+// clamp(int32(round_half_away(x / scale)) + zero_point) in float (a value
+// outside int32, or NaN, converts to INT32_MIN as on x86, so it clamps to the
+// type's minimum); requantization is integer, (q - zp_in) times the Q31
+// multiplier of in_scale / out_scale, plus zp_out; DEQUANTIZE computes
+// float(double(scale) * (q - zero_point)) per tensor and
+// scale * (q - zero_point) in float per channel. Quantization parameters come
+// from KernelContext::Quantization (extension API 1.1): on a 1.0 host the
+// integer paths fail in prepare with the host's missing-function message, while
 // FLOAT16 DEQUANTIZE needs no parameters and still runs.
 #include <cmath>
 #include <cstdint>
@@ -16,6 +21,7 @@
 #include <vector>
 
 #include "kernels/elementwise/elementwise_common.h"
+#include "kernels/quantization_util.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -135,6 +141,8 @@ int32_t ChannelOf(const AffineParams& p, int64_t i) {
 struct QuantizeState {
   AffineParams out_params;
   AffineParams in_params;  // requantization only
+  // Requantization: in_scale / out_scale (in double) as a Q31 multiplier.
+  QuantizedMultiplier requantize;
 };
 
 KilnStatus QuantizePrepare(KernelContext& k, QuantizeState& state) {
@@ -156,39 +164,39 @@ KilnStatus QuantizePrepare(KernelContext& k, QuantizeState& state) {
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, kOp, "input", 0, in,
                                         /*per_channel_ok=*/false,
                                         &state.in_params));
+    state.requantize =
+        QuantizeMultiplier(static_cast<double>(state.in_params.scales[0]) /
+                           static_cast<double>(state.out_params.scales[0]));
   }
   return KILN_STATUS_OK;
 }
 
-template <typename In>
-float RealValue(In x, const QuantizeState& state) {
-  if constexpr (std::is_same_v<In, float>) {
-    (void)state;
-    return x;
-  } else {
-    return state.in_params.scales[0] *
-           static_cast<float>(static_cast<int64_t>(x) -
-                              state.in_params.zero_points[0]);
-  }
+// int32 addition that wraps as LiteRT's x86 build does on overflow.
+int32_t WrappingAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) +
+                              static_cast<uint32_t>(b));
 }
 
 template <typename In, typename Out>
 void QuantizeLoop(const In* in, Out* out, int64_t n,
                   const QuantizeState& state) {
   const AffineParams& p = state.out_params;
-  const float lo = static_cast<float>(std::numeric_limits<Out>::lowest());
-  const float hi = static_cast<float>(std::numeric_limits<Out>::max());
+  const int32_t lo = std::numeric_limits<Out>::lowest();
+  const int32_t hi = std::numeric_limits<Out>::max();
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t c = ChannelOf(p, i);
-    const float real = RealValue(in[i], state);
-    if (std::isnan(real)) {
-      out[i] = static_cast<Out>(p.zero_points[c]);
-      continue;
+    int32_t q;
+    if constexpr (std::is_same_v<In, float>) {
+      const int32_t c = ChannelOf(p, i);
+      q = WrappingAdd(TruncateToInt32LikeX86(std::round(in[i] / p.scales[c])),
+                      static_cast<int32_t>(p.zero_points[c]));
+    } else {  // requantization
+      q = MultiplyByQuantizedMultiplier(
+              static_cast<int32_t>(in[i]) -
+                  static_cast<int32_t>(state.in_params.zero_points[0]),
+              state.requantize) +
+          static_cast<int32_t>(p.zero_points[0]);
     }
-    float q =
-        std::round(real / p.scales[c]) + static_cast<float>(p.zero_points[c]);
-    q = q < lo ? lo : (q > hi ? hi : q);
-    out[i] = static_cast<Out>(q);
+    out[i] = static_cast<Out>(q < lo ? lo : (q > hi ? hi : q));
   }
 }
 
@@ -259,18 +267,18 @@ template <typename In>
 void DequantizeLoop(const In* in, float* out, int64_t n,
                     const AffineParams& p) {
   if (p.num_channels == 1) {
-    const float scale = p.scales[0];
-    const int64_t zero_point = p.zero_points[0];
+    const double scale = p.scales[0];
+    const int32_t zero_point = static_cast<int32_t>(p.zero_points[0]);
     for (int64_t i = 0; i < n; ++i) {
-      out[i] =
-          scale * static_cast<float>(static_cast<int64_t>(in[i]) - zero_point);
+      out[i] = static_cast<float>(scale * (int32_t{in[i]} - zero_point));
     }
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
     const int32_t c = ChannelOf(p, i);
     out[i] = p.scales[c] *
-             static_cast<float>(static_cast<int64_t>(in[i]) - p.zero_points[c]);
+             static_cast<float>(int32_t{in[i]} -
+                                static_cast<int32_t>(p.zero_points[c]));
   }
 }
 
