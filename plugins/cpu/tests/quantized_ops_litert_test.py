@@ -6,8 +6,9 @@ flavour of the elementwise and data-movement ops the CPU plugin implements
 (int8, uint8, int16), with seeded random scales, zero points, shapes,
 broadcasts and fused activations, then runs tools/kiln/tests/
 differential_test.py on that folder: LiteRT's reference kernels are the
-oracle, inputs cover every code of their type, integer outputs must match
-exactly and no refusal is excused (--no-allow-lists).
+oracle, inputs cover every code of their type, every output (integer and
+float alike) must match bit for bit (--float-tolerance 0) and no refusal is
+excused (--no-allow-lists).
 
   quantized_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX] [--seed N]
@@ -338,29 +339,41 @@ def prelu_cases(cases):
 
 def quantize_cases(cases):
     rng = cases.rng
+    shape = [16, 64]
     for dtype, version in (("uint8", 1), ("int8", 1), ("int16", 2)):
         cases.add(f"quantize_float_to_{dtype}", "QUANTIZE", version,
-                  [Tensor("x", "float32", [2, 3, 5])],
-                  [Tensor("y", dtype, [2, 3, 5], random_quant(rng, dtype))])
+                  [Tensor("x", "float32", shape)],
+                  [Tensor("y", dtype, shape, random_quant(rng, dtype))])
         cases.add(f"dequantize_{dtype}", "DEQUANTIZE",
                   {"uint8": 1, "int8": 2, "int16": 3}[dtype],
-                  [Tensor("x", dtype, [2, 3, 5], random_quant(rng, dtype))],
-                  [Tensor("y", "float32", [2, 3, 5])])
+                  [Tensor("x", dtype, shape, random_quant(rng, dtype))],
+                  [Tensor("y", "float32", shape)])
     pairs = [("int8", "int8"), ("uint8", "uint8"), ("int8", "uint8"),
              ("uint8", "int8"), ("int16", "int16"), ("int16", "int8"),
              ("int8", "int16")]
     for src, dst in pairs:
-        q_in = random_quant(rng, src)
-        q_out = fit_quant(rng, dst, *real_range(src, q_in))
-        cases.add(f"requantize_{src}_to_{dst}", "QUANTIZE",
-                  2 if "int16" in (src, dst) else 1,
-                  [Tensor("x", src, [2, 3, 5], q_in)],
-                  [Tensor("y", dst, [2, 3, 5], q_out)])
+        for i in range(2):
+            q_in = random_quant(rng, src)
+            q_out = fit_quant(rng, dst, *real_range(src, q_in))
+            cases.add(f"requantize_{src}_to_{dst}_{i}", "QUANTIZE",
+                      2 if "int16" in (src, dst) else 1,
+                      [Tensor("x", src, shape, q_in)],
+                      [Tensor("y", dst, shape, q_out)])
     scales = rng.uniform(0.01, 0.1, size=3)
     cases.add("dequantize_int8_per_channel", "DEQUANTIZE", 5,
               [Tensor("x", "int8", [2, 3, 4],
                       (scales, rng.integers(-5, 5, size=3), 1))],
               [Tensor("y", "float32", [2, 3, 4])])
+    cases.add("quantize_float_to_int8_per_channel", "QUANTIZE", 3,
+              [Tensor("x", "float32", [4, 3, 8])],
+              [Tensor("y", "int8", [4, 3, 8],
+                      (scales, rng.integers(-5, 5, size=3), 1))])
+    # The int16 -> int16 requantizations of unet_small_int16x8.
+    for scale_in, scale_out in ((1.3190337085688952e-05, 3.8933547330088913e-05),
+                                (2.1215833839960396e-05, 4.988676300854422e-05)):
+        cases.add(f"requantize_int16_unet_{scale_in:.3g}", "QUANTIZE", 2,
+                  [Tensor("x", "int16", shape, (scale_in, 0))],
+                  [Tensor("y", "int16", shape, (scale_out, 0))])
 
 
 def concatenation_cases(cases):
@@ -515,7 +528,7 @@ def main():
             with open(os.path.join(folder, name), "wb") as f:
                 f.write(data)
         cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
-               folder, "--no-allow-lists"]
+               folder, "--no-allow-lists", "--float-tolerance", "0"]
         cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
         if args.only:
             cmd += ["--only", args.only]

@@ -65,12 +65,8 @@ def _outside(op):
 
 EXPECTED_KILN_REFUSALS = {
     "converter/mobilenet_v2_dyn8.tflite": _NOT_YET,
-    "converter/mobilenet_v2_int8.tflite": _NOT_YET,
     "converter/transformer_block_dyn8.tflite": _NOT_YET,
-    "converter/transformer_block_int8.tflite": _NOT_YET,
     "converter/unet_small_dyn8.tflite": _NOT_YET,
-    "converter/unet_small_int16x8.tflite": _NOT_YET,
-    "converter/unet_small_int8.tflite": _NOT_YET,
     "tflite-testdata/add_quantized.bin": _NOT_YET,  # item 6
     "tflite-testdata/add_quantized_int8.bin": _NOT_YET,  # item 6
     "quantization-testdata/lstm_calibrated.bin": _outside("LSTM"),
@@ -105,16 +101,30 @@ DEGENERATE_OUTPUTS = {
         "input1 has shape [0] in the model: the sum is empty by definition",
 }
 
-# model -> reason every intermediate tensor is compared, not only the
-# model's outputs: the derived model (see write_probed_model) lists the output
-# of every node of subgraph 0 as a model output, for LiteRT and Kiln alike.
+# model -> (reason, ops to leave out): every intermediate tensor is
+# compared, not only the model's outputs: the derived model (see
+# write_probed_model) lists the output of every node of subgraph 0 as a
+# model output, for LiteRT and Kiln alike, without the nodes of the listed
+# ops.
 _SHRINKS = ("random-weight MobileNetV2: the signal fades layer by layer, so "
             "the final output is constant; every layer is compared instead")
+_LAYERS = "every layer compared, so a mismatch names the node"
 PROBE_ALL_TENSORS = {
-    "converter/mobilenet_v2_float32.tflite": _SHRINKS,
-    "converter/mobilenet_v2_fp16.tflite": _SHRINKS,
-    "converter/mobilenet_v2_dyn8.tflite": _SHRINKS,
-    "converter/mobilenet_v2_int8.tflite": _SHRINKS,
+    "converter/transformer_block_int8.tflite": (_LAYERS, ()),
+    "converter/unet_small_int8.tflite": (_LAYERS, ()),
+    "converter/unet_small_int16x8.tflite": (_LAYERS, ()),
+    "converter/mobilenet_v2_float32.tflite": (_SHRINKS, ()),
+    "converter/mobilenet_v2_fp16.tflite": (_SHRINKS, ()),
+    "converter/mobilenet_v2_dyn8.tflite": (_SHRINKS, ()),
+    # LiteRT's reference SOFTMAX aborts in prepare on this model
+    # (PreprocessSoftmaxScaling: beta * input_scale is below 2^-26), which
+    # would leave only its optimized kernels as the oracle; without the last
+    # node every other layer is compared with the reference kernels. (That
+    # SOFTMAX's input is constant here; the int8 SOFTMAX is covered by
+    # plugins/cpu/tests' sweeps.)
+    "converter/mobilenet_v2_int8.tflite":
+        (_SHRINKS + "; SOFTMAX left out (LiteRT's reference SOFTMAX aborts "
+         "on it)", ("SOFTMAX",)),
 }
 
 FLOAT_TOLERANCE = 1e-5
@@ -292,25 +302,38 @@ def oracle_child(model_path, resolver_name, workdir, seed):
     return 0
 
 
-def write_probed_model(source, destination):
-    """Writes a copy of `source` whose subgraph 0 also outputs every node's
-    outputs (string and resource tensors excepted)."""
+def write_probed_model(source, destination, drop_ops=()):
+    """Writes a copy of `source` whose subgraph 0 outputs every node's
+    outputs in node order (string and resource tensors excepted), so the
+    first mismatching output is where Kiln and LiteRT part. Nodes running
+    one of `drop_ops` (builtin op names) are removed with their outputs."""
     import flatbuffers
     from ai_edge_litert import schema_py_generated as schema
     with open(source, "rb") as f:
         buf = f.read()
     model = schema.ModelT.InitFromPackedBuf(buf, 0)
     graph = model.subgraphs[0]
-    outputs = [int(t) for t in (graph.outputs if graph.outputs is not None
-                                else [])]
+    dropped = {getattr(schema.BuiltinOperator, name) for name in drop_ops}
+
+    def code_of(op):
+        c = model.operatorCodes[op.opcodeIndex]
+        return max(c.builtinCode, c.deprecatedBuiltinCode)
+
+    graph.operators = [op for op in graph.operators or []
+                       if code_of(op) not in dropped]
     skipped_types = (schema.TensorType.STRING, schema.TensorType.RESOURCE,
                      schema.TensorType.VARIANT)
-    for op in graph.operators or []:
+    outputs = []
+    for op in graph.operators:
         for t in (op.outputs if op.outputs is not None else []):
             t = int(t)
             if t >= 0 and t not in outputs and \
                     graph.tensors[t].type not in skipped_types:
                 outputs.append(t)
+    produced = set(outputs)
+    for t in (graph.outputs if graph.outputs is not None else []):
+        if int(t) not in produced and not dropped:  # e.g. an input passed on
+            outputs.append(int(t))
     graph.outputs = outputs
     builder = flatbuffers.Builder(len(buf) + 4096)
     builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
@@ -414,6 +437,11 @@ def compare_one(name, ref, got, model):
         return f"output '{name}': dtype {got.dtype} vs LiteRT {ref.dtype}"
     if np.issubdtype(ref.dtype, np.floating):
         tol = LOOSER_FLOAT_BOUNDS.get(model, (FLOAT_TOLERANCE, ""))[0]
+        if tol == 0:  # bit-exact floats (NaN equals NaN)
+            same = np.array_equal(got, ref, equal_nan=True)
+            return None if same else (
+                f"output '{name}': float values differ bit for bit "
+                f"(max abs error {np.nanmax(np.abs(got.astype(np.float64) - ref)):.3g})")
         finite = np.abs(ref[np.isfinite(ref)])
         scale = float(finite.max()) if finite.size else 0.0
         if not np.allclose(got, ref, rtol=tol, atol=tol * max(scale, 1e-30),
@@ -433,13 +461,18 @@ def compare_one(name, ref, got, model):
 
 
 def compare(ref, got, model):
+    """None, or what differs: the first differing output (in output order,
+    for probed models the first node where Kiln and LiteRT part) and how
+    many differ."""
     if len(ref) != len(got):
         return f"{len(got)} outputs, LiteRT gave {len(ref)}"
-    for (name, r), (_, g) in zip(ref, got):
-        problem = compare_one(name, r, g, model)
-        if problem:
-            return problem
-    return None
+    problems = [p for p in (compare_one(name, r, g, model)
+                            for (name, r), (_, g) in zip(ref, got)) if p]
+    if not problems:
+        return None
+    more = f" ({len(problems)} of {len(ref)} outputs differ)" \
+        if len(problems) > 1 else ""
+    return problems[0] + more
 
 
 class Table:
@@ -540,7 +573,8 @@ def judge_comparison(table, rel, oracle, note, ref, got):
     if rel in PROBE_ALL_TENSORS:
         informative = len(ref) - len(weak)
         reasons.insert(0, f"{len(ref)} tensors compared, {informative} "
-                       f"neither empty nor constant ({PROBE_ALL_TENSORS[rel]})")
+                       f"neither empty nor constant "
+                       f"({PROBE_ALL_TENSORS[rel][0]})")
         weak = weak if informative == 0 else []
     detail = "; ".join(r for r in reasons if r)
     if not weak:
@@ -557,7 +591,8 @@ def check_model(table, args, path, workdir):
     if rel in PROBE_ALL_TENSORS or args.probe_all:
         os.makedirs(workdir)
         probed = os.path.join(workdir, "probed.tflite")
-        write_probed_model(path, probed)
+        write_probed_model(path, probed,
+                           PROBE_ALL_TENSORS.get(rel, ("", ()))[1])
         path = probed
         workdir = os.path.join(workdir, "run")
     result, oracle, note = run_oracle(path, workdir, args.seed)
@@ -609,6 +644,9 @@ def main():
     ap.add_argument("--only", help="regex: check only matching models")
     ap.add_argument("--probe-all", action="store_true",
                     help="compare every intermediate tensor of every model")
+    ap.add_argument("--float-tolerance", type=float, default=None,
+                    help="relative bound for float outputs (0: bit-exact); "
+                    f"default {FLOAT_TOLERANCE}")
     ap.add_argument("--no-allow-lists", action="store_true",
                     help="for a folder other than the shared corpus: no "
                     "refusal, degenerate output or tolerance is excused")
@@ -631,6 +669,8 @@ def main():
         print(f"differential_test: SKIPPED: the LiteRT oracle cannot be "
               f"imported ({e}); pip install ai-edge-litert numpy")
         return SKIP_EXIT_CODE
+    if args.float_tolerance is not None:
+        globals()["FLOAT_TOLERANCE"] = args.float_tolerance
     if args.no_allow_lists:
         for table in (EXPECTED_KILN_REFUSALS, KILN_RUNS_WHAT_LITERT_REFUSES,
                       DEGENERATE_OUTPUTS, PROBE_ALL_TENSORS,
