@@ -212,6 +212,20 @@ def fused_tanh_sign_bit_cases(cases):
                            {"fusedActivationFunction": act}))
 
 
+def raw_integer_cases(cases):
+    """Ops LiteRT runs on INT8 / INT16 stored values without requantizing:
+    NEG, FLOOR_DIV, FLOOR_MOD (the divisor a constant without zeros)."""
+    rng = cases.rng
+    for dtype in ("int8", "int16"):
+        unary(cases, f"neg_{dtype}", "NEG", 1, dtype, None, None)
+        divisor = rng.integers(1, 20, size=[4]) * rng.choice([-1, 1], size=4)
+        for op, version in (("FLOOR_DIV", 3), ("FLOOR_MOD", 2)):
+            cases.add(f"{op.lower()}_{dtype}", op, version,
+                      [Tensor("a", dtype, [3, 4]),
+                       Tensor("b", dtype, [4], data=divisor)],
+                      [Tensor("y", dtype, [3, 4])])
+
+
 def min_max_cases(cases):
     """MAXIMUM/MINIMUM: inputs and output share one quantization, as the
     converter writes them (LiteRT compares stored values)."""
@@ -312,6 +326,14 @@ def unary_cases(cases):
     q_in = random_quant(rng, "int8", 0.01, 0.05)
     unary(cases, "elu_int8", "ELU", 1, "int8", q_in,
           fit_quant(rng, "int8", -1.0, real_range("int8", q_in)[1]))
+    q_in = random_quant(rng, "int8", 0.005, 0.02)
+    lo, hi = real_range("int8", q_in)
+    unary(cases, "exp_int8", "EXP", 2, "int8", q_in,
+          fit_quant(rng, "int8", 0, float(np.exp(hi))))
+    q_in = (float(rng.uniform(0.01, 0.05)), -128)  # non-negative inputs
+    unary(cases, "log_int8", "LOG", 2, "int8", q_in,
+          fit_quant(rng, "int8", float(np.log(q_in[0])),
+                    float(np.log(real_range("int8", q_in)[1]))))
     for i in range(2):  # RSQRT of non-negative inputs (zero point = qmin).
         scale = float(rng.uniform(0.01, 0.1))
         q_out = fit_quant(rng, "int8", 0, 1 / np.sqrt(scale))
@@ -503,7 +525,7 @@ def movement_cases(cases):
 
 
 GENERATORS = [binary_cases, pot_int16_cases, mul_special_cases,
-              fused_tanh_sign_bit_cases,
+              fused_tanh_sign_bit_cases, raw_integer_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
               join_and_pad_rules_cases,

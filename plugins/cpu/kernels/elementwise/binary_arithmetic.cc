@@ -26,6 +26,11 @@ using sdk::Tensor;
 
 constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
                                              KILN_TYPE_INT64};
+// FLOOR_DIV / FLOOR_MOD: LiteRT divides INT8 / INT16 stored values as
+// integers (no requantization).
+constexpr KilnTensorType kFloorTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                          KILN_TYPE_INT64, KILN_TYPE_INT8,
+                                          KILN_TYPE_INT16};
 constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
                                                KILN_TYPE_INT32};
 constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
@@ -182,7 +187,7 @@ struct PowOp {
 // included, as in TFLite (whose kernel validates the whole denominator).
 struct FloorDivOp {
   static constexpr const char* kName = "FLOOR_DIV";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeList kTypes = kFloorTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroDivisor;
   template <typename T>
@@ -200,7 +205,7 @@ struct FloorDivOp {
 // Float: NaN for y == 0. Integer: a zero divisor fails.
 struct FloorModOp {
   static constexpr const char* kName = "FLOOR_MOD";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeList kTypes = kFloorTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
   template <typename T>
@@ -354,6 +359,16 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
         return RunBinary<Op, int64_t>(k, state);
       }
       break;
+    case KILN_TYPE_INT8:
+      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT8)) {
+        return RunBinary<Op, int8_t>(k, state);
+      }
+      break;
+    case KILN_TYPE_INT16:
+      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT16)) {
+        return RunBinary<Op, int16_t>(k, state);
+      }
+      break;
     default:
       break;
   }
@@ -395,10 +410,10 @@ void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
   Register<MinimumOp>(def, KILN_OP_MINIMUM, {{1, 4}});
   // POW: only v1 exists (float32, int32).
   Register<PowOp>(def, KILN_OP_POW, {{1, 1}});
-  // FLOOR_DIV: v1 int32 (int64 too here), v2 float32. Not 3 (int8/int16).
-  Register<FloorDivOp>(def, KILN_OP_FLOOR_DIV, {{1, 2}});
-  // FLOOR_MOD: v1 float32/int32/int64. Not 2 (int8/int16).
-  Register<FloorModOp>(def, KILN_OP_FLOOR_MOD, {{1, 1}});
+  // FLOOR_DIV: v1 int32 (int64 too here), v2 float32, v3 int8/int16.
+  Register<FloorDivOp>(def, KILN_OP_FLOOR_DIV, {{1, 3}});
+  // FLOOR_MOD: v1 float32/int32/int64, v2 int8/int16.
+  Register<FloorModOp>(def, KILN_OP_FLOOR_MOD, {{1, 2}});
   // ATAN2: only v1 exists (float32 here; float64 refused).
   Register<Atan2Op>(def, KILN_OP_ATAN2, {{1, 1}});
   // PRELU: only v1 exists (float32, uint8, int8).

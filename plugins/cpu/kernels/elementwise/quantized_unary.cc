@@ -102,6 +102,8 @@ void FillFloatTable(KilnTensorType type, const Affine& in, const Affine& out,
 }
 
 float Elu(float x) { return x < 0.0f ? std::expm1(x) : x; }
+float Exp(float x) { return std::exp(x); }
+float Log(float x) { return std::log(x); }
 float Logistic(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float Tanh(float x) { return std::tanh(x); }
 float Gelu(float x) {
@@ -253,9 +255,10 @@ bool IsEightBit(KilnTensorType type) {
 
 KilnStatus Unsupported(KernelContext& k, const UnaryNode& n,
                        const char* supported) {
-  return k.Fail(KILN_STATUS_UNIMPLEMENTED, n.op, ": quantized ",
-                sdk::TypeName(n.type), " input is not supported (LiteRT's ",
-                n.op, " implements ", supported, ")");
+  return k.Fail(
+      KILN_STATUS_UNIMPLEMENTED, n.op, ": quantized ", sdk::TypeName(n.type),
+      " input is not supported; Kiln's quantized ", n.op, " implements ",
+      supported, " (see docs/quantization.md for what runs)");
 }
 
 KilnStatus PrepareClampOp(KernelContext& k, const UnaryNode& n,
@@ -310,8 +313,9 @@ KilnStatus PrepareAffineOp(KernelContext& k, const UnaryNode& n,
 KilnStatus PrepareTableOp(KernelContext& k, const UnaryNode& n,
                           QuantizedUnaryState* s) {
   if (!IsEightBit(n.type)) {
-    return Unsupported(k, n,
-                       n.code == KILN_OP_RSQRT ? "INT8" : "UINT8 and INT8");
+    const bool int8_only = n.code == KILN_OP_RSQRT || n.code == KILN_OP_ELU ||
+                           n.code == KILN_OP_EXP || n.code == KILN_OP_LOG;
+    return Unsupported(k, n, int8_only ? "INT8" : "UINT8 and INT8");
   }
   switch (n.code) {
     case KILN_OP_HARD_SWISH:
@@ -329,8 +333,14 @@ KilnStatus PrepareTableOp(KernelContext& k, const UnaryNode& n,
       FillFloatTable(n.type, n.in, n.out, Tanh, &s->table);
       return KILN_STATUS_OK;
     case KILN_OP_ELU:
+    case KILN_OP_EXP:
+    case KILN_OP_LOG:
       if (n.type != KILN_TYPE_INT8) return Unsupported(k, n, "INT8");
-      FillFloatTable(n.type, n.in, n.out, Elu, &s->table);
+      FillFloatTable(n.type, n.in, n.out,
+                     n.code == KILN_OP_ELU   ? Elu
+                     : n.code == KILN_OP_EXP ? Exp
+                                             : Log,
+                     &s->table);
       return KILN_STATUS_OK;
     case KILN_OP_GELU:
       FillFloatTable(
@@ -360,6 +370,8 @@ KilnStatus PrepareForOp(KernelContext& k, const UnaryNode& n,
     case KILN_OP_LOGISTIC:
     case KILN_OP_TANH:
     case KILN_OP_ELU:
+    case KILN_OP_EXP:
+    case KILN_OP_LOG:
     case KILN_OP_GELU:
     case KILN_OP_RSQRT:
       return PrepareTableOp(k, n, s);

@@ -1,7 +1,7 @@
 // Quantized (UINT8 / INT8 / INT16) unary activations and math of the
 // elementwise group, with the integer arithmetic of LiteRT's reference
 // kernels: RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, ABS,
-// HARD_SWISH, LOGISTIC, TANH, ELU, GELU and RSQRT.
+// HARD_SWISH, LOGISTIC, TANH, ELU, EXP, LOG, GELU and RSQRT.
 //
 // 8-bit inputs: prepare evaluates the op's exact integer (or, where LiteRT
 // uses a float lookup table, float) function once per input code into a

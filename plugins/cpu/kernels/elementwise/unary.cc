@@ -22,6 +22,10 @@ using sdk::Tensor;
 constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
 constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
                                                KILN_TYPE_INT32};
+// NEG: LiteRT negates INT8 / INT16 stored values too (no requantization).
+constexpr KilnTensorType kNegTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                        KILN_TYPE_INT64, KILN_TYPE_INT8,
+                                        KILN_TYPE_INT16};
 constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
                                              KILN_TYPE_INT64};
 
@@ -52,7 +56,7 @@ struct AbsOp : NoParams {
 };
 struct NegOp : NoParams {
   static constexpr const char* kName = "NEG";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeList kTypes = kNegTypes;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     if constexpr (std::is_integral_v<T>) return WrapNegate(x);
@@ -209,6 +213,16 @@ KilnStatus UnaryInvoke(KernelContext& k) {
         return RunUnary<Op, int64_t>(k);
       }
       break;
+    case KILN_TYPE_INT8:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT8)) {
+        return RunUnary<Op, int8_t>(k);
+      }
+      break;
+    case KILN_TYPE_INT16:
+      if constexpr (elementwise::Contains(types, KILN_TYPE_INT16)) {
+        return RunUnary<Op, int16_t>(k);
+      }
+      break;
     default:
       break;
   }
@@ -264,11 +278,13 @@ void RegisterUnary(sdk::PluginDefinition& def) {
   // ABS: v1 float32, v2 int8 (LiteRT refuses uint8), v3 quantized int16,
   // v4 plain int16, v5 int32.
   RegisterQuantizable<AbsOp>(def, KILN_OP_ABS, {{1, 5}});
-  // NEG: only v1 exists (float32, int32, int64).
+  // NEG: only v1 exists (float32, int32, int64; int8 and int16 stored
+  // values negated as they are, as LiteRT does).
   Register<NegOp>(def, KILN_OP_NEG, {{1, 1}});
-  // EXP, LOG: v1 float32. Not 2 (int8/int16).
-  Register<ExpOp>(def, KILN_OP_EXP, {{1, 1}});
-  Register<LogOp>(def, KILN_OP_LOG, {{1, 1}});
+  // EXP, LOG: v1 float32, v2 int8 (LiteRT's float lookup table). INT16
+  // (also v2) is refused in prepare: not implemented.
+  RegisterQuantizable<ExpOp>(def, KILN_OP_EXP, {{1, 2}});
+  RegisterQuantizable<LogOp>(def, KILN_OP_LOG, {{1, 2}});
   // SQRT, SQUARE, SIN, COS, FLOOR, CEIL, ROUND: only v1 exists (float32).
   Register<SqrtOp>(def, KILN_OP_SQRT, {{1, 1}});
   Register<SquareOp>(def, KILN_OP_SQUARE, {{1, 1}});
