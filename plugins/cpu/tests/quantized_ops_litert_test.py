@@ -226,6 +226,16 @@ def raw_integer_cases(cases):
                       [Tensor("y", dtype, [3, 4])])
 
 
+def cast_cases(cases):
+    """CAST converts stored values (quantization plays no part): v3 for
+    int8, v1 for the other integer types."""
+    for src, dst, version in (("int8", "float32", 3), ("int8", "int32", 3),
+                              ("uint8", "int8", 3), ("int16", "float32", 1),
+                              ("int16", "int32", 1), ("uint8", "float32", 1)):
+        cases.add(f"cast_{src}_to_{dst}", "CAST", version,
+                  [Tensor("x", src, [4, 8])], [Tensor("y", dst, [4, 8])])
+
+
 def min_max_cases(cases):
     """MAXIMUM/MINIMUM: inputs and output share one quantization, as the
     converter writes them (LiteRT compares stored values)."""
@@ -525,7 +535,7 @@ def movement_cases(cases):
 
 
 GENERATORS = [binary_cases, pot_int16_cases, mul_special_cases,
-              fused_tanh_sign_bit_cases, raw_integer_cases,
+              fused_tanh_sign_bit_cases, raw_integer_cases, cast_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
               join_and_pad_rules_cases,
