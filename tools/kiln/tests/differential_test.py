@@ -21,7 +21,12 @@ For every .tflite/.bin file under --models:
    against an absolute bound that would accept anything. An empty output, or
    one whose elements are all equal, proves little: it fails unless
    DEGENERATE_OUTPUTS explains why the model produces it. For the models in
-   PROBE_ALL_TENSORS every node's output is compared, not only the model's.
+   PROBE_ALL_TENSORS (and every model with --probe-all) every node's output
+   is compared, not only the model's, and a mismatch names the first node
+   where Kiln and LiteRT part. --float-tolerance 0 asks for bit-exact floats.
+
+Other folders of models (e.g. generated single-op models) are checked the
+same way with --no-allow-lists: nothing is excused there.
 
 There are no blanket excuses. A Kiln refusal passes only when the model is in
 EXPECTED_KILN_REFUSALS with its reason and Kiln's message matches the entry's
