@@ -398,42 +398,23 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
   return KILN_STATUS_OK;
 }
 
-using ConvKernelState = DispatchState<ConvState, QuantizedConvState>;
-KilnStatus ConvKernelPrepare(KernelContext& k, ConvKernelState& s) {
-  return DispatchPrepare<ConvState, QuantizedConvState, ConvPrepare,
-                         QuantizedConvPrepare>(k, s);
-}
-KilnStatus ConvKernelInvoke(KernelContext& k, ConvKernelState& s) {
-  return DispatchInvoke<ConvState, QuantizedConvState, ConvInvoke,
-                        QuantizedConvInvoke>(k, s);
-}
-
-using DepthwiseKernelState =
-    DispatchState<DepthwiseState, QuantizedDepthwiseState>;
-KilnStatus DepthwiseKernelPrepare(KernelContext& k, DepthwiseKernelState& s) {
-  return DispatchPrepare<DepthwiseState, QuantizedDepthwiseState,
-                         DepthwisePrepare, QuantizedDepthwisePrepare>(k, s);
-}
-KilnStatus DepthwiseKernelInvoke(KernelContext& k, DepthwiseKernelState& s) {
-  return DispatchInvoke<DepthwiseState, QuantizedDepthwiseState,
-                        DepthwiseInvoke, QuantizedDepthwiseInvoke>(k, s);
-}
-
-using TransposeConvKernelState =
-    DispatchState<TransposeConvState, QuantizedTransposeConvState>;
-KilnStatus TransposeConvKernelPrepare(KernelContext& k,
-                                      TransposeConvKernelState& s) {
-  // Inputs: output shape, filter, input (which picks the kernel), [bias].
-  return DispatchPrepare<TransposeConvState, QuantizedTransposeConvState,
-                         TransposeConvPrepare, QuantizedTransposeConvPrepare, 3,
-                         4, 2>(k, s);
-}
-KilnStatus TransposeConvKernelInvoke(KernelContext& k,
-                                     TransposeConvKernelState& s) {
-  return DispatchInvoke<TransposeConvState, QuantizedTransposeConvState,
-                        TransposeConvInvoke, QuantizedTransposeConvInvoke>(k,
-                                                                           s);
-}
+// Hybrid variants not implemented yet: the float kernels refuse int8
+// weights.
+using ConvOps =
+    OpVariants<ConvState, QuantizedConvState, ConvState, ConvPrepare,
+               ConvInvoke, QuantizedConvPrepare, QuantizedConvInvoke,
+               ConvPrepare, ConvInvoke, 2, 3, 0, 1>;
+using DepthwiseOps =
+    OpVariants<DepthwiseState, QuantizedDepthwiseState, DepthwiseState,
+               DepthwisePrepare, DepthwiseInvoke, QuantizedDepthwisePrepare,
+               QuantizedDepthwiseInvoke, DepthwisePrepare, DepthwiseInvoke, 2,
+               3, 0, 1>;
+// Inputs: output shape, filter, input, [bias].
+using TransposeConvOps =
+    OpVariants<TransposeConvState, QuantizedTransposeConvState,
+               TransposeConvState, TransposeConvPrepare, TransposeConvInvoke,
+               QuantizedTransposeConvPrepare, QuantizedTransposeConvInvoke,
+               TransposeConvPrepare, TransposeConvInvoke, 3, 4, 2, 1>;
 
 }  // namespace
 
@@ -444,27 +425,21 @@ void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
   // need). Not declared: v2/v5 (hybrid, not implemented yet), v6 (grouped),
   // v7 (int4 filters), v8 (int16x8 with an int32 bias).
   for (const auto& [min_version, max_version] : {std::pair{1, 1}, {3, 4}}) {
-    def.AddKernel(sdk::MakeStatefulKernel<ConvKernelState, ConvKernelPrepare,
-                                          ConvKernelInvoke>(
-        KILN_OP_CONV_2D, min_version, max_version));
+    def.AddKernel(
+        VariantKernel<ConvOps>(KILN_OP_CONV_2D, min_version, max_version));
   }
   // DEPTHWISE_CONV_2D v1: float32 (and uint8) with depth_multiplier; v2:
   // dilation; v3: int8 with per-channel filters; v5: int16x8. Integer
   // inputs dispatch on the input type. Not declared: v4/v6 (hybrid, not
   // implemented yet), v7 (int4 filters).
   for (const auto& [min_version, max_version] : {std::pair{1, 3}, {5, 5}}) {
-    def.AddKernel(
-        sdk::MakeStatefulKernel<DepthwiseKernelState, DepthwiseKernelPrepare,
-                                DepthwiseKernelInvoke>(
-            KILN_OP_DEPTHWISE_CONV_2D, min_version, max_version));
+    def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D,
+                                              min_version, max_version));
   }
   // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8 and
   // int16x8; hybrid not implemented yet); v3: optional bias input; v4:
   // fused activation. Not declared: v5 (int16x8 with an int32 bias).
-  def.AddKernel(sdk::MakeStatefulKernel<TransposeConvKernelState,
-                                        TransposeConvKernelPrepare,
-                                        TransposeConvKernelInvoke>(
-      KILN_OP_TRANSPOSE_CONV, 1, 4));
+  def.AddKernel(VariantKernel<TransposeConvOps>(KILN_OP_TRANSPOSE_CONV, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn
