@@ -222,6 +222,30 @@ TEST_F(QuantizedNnTest, HybridFullyConnectedAsymmetricInputs) {
   EXPECT_THAT(r.values, ElementsAre(510.f * (scale * 0.5f)));
 }
 
+// ---- hybrid CONV_2D -------------------------------------------------------
+
+// 1x1 convolution of a 1x1x2x2 image {1, -1, 0.5, 0.25}: the image is
+// quantized symmetrically as a whole (scale 1/127) to {127, -127, 64, 32};
+// filter {2, 1} with scale 0.25 gives sums 127 and 160.
+TEST_F(QuantizedNnTest, HybridConvQuantizesTheWholeImage) {
+  std::vector<TestTensor> inputs = {
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1, 1, 2, 2},
+                     std::vector<float>{1.f, -1.f, 0.5f, 0.25f}),
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 1, 1, 2}, {2, 1},
+                      Quant({0.25f}, {0})),
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1}, std::vector<float>{0.5f})};
+  auto r = RunOn<float>(Kernel(KILN_OP_CONV_2D, 2), KILN_OP_CONV_2D, 2, inputs,
+                        OutputSpec{KILN_TYPE_FLOAT32, {}}, [](Node& n) {
+                          n.SetInt(KILN_OPTION_PADDING, KILN_PADDING_VALID);
+                          n.SetInt(KILN_OPTION_STRIDE_W, 1);
+                          n.SetInt(KILN_OPTION_STRIDE_H, 1);
+                        });
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  const float scale = (1.f / 127.f) * 0.25f;
+  EXPECT_THAT(r.values,
+              ElementsAre(127.f * scale + 0.5f, 160.f * scale + 0.5f));
+}
+
 // ---- SOFTMAX ---------------------------------------------------------------
 
 // beta * input_scale below 2^-26: TFLite's reference kernel aborts; Kiln, as

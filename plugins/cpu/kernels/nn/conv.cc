@@ -8,6 +8,7 @@
 
 #include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/gemm.h"
+#include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/type_dispatch.h"
 #include "kernels/nn/vec.h"
@@ -398,18 +399,17 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
   return KILN_STATUS_OK;
 }
 
-// Hybrid variants not implemented yet: the float kernels refuse int8
-// weights.
 using ConvOps =
-    OpVariants<ConvState, QuantizedConvState, ConvState, ConvPrepare,
+    OpVariants<ConvState, QuantizedConvState, HybridConvState, ConvPrepare,
                ConvInvoke, QuantizedConvPrepare, QuantizedConvInvoke,
-               ConvPrepare, ConvInvoke, 2, 3, 0, 1>;
+               HybridConvPrepare, HybridConvInvoke, 2, 3, 0, 1>;
 using DepthwiseOps =
-    OpVariants<DepthwiseState, QuantizedDepthwiseState, DepthwiseState,
+    OpVariants<DepthwiseState, QuantizedDepthwiseState, HybridDepthwiseState,
                DepthwisePrepare, DepthwiseInvoke, QuantizedDepthwisePrepare,
-               QuantizedDepthwiseInvoke, DepthwisePrepare, DepthwiseInvoke, 2,
-               3, 0, 1>;
-// Inputs: output shape, filter, input, [bias].
+               QuantizedDepthwiseInvoke, HybridDepthwisePrepare,
+               HybridDepthwiseInvoke, 2, 3, 0, 1>;
+// Inputs: output shape, filter, input, [bias]. Hybrid TRANSPOSE_CONV is not
+// implemented yet: the float kernel refuses an int8 filter.
 using TransposeConvOps =
     OpVariants<TransposeConvState, QuantizedTransposeConvState,
                TransposeConvState, TransposeConvPrepare, TransposeConvInvoke,
@@ -420,22 +420,17 @@ using TransposeConvOps =
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
   // CONV_2D v1: float32 (and uint8) with dilation and fused activation;
-  // v3: int8 with per-channel filters; v4: int16x8. The kernel dispatches
-  // on the input type (a converter may write a lower version than the types
-  // need). Not declared: v2/v5 (hybrid, not implemented yet), v6 (grouped),
-  // v7 (int4 filters), v8 (int16x8 with an int32 bias).
-  for (const auto& [min_version, max_version] : {std::pair{1, 1}, {3, 4}}) {
-    def.AddKernel(
-        VariantKernel<ConvOps>(KILN_OP_CONV_2D, min_version, max_version));
-  }
+  // v2: hybrid (float input, int8 filter); v3: int8 with per-channel
+  // filters; v4: int16x8; v5: hybrid with per-channel filter scales. The
+  // kernel dispatches on the input and filter types (a converter may write
+  // a lower version than the types need). Not declared: v6 (grouped), v7
+  // (int4 filters), v8 (int16x8 with an int32 bias).
+  def.AddKernel(VariantKernel<ConvOps>(KILN_OP_CONV_2D, 1, 5));
   // DEPTHWISE_CONV_2D v1: float32 (and uint8) with depth_multiplier; v2:
-  // dilation; v3: int8 with per-channel filters; v5: int16x8. Integer
-  // inputs dispatch on the input type. Not declared: v4/v6 (hybrid, not
-  // implemented yet), v7 (int4 filters).
-  for (const auto& [min_version, max_version] : {std::pair{1, 3}, {5, 5}}) {
-    def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D,
-                                              min_version, max_version));
-  }
+  // dilation; v3: int8 with per-channel filters; v4: hybrid; v5: int16x8;
+  // v6: hybrid with per-channel filter scales. Not declared: v7 (int4
+  // filters).
+  def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D, 1, 6));
   // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8 and
   // int16x8; hybrid not implemented yet); v3: optional bias input; v4:
   // fused activation. Not declared: v5 (int16x8 with an int32 bias).

@@ -113,6 +113,43 @@ KilnStatus ReadHybridWeights(KernelContext& k, const char* op,
   return KILN_STATUS_OK;
 }
 
+KilnStatus ExpectHybridFloatTensors(KernelContext& k, const char* op,
+                                    const Tensor& bias, const Tensor& out,
+                                    int32_t channels) {
+  constexpr const char* kNote =
+      "with int8 weights and a float32 input (hybrid), the output and bias "
+      "are float32";
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kNote));
+  if (!bias.present()) return KILN_STATUS_OK;
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kNote));
+  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
+  if (bias.num_elements() != channels) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
+                  "' has shape ", ShapeString(bias.shape()), ", expected [",
+                  channels, "]");
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus ReadHybridBuffers(KernelContext& k, const char* op,
+                             int32_t input_index, int32_t weights_index,
+                             int32_t bias_index, HybridBuffers* out) {
+  const Tensor bias =
+      k.num_inputs() > bias_index ? k.input(bias_index) : Tensor();
+  out->input = k.input(input_index).data<float>();
+  out->weights = k.input(weights_index).data<int8_t>();
+  out->bias = bias.present() ? bias.data<float>() : nullptr;
+  out->output = k.output(0).data<float>();
+  if (out->input == nullptr || out->weights == nullptr ||
+      out->output == nullptr || (bias.present() && out->bias == nullptr)) {
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
+                  ": input, weights, bias or output has no data at invoke");
+  }
+  return KILN_STATUS_OK;
+}
+
 void WeightRowSums(const int8_t* w, int32_t rows, int32_t depth,
                    std::vector<int32_t>* out) {
   out->assign(static_cast<size_t>(rows), 0);

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/nn/conv_geometry.h"
 #include "kernels/nn/int_gemm.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/quantized_common.h"
@@ -44,6 +45,24 @@ KilnStatus ReadHybridWeights(KernelContext& k, const char* op,
                              const Tensor& weights, int32_t channels,
                              int32_t axis, HybridWeights* out);
 
+// Fails unless `out` is float32 and `bias`, when present, is float32 with
+// `channels` values.
+KilnStatus ExpectHybridFloatTensors(KernelContext& k, const char* op,
+                                    const Tensor& bias, const Tensor& out,
+                                    int32_t channels);
+
+// The buffers of a hybrid node at invoke (bias null when absent); fails
+// when one is missing.
+struct HybridBuffers {
+  const float* input = nullptr;
+  const int8_t* weights = nullptr;
+  const float* bias = nullptr;
+  float* output = nullptr;
+};
+KilnStatus ReadHybridBuffers(KernelContext& k, const char* op,
+                             int32_t input_index, int32_t weights_index,
+                             int32_t bias_index, HybridBuffers* out);
+
 // Sum of each of `rows` rows of `depth` int8 values.
 void WeightRowSums(const int8_t* w, int32_t rows, int32_t depth,
                    std::vector<int32_t>* out);
@@ -70,6 +89,42 @@ KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
                                        HybridFullyConnectedState& s);
 KilnStatus HybridFullyConnectedInvoke(KernelContext& k,
                                       HybridFullyConnectedState& s);
+
+// ---- CONV_2D (versions 2 and 5) --------------------------------------------
+
+// LiteRT quantizes each input image as a whole: symmetric when the filter
+// has one scale (or all its scales are equal), asymmetric otherwise.
+struct HybridConvState {
+  ConvGeometry g;
+  HybridWeights weights;
+  bool per_channel = false;  // the filter's scales differ
+  float clamp_lo = 0.f, clamp_hi = 0.f;
+  PackedInt16Matrix packed;
+  bool pack_in_invoke = false;  // filter not constant
+  int32_t chunk_rows = 0;
+  std::vector<int8_t> image;    // one quantized input image
+  std::vector<int16_t> im2col;  // chunk_rows x packed.k_padded()
+  IntGemmScratch scratch;       // chunk_rows x out_c
+};
+
+KilnStatus HybridConvPrepare(KernelContext& k, HybridConvState& s);
+KilnStatus HybridConvInvoke(KernelContext& k, HybridConvState& s);
+
+// ---- DEPTHWISE_CONV_2D (versions 4 and 6) -----------------------------------
+
+struct HybridDepthwiseState {
+  ConvGeometry g;
+  HybridWeights weights;
+  float clamp_lo = 0.f, clamp_hi = 0.f;
+  std::vector<int16_t> filter;  // taps x out_c
+  bool pack_in_invoke = false;
+  std::vector<int8_t> quantized;  // one input image
+  std::vector<int16_t> image;     // the same, zero point removed
+  std::vector<int32_t> acc;       // out_c
+};
+
+KilnStatus HybridDepthwisePrepare(KernelContext& k, HybridDepthwiseState& s);
+KilnStatus HybridDepthwiseInvoke(KernelContext& k, HybridDepthwiseState& s);
 
 }  // namespace kiln::cpu::nn
 

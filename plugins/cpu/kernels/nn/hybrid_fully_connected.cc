@@ -21,18 +21,6 @@ void PackWeights(HybridFullyConnectedState& s, const int8_t* w) {
   if (s.asymmetric) WeightRowSums(w, s.units, s.depth, &s.row_sums);
 }
 
-KilnStatus CheckTypes(KernelContext& k, const Tensor& bias, const Tensor& out) {
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(
-      k, kOp, "output", out, KILN_TYPE_FLOAT32,
-      "hybrid FULLY_CONNECTED (int8 weights) has a float32 output"));
-  if (bias.present()) {
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(
-        k, kOp, "bias", bias, KILN_TYPE_FLOAT32,
-        "hybrid FULLY_CONNECTED (int8 weights) has a float32 bias"));
-  }
-  return KILN_STATUS_OK;
-}
-
 // Quantizes rows [r0, r0 + n) of the input into the chunk buffers.
 void QuantizeChunk(HybridFullyConnectedState& s, const float* input, int32_t r0,
                    int32_t n) {
@@ -83,18 +71,14 @@ KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
                                        HybridFullyConnectedState& s) {
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  KILN_SDK_RETURN_IF_ERROR(CheckTypes(k, bias, out));
   KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, kOp, &s.activation));
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
   s.units = weights.dim(0);
   s.depth = weights.dim(1);
-  if (bias.present() && bias.num_elements() != s.units) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, kOp, ": bias '", bias.name(),
-                  "' has shape ", ShapeString(bias.shape()), ", expected [",
-                  s.units, "]");
-  }
+  KILN_SDK_RETURN_IF_ERROR(
+      ExpectHybridFloatTensors(k, kOp, bias, out, s.units));
   KILN_SDK_RETURN_IF_ERROR(
       ReadHybridWeights(k, kOp, weights, s.units, 0, &s.weights));
   s.asymmetric = k.OptionInt(KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 0) != 0;
@@ -115,17 +99,12 @@ KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
 
 KilnStatus HybridFullyConnectedInvoke(KernelContext& k,
                                       HybridFullyConnectedState& s) {
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const float* x = input.data<float>();
-  float* y = out.data<float>();
-  const float* b = bias.present() ? bias.data<float>() : nullptr;
-  if (x == nullptr || y == nullptr || weights.data<int8_t>() == nullptr ||
-      (bias.present() && b == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
-                  ": input, weights, bias or output has no data at invoke");
-  }
-  if (s.pack_in_invoke) PackWeights(s, weights.data<int8_t>());
+  HybridBuffers buf;
+  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, kOp, 0, 1, 2, &buf));
+  const float* x = buf.input;
+  const float* b = buf.bias;
+  float* y = buf.output;
+  if (s.pack_in_invoke) PackWeights(s, buf.weights);
   const int64_t total = static_cast<int64_t>(s.rows) * s.units;
   if (AllZero(x, static_cast<int64_t>(s.rows) * s.depth)) {
     for (int64_t i = 0; i < total; ++i)
