@@ -99,24 +99,6 @@ std::string CompactList(const std::vector<int32_t>& values);
 // A JSON string, or null when `value` is absent.
 Json StringOrNull(const std::optional<std::string>& value);
 
-// Transitional, for the commands not yet on FlagParser.
-bool ParsePluginFlags(std::vector<std::string>& args,
-                      PluginSearchConfig* config, std::string* error);
-bool ParseDelegateFlags(std::vector<std::string>& args,
-                        std::vector<DelegateRequest>* delegates,
-                        std::string* error);
-inline constexpr const char* kDelegateFlagsHelp =
-    "  --delegate NAME[:key=value,...]\n"
-    "                         apply a delegate (e.g. opencl:device=cpu)\n"
-    "  --delegate-settings FILE\n"
-    "                         text-format kiln.DelegateSettings for the\n"
-    "                         preceding --delegate\n";
-inline constexpr const char* kPluginFlagsHelp =
-    "  --plugin PATH          load this plugin (repeatable)\n"
-    "  --plugin-dir DIR       load every *.so in DIR (repeatable)\n"
-    "  --no-default-plugins   skip $KILN_PLUGIN_PATH and the installed "
-    "plugin directory\n";
-
 }  // namespace kiln::cli
 
 #endif  // KILN_TOOLS_KILN_CLI_COMMON_H_
