@@ -16,38 +16,24 @@ struct SlicePlan : PlanBase {
   std::vector<std::vector<int64_t>> maps;
 };
 
-KilnStatus ExpectSameTypeInOut(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRankAtMost(k, "input", in, kMaxRank));
-  return ExpectSameType(k, "output", out, in.type(), "the input");
+KilnStatus ExpectMovableInOutRankAtMost(KernelContext& k) {
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
+  return sdk::ExpectRankAtMost(k, sdk::Input(0), kMaxRank);
 }
 
-// Reads a 1-D index input; marks the plan not ready when it has no data.
-KilnStatus ReadIndexInput(KernelContext& k, int32_t index, const char* what,
+// Reads a 1-D index operand; marks the plan not ready when it has no data.
+KilnStatus ReadIndexInput(KernelContext& k, sdk::Operand o,
                           std::vector<int64_t>* values, SlicePlan& plan) {
-  const Tensor t = k.input(index);
-  if (!t.present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, what, " is missing");
-  }
-  if (t.rank() != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, what, " '", t.name(),
-                  "' must be 1-D, has rank ", t.rank());
-  }
-  bool ready = true;
-  KILN_SDK_RETURN_IF_ERROR(ReadIntegers(k, what, t, values, &ready));
-  if (!ready && plan.ready) {
-    plan.NotReady(std::string(what) + " '" + t.name() + "' has no data");
-  }
-  return KILN_STATUS_OK;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, o, 1));
+  return ReadIndexValues(k, o, plan, values);
 }
 
 KilnStatus RunSlice(KernelContext& k, const SlicePlan& plan) {
   const Tensor in = k.input(0), out = k.output(0);
   const void* src = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &src));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
   if (NumElements(plan.output_shapes[0]) == 0) return KILN_STATUS_OK;
-  CopyWithDimMaps(plan.maps, plan.base, ElementBytes(in.type()), src,
+  CopyWithDimMaps(plan.maps, plan.base, sdk::TypeByteSize(in.type()), src,
                   out.data<void>(), nullptr);
   return KILN_STATUS_OK;
 }
@@ -55,12 +41,14 @@ KilnStatus RunSlice(KernelContext& k, const SlicePlan& plan) {
 // ---- SLICE -----------------------------------------------------------------
 
 KilnStatus PlanSlice(KernelContext& k, SlicePlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 3, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOutRankAtMost(k));
   std::vector<int64_t> begin, size;
-  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 1, "begin input", &begin, plan));
-  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 2, "size input", &size, plan));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIndexInput(k, sdk::Input(1, "begin"), &begin, plan));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIndexInput(k, sdk::Input(2, "size"), &size, plan));
   if (!plan.ready) return KILN_STATUS_OK;
   const Tensor in = k.input(0);
   const Shape in_shape = in.shape();
@@ -102,14 +90,15 @@ bool Bit(int64_t mask, size_t i) { return i < 63 && ((mask >> i) & 1) != 0; }
 // size-1 output dim and consume no input dim; a spec without an ellipsis
 // gets an implicit one at its end.
 KilnStatus PlanStridedSlice(KernelContext& k, SlicePlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(4, 4));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 4, 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOutRankAtMost(k));
   std::vector<int64_t> begin, end, stride;
-  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 1, "begin input", &begin, plan));
-  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, 2, "end input", &end, plan));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadIndexInput(k, 3, "strides input", &stride, plan));
+      ReadIndexInput(k, sdk::Input(1, "begin"), &begin, plan));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexInput(k, sdk::Input(2, "end"), &end, plan));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIndexInput(k, sdk::Input(3, "strides"), &stride, plan));
   if (!plan.ready) return KILN_STATUS_OK;
   if (begin.size() != end.size() || begin.size() != stride.size()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
