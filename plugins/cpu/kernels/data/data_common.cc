@@ -15,6 +15,12 @@ int64_t DimProduct(const Shape& shape, size_t begin, size_t end) {
   return n;
 }
 
+std::vector<int64_t> Arithmetic(int64_t count, int64_t step) {
+  std::vector<int64_t> v(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) v[static_cast<size_t>(i)] = i * step;
+  return v;
+}
+
 std::vector<int64_t> Strides(const Shape& shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;) {

@@ -43,6 +43,9 @@ using sdk::ShapeString;
 int64_t NumElements(const Shape& shape);
 // Product of dims [begin, end) of `shape`.
 int64_t DimProduct(const Shape& shape, size_t begin, size_t end);
+// {0, step, 2 * step, ...}: `count` offsets, a dim map that reads a whole
+// dimension whose elements lie `step` apart.
+std::vector<int64_t> Arithmetic(int64_t count, int64_t step);
 // Row-major element strides of `shape`.
 std::vector<int64_t> Strides(const Shape& shape);
 

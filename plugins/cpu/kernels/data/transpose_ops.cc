@@ -16,12 +16,6 @@ struct PermutePlan : PlanBase {
   std::vector<std::vector<int64_t>> maps;
 };
 
-std::vector<int64_t> Arithmetic(int64_t count, int64_t step) {
-  std::vector<int64_t> v(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) v[static_cast<size_t>(i)] = i * step;
-  return v;
-}
-
 KilnStatus RunPermute(KernelContext& k, const PermutePlan& plan) {
   const Tensor in = k.input(0), out = k.output(0);
   const void* src = nullptr;
