@@ -75,7 +75,7 @@ struct ConvState {
 };
 
 KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
-  constexpr const char* op = "CONV_2D";
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
@@ -248,7 +248,7 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, DepthwiseState& s) {
 }
 
 KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
@@ -429,7 +429,7 @@ void ReorderTransposeFilter(const TransposeConvState& s, const float* filter,
 }
 
 KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
-  constexpr const char* op = "TRANSPOSE_CONV";
+  const char* op = sdk::OpName(k);
   s.shaped = false;
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 3, 4));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
@@ -504,7 +504,7 @@ KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
 }
 
 KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
-  constexpr const char* op = "TRANSPOSE_CONV";
+  const char* op = sdk::OpName(k);
   const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
   const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
   const Tensor out = k.output(0);

@@ -107,7 +107,7 @@ KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
 }
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
@@ -219,7 +219,7 @@ void PackRhs(BatchMatMulState& s, const float* rhs) {
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
-  constexpr const char* op = "BATCH_MATMUL";
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);

@@ -24,7 +24,8 @@ struct PoolGeometry {
   int32_t out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
 };
 
-KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
+KilnStatus ReadPoolGeometry(KernelContext& k, PoolGeometry* g) {
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0);
@@ -68,16 +69,14 @@ KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
 template <bool kMax>
 KilnStatus PoolPrepare(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
   return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
 }
 
 template <bool kMax>
 KilnStatus PoolInvoke(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
   const float* in = k.input(0).data<float>();
   float* o = k.output(0).data<float>();
   const int32_t c = g.channels;
@@ -119,7 +118,8 @@ KilnStatus PoolInvoke(KernelContext& k) {
 // ---- Last-axis normalisations --------------------------------------------
 
 // Checks one float32 input/output of any rank >= 1 and sizes the output.
-KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
+KilnStatus LastAxisPrepare(KernelContext& k) {
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), out = k.output(0);
@@ -135,18 +135,14 @@ KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
   return k.Resize(out, input.shape());
 }
 
-KilnStatus SoftmaxPrepare(KernelContext& k) {
-  return LastAxisPrepare(k, "SOFTMAX");
-}
-KilnStatus LogSoftmaxPrepare(KernelContext& k) {
-  return LastAxisPrepare(k, "LOG_SOFTMAX");
-}
+KilnStatus SoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
+KilnStatus LogSoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
 
 KilnStatus L2NormPrepare(KernelContext& k) {
   int64_t act;
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ReadFusedActivation(k, k.output(0).type(), &act));
-  return LastAxisPrepare(k, "L2_NORMALIZATION");
+  return LastAxisPrepare(k);
 }
 
 // Calls fn(in_row, out_row, depth) for every last-axis row.

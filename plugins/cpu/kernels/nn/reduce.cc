@@ -19,26 +19,6 @@ constexpr sdk::TypeSet kNumericTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
 
 enum class ReduceKind { kMean, kSum, kProd, kMax, kMin, kAny, kAll };
 
-const char* ReduceName(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::kMean:
-      return "MEAN";
-    case ReduceKind::kSum:
-      return "SUM";
-    case ReduceKind::kProd:
-      return "REDUCE_PROD";
-    case ReduceKind::kMax:
-      return "REDUCE_MAX";
-    case ReduceKind::kMin:
-      return "REDUCE_MIN";
-    case ReduceKind::kAny:
-      return "REDUCE_ANY";
-    case ReduceKind::kAll:
-      return "REDUCE_ALL";
-  }
-  return "REDUCE";
-}
-
 struct ReducePlan {
   bool known = false;
   std::vector<int32_t> in_shape;
@@ -180,7 +160,7 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
 
 template <ReduceKind kKind>
 KilnStatus ReduceInvoke(KernelContext& k) {
-  const char* op = ReduceName(kKind);
+  const char* op = sdk::OpName(k);
   ReducePlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
   if (!plan.known) {
@@ -263,7 +243,7 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
 template <bool kMax>
 KilnStatus ArgPrepare(KernelContext& k) {
   ArgPlan plan;
-  KILN_SDK_RETURN_IF_ERROR(PlanArg(k, kMax ? "ARG_MAX" : "ARG_MIN", &plan));
+  KILN_SDK_RETURN_IF_ERROR(PlanArg(k, sdk::OpName(k), &plan));
   if (!plan.known) return KILN_STATUS_OK;  // sized once the axis exists
   return k.Resize(k.output(0), plan.out_shape);
 }
@@ -304,7 +284,7 @@ void RunArgTyped(const Tensor& out, const std::vector<int32_t>& shape,
 
 template <bool kMax>
 KilnStatus ArgInvoke(KernelContext& k) {
-  const char* op = kMax ? "ARG_MAX" : "ARG_MIN";
+  const char* op = sdk::OpName(k);
   ArgPlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanArg(k, op, &plan));
   if (!plan.known) {
@@ -337,7 +317,7 @@ struct TopKState {
 
 // Reads k; *known is false when the k input has no data yet.
 KilnStatus ReadTopK(KernelContext& k, int32_t* top_k, bool* known) {
-  constexpr const char* op = "TOPK_V2";
+  const char* op = sdk::OpName(k);
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 2));
   const Tensor input = k.input(0), kt = k.input(1);
@@ -403,7 +383,7 @@ void RunTopK(const T* in, int64_t rows, int32_t depth, int32_t top_k,
 }
 
 KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
-  constexpr const char* op = "TOPK_V2";
+  const char* op = sdk::OpName(k);
   int32_t top_k = 0;
   bool known = false;
   KILN_SDK_RETURN_IF_ERROR(ReadTopK(k, &top_k, &known));
