@@ -82,6 +82,9 @@ TEST(SdkMessageTest, ShapesAndOperands) {
       sdk::UnsupportedTypeMessage("ADD input 1 (tensor 'b')", KILN_TYPE_INT8,
                                   {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}),
       "ADD input 1 (tensor 'b') has type INT8; supports FLOAT32, INT32");
+  EXPECT_EQ(
+      sdk::CountMismatchMessage("CONCATENATION", 1, INT32_MAX, 0, "input"),
+      "CONCATENATION expects at least 1 input, the node has 0");
   EXPECT_EQ(sdk::TypeByteSize(KILN_TYPE_FLOAT16), 2u);
   EXPECT_EQ(sdk::TypeByteSize(KILN_TYPE_COMPLEX128), 16u);
   EXPECT_EQ(sdk::TypeByteSize(KILN_TYPE_STRING), 0u);

@@ -37,7 +37,7 @@
 
 namespace kiln::sdk {
 
-// ---- Type sets -------------------------------------------------------------
+// ---- Type sets ------------------------------------------------------------
 
 // A set of tensor types, usable in constant expressions:
 //   constexpr TypeSet kAddTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32};
@@ -117,7 +117,7 @@ inline size_t TypeByteSize(KilnTensorType type) {
   }
 }
 
-// ---- Operands and message parts --------------------------------------------
+// ---- Operands and message parts -------------------------------------------
 
 // One tensor of a node: input or output `index`. `role` optionally says what
 // the operand is for ("filter", "axis"); messages print it.
@@ -214,30 +214,33 @@ inline std::string Describe(const KernelContext& k, Operand o) {
   return DescribeOperand(OpName(k), o, TensorNameOf(k, o));
 }
 
-// ---- Arity
-// -------------------------------------------------------------------
+// ---- Arity ----------------------------------------------------------------
 
-namespace internal {
-
-// "2 inputs", "2 to 3 inputs", "at least 1 input" (max == INT32_MAX).
-inline std::string CountRangeText(int32_t min, int32_t max, const char* noun) {
-  if (min == max) return CountOf(min, noun);
-  if (max == std::numeric_limits<int32_t>::max()) {
-    return "at least " + CountOf(min, noun);
+// "ADD expects 2 inputs, the node has 3", "CONV_2D expects 2 to 3 inputs,
+// ...", "CONCATENATION expects at least 1 input, ..." (`max` INT32_MAX:
+// no upper bound). `noun` is "input" or "output".
+inline std::string CountMismatchMessage(const char* op, int32_t min,
+                                        int32_t max, int32_t actual,
+                                        const char* noun) {
+  std::string expected;
+  if (min == max) {
+    expected = CountOf(min, noun);
+  } else if (max == std::numeric_limits<int32_t>::max()) {
+    expected = "at least " + CountOf(min, noun);
+  } else {
+    expected = std::to_string(min) + " to " + CountOf(max, noun);
   }
-  return std::to_string(min) + " to " + CountOf(max, noun);
+  return std::string(op != nullptr ? op : "op") + " expects " + expected +
+         ", the node has " + std::to_string(actual);
 }
-
-}  // namespace internal
 
 // The node has between `min` and `max` inputs (present or omitted); `max`
 // INT32_MAX means no upper bound.
 inline KilnStatus ExpectInputCount(KernelContext& k, int32_t min, int32_t max) {
   const int32_t n = k.num_inputs();
   if (n >= min && n <= max) return KILN_STATUS_OK;
-  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(k), " expects ",
-                internal::CountRangeText(min, max, "input"), ", the node has ",
-                n);
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                CountMismatchMessage(OpName(k), min, max, n, "input"));
 }
 
 // The node has between `min` and `max` outputs, as ExpectInputCount.
@@ -245,9 +248,8 @@ inline KilnStatus ExpectOutputCount(KernelContext& k, int32_t min,
                                     int32_t max) {
   const int32_t n = k.num_outputs();
   if (n >= min && n <= max) return KILN_STATUS_OK;
-  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(k), " expects ",
-                internal::CountRangeText(min, max, "output"), ", the node has ",
-                n);
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                CountMismatchMessage(OpName(k), min, max, n, "output"));
 }
 
 // The node has exactly `count` outputs.
@@ -276,8 +278,7 @@ inline KilnStatus ExpectArity(KernelContext& k, int32_t inputs,
   return KILN_STATUS_OK;
 }
 
-// ---- Types
-// -------------------------------------------------------------------
+// ---- Types ----------------------------------------------------------------
 
 // Operand `o` is present and its type is in `supported`. `note` (optional)
 // is appended in parentheses, e.g. "quantized CONV_2D is not implemented".
@@ -303,8 +304,7 @@ inline KilnStatus ExpectSameType(KernelContext& k, Operand o,
                 "; they must match");
 }
 
-// ---- Shapes
-// ------------------------------------------------------------------
+// ---- Shapes ---------------------------------------------------------------
 
 // True when the tensor's rank and every dim are known (>= 0).
 inline bool HasKnownShape(const Tensor& t) {
@@ -390,8 +390,7 @@ inline KilnStatus ExpectOutputShape(KernelContext& k, Operand o,
                 "values or shapes change");
 }
 
-// ---- Buffers
-// -----------------------------------------------------------------
+// ---- Buffers --------------------------------------------------------------
 
 // At invoke: *data = operand `o`'s buffer, checked to hold num_elements()
 // values of T (of the tensor's own element size when T is void). A tensor
@@ -416,8 +415,7 @@ KilnStatus BufferOf(KernelContext& k, Operand o, T** data) {
                 " bytes at invoke; the host must allocate it after prepare");
 }
 
-// ---- Index values
-// ------------------------------------------------------------
+// ---- Index values ---------------------------------------------------------
 
 namespace internal {
 
@@ -493,8 +491,7 @@ inline KilnStatus NormalizeAxis(KernelContext& k, const char* what,
   return KILN_STATUS_OK;
 }
 
-// ---- Fused activation
-// --------------------------------------------------------
+// ---- Fused activation -----------------------------------------------------
 
 // "RELU6"; "UNKNOWN" for a value that is not a KILN_ACTIVATION_*.
 inline const char* ActivationName(int64_t activation) {
@@ -557,8 +554,7 @@ inline KilnStatus ReadFusedActivation(KernelContext& k,
                 "RELU_N1_TO_1 and RELU6");
 }
 
-// ---- Quantization
-// ------------------------------------------------------------
+// ---- Quantization ---------------------------------------------------------
 
 // Which quantization parameters a kernel accepts on an operand.
 struct QuantizationRule {
@@ -723,8 +719,7 @@ inline KilnStatus ExpectSameQuantization(KernelContext& k, Operand a, Operand b,
                 note != nullptr ? std::string(" (") + note + ")" : "");
 }
 
-// ---- KernelContext's own checks (kept for existing plugins)
-// ------------------
+// ---- KernelContext's own checks (kept for existing plugins) ---------------
 
 inline KilnStatus KernelContext::ExpectInputs(int32_t min, int32_t max) {
   return ExpectInputCount(*this, min, max);
