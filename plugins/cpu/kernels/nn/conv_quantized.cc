@@ -64,7 +64,7 @@ KilnStatus QuantizedConvPrepare(KernelContext& k, IntScheme scheme,
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
       k,
       ConvolutionRules("CONV_2D", scheme, s.g.out_c, 0, s.g.activation, false),
-      scheme, input, filter, bias, out, &s.q));
+      scheme, kConvOperands, &s.q));
   const int32_t depth = s.g.taps() * s.g.in_c;
   s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !IsStaticTensor(filter);
@@ -80,7 +80,7 @@ KilnStatus QuantizedConvPrepare(KernelContext& k, IntScheme scheme,
 
 KilnStatus QuantizedConvInvoke(KernelContext& k, QuantizedConvState& s) {
   ConvLikeBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, "CONV_2D", &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) PackFilter(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);

@@ -105,13 +105,12 @@ void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
 KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
                                      QuantizedDepthwiseState& s) {
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(ReadDepthwiseGeometry(k, kOp, input, filter, &s.g));
   // TFLite's per-channel depthwise kernel ignores an int8 filter zero
   // point (true); CONV_2D refuses one.
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
       k, ConvolutionRules(kOp, scheme, s.g.out_c, 3, s.g.activation, true),
-      scheme, input, filter, bias, out, &s.q));
+      scheme, kConvOperands, &s.q));
   s.filter.assign(static_cast<size_t>(s.g.taps()) * s.g.out_c, 0);
   s.pack_in_invoke = !(filter.is_constant() && filter.data<void>() != nullptr);
   if (!s.pack_in_invoke) PackFilter(s, filter);
@@ -126,7 +125,7 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
 KilnStatus QuantizedDepthwiseInvoke(KernelContext& k,
                                     QuantizedDepthwiseState& s) {
   ConvLikeBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kOp, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) PackFilter(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);

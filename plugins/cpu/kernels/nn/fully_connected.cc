@@ -17,7 +17,8 @@ namespace kiln::cpu::nn {
 namespace {
 
 constexpr const char* kQuantNote =
-    "quantized and hybrid variants are not implemented";
+    "integer inputs take the integer kernel, int8 weights with a float "
+    "input the hybrid one";
 
 bool IsStatic(const Tensor& t) {
   return !t.present() || (t.is_constant() && t.data<float>() != nullptr);
@@ -33,35 +34,32 @@ struct FullyConnectedState {
 };
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
+  for (const sdk::Operand o :
+       {sdk::Input(0), sdk::Input(1, "weights"), sdk::Output(0)}) {
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
+  }
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "weights", weights,
-                                            KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  if (ClampOnlyActivation(s.activation) != s.activation) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is refused (as by "
-                  "TFLite); FULLY_CONNECTED supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
+      sdk::ReadFusedActivation(k, out.type(), &s.activation));
+  if (!sdk::IsClampActivation(s.activation)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
+                  ": fused activation ", sdk::ActivationName(s.activation),
+                  " is refused (as by TFLite); FULLY_CONNECTED supports "
+                  "NONE, RELU, RELU_N1_TO_1 and RELU6 (TANH and SIGN_BIT "
+                  "only with int8 weights)");
   }
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
   if (bias.present()) {
+    const sdk::Operand b = sdk::Input(2, "bias");
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-    if (bias.num_elements() != units) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                    "' has shape ", ShapeString(bias.shape()), ", expected [",
-                    units, "] (one value per output unit)");
-    }
+        sdk::ExpectType(k, b, {KILN_TYPE_FLOAT32}, kQuantNote));
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectShape(k, b, {units}, "one value per output unit"));
   }
   s.weights.Resize(units, depth);
   s.pack_in_invoke = !(IsStatic(weights) && IsStatic(bias));
@@ -114,14 +112,12 @@ void PackRhs(BatchMatMulState& s, const float* rhs) {
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
-  constexpr const char* op = "BATCH_MATMUL";
-  const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "lhs", lhs, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "rhs", rhs, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+  const Tensor rhs = k.input(1), out = k.output(0);
+  for (const sdk::Operand o :
+       {sdk::Input(0, "lhs"), sdk::Input(1, "rhs"), sdk::Output(0)}) {
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
+  }
   KILN_SDK_RETURN_IF_ERROR(PlanBatchMatMul(k, &s.plan));
   const BatchMatMulPlan& p = s.plan;
   s.rhs_packed.resize(static_cast<size_t>(p.rhs_batches()));

@@ -98,12 +98,12 @@ bool AllZero(const float* x, int64_t n) {
   return true;
 }
 
-KilnStatus ReadHybridWeights(KernelContext& k, const char* op,
-                             const Tensor& weights, int32_t channels,
-                             int32_t axis, HybridWeights* out) {
-  TensorQuantization q;
+KilnStatus ReadHybridWeights(KernelContext& k, sdk::Operand weights,
+                             int32_t channels, int32_t axis,
+                             HybridWeights* out) {
+  sdk::TensorQuantization q;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "weights", weights, channels, axis, &q));
+      sdk::ReadQuantization(k, weights, sdk::PerChannel(axis), &q));
   out->per_channel = q.scales.size() > 1;
   if (out->per_channel) {
     out->scales = q.scales;
@@ -113,41 +113,27 @@ KilnStatus ReadHybridWeights(KernelContext& k, const char* op,
   return KILN_STATUS_OK;
 }
 
-KilnStatus ExpectHybridFloatTensors(KernelContext& k, const char* op,
-                                    const Tensor& bias, const Tensor& out,
+KilnStatus ExpectHybridFloatTensors(KernelContext& k, sdk::Operand bias,
                                     int32_t channels) {
   constexpr const char* kNote =
       "with int8 weights and a float32 input (hybrid), the output and bias "
       "are float32";
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kNote));
-  if (!bias.present()) return KILN_STATUS_OK;
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kNote));
+  if (!OperandPresent(k, bias)) return KILN_STATUS_OK;
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-  if (bias.num_elements() != channels) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                  "' has shape ", ShapeString(bias.shape()), ", expected [",
-                  channels, "]");
-  }
-  return KILN_STATUS_OK;
+      sdk::ExpectType(k, bias, {KILN_TYPE_FLOAT32}, kNote));
+  return sdk::ExpectShape(k, bias, {channels}, "one value per output channel");
 }
 
-KilnStatus ReadHybridBuffers(KernelContext& k, const char* op,
-                             int32_t input_index, int32_t weights_index,
-                             int32_t bias_index, HybridBuffers* out) {
-  const Tensor bias =
-      k.num_inputs() > bias_index ? k.input(bias_index) : Tensor();
-  out->input = k.input(input_index).data<float>();
-  out->weights = k.input(weights_index).data<int8_t>();
-  out->bias = bias.present() ? bias.data<float>() : nullptr;
-  out->output = k.output(0).data<float>();
-  if (out->input == nullptr || out->weights == nullptr ||
-      out->output == nullptr || (bias.present() && out->bias == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, weights, bias or output has no data at invoke");
-  }
-  return KILN_STATUS_OK;
+KilnStatus ReadHybridBuffers(KernelContext& k, const ConvOperands& ops,
+                             HybridBuffers* out) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, ops.input, &out->input));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, ops.filter, &out->weights));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, ops.output, &out->output));
+  out->bias = nullptr;
+  if (!OperandPresent(k, ops.bias)) return KILN_STATUS_OK;
+  return sdk::BufferOf(k, ops.bias, &out->bias);
 }
 
 void WeightRowSums(const int8_t* w, int32_t rows, int32_t depth,

@@ -41,14 +41,13 @@ struct HybridWeights {
 // Reads the quantization of int8 `weights` with `channels` output channels
 // along `axis`. LiteRT's hybrid kernels ignore weight zero points; so does
 // this (they are 0 in converter output).
-KilnStatus ReadHybridWeights(KernelContext& k, const char* op,
-                             const Tensor& weights, int32_t channels,
-                             int32_t axis, HybridWeights* out);
+KilnStatus ReadHybridWeights(KernelContext& k, sdk::Operand weights,
+                             int32_t channels, int32_t axis,
+                             HybridWeights* out);
 
-// Fails unless `out` is float32 and `bias`, when present, is float32 with
-// `channels` values.
-KilnStatus ExpectHybridFloatTensors(KernelContext& k, const char* op,
-                                    const Tensor& bias, const Tensor& out,
+// Fails unless output 0 is float32 and `bias`, when present, is float32 of
+// shape [channels].
+KilnStatus ExpectHybridFloatTensors(KernelContext& k, sdk::Operand bias,
                                     int32_t channels);
 
 // The buffers of a hybrid node at invoke (bias null when absent); fails
@@ -59,9 +58,8 @@ struct HybridBuffers {
   const float* bias = nullptr;
   float* output = nullptr;
 };
-KilnStatus ReadHybridBuffers(KernelContext& k, const char* op,
-                             int32_t input_index, int32_t weights_index,
-                             int32_t bias_index, HybridBuffers* out);
+KilnStatus ReadHybridBuffers(KernelContext& k, const ConvOperands& ops,
+                             HybridBuffers* out);
 
 // Sum of each of `rows` rows of `depth` int8 values.
 void WeightRowSums(const int8_t* w, int32_t rows, int32_t depth,

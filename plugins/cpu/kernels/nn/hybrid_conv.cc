@@ -34,13 +34,11 @@ KilnStatus PrepareConvLike(KernelContext& k, const char* op,
                            GeometryReader read_geometry, int32_t filter_axis,
                            ConvGeometry* g, HybridWeights* weights,
                            float* clamp_lo, float* clamp_hi) {
-  const Tensor input = k.input(0), filter = k.input(1);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  KILN_SDK_RETURN_IF_ERROR(read_geometry(k, op, input, filter, g));
+  KILN_SDK_RETURN_IF_ERROR(read_geometry(k, op, k.input(0), k.input(1), g));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectHybridFloatTensors(k, op, bias, k.output(0), g->out_c));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadHybridWeights(k, op, filter, g->out_c, filter_axis, weights));
+      ExpectHybridFloatTensors(k, kConvOperands.bias, g->out_c));
+  KILN_SDK_RETURN_IF_ERROR(ReadHybridWeights(k, kConvOperands.filter, g->out_c,
+                                             filter_axis, weights));
   ActivationClamp(g->activation, clamp_lo, clamp_hi);
   return KILN_STATUS_OK;
 }
@@ -159,7 +157,7 @@ KilnStatus HybridConvPrepare(KernelContext& k, HybridConvState& s) {
 
 KilnStatus HybridConvInvoke(KernelContext& k, HybridConvState& s) {
   HybridBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, "CONV_2D", 0, 1, 2, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) {
     s.packed.Pack(b.weights, s.g.taps() * s.g.in_c, 1, 0);
   }
@@ -190,8 +188,7 @@ KilnStatus HybridDepthwisePrepare(KernelContext& k, HybridDepthwiseState& s) {
 
 KilnStatus HybridDepthwiseInvoke(KernelContext& k, HybridDepthwiseState& s) {
   HybridBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadHybridBuffers(k, "DEPTHWISE_CONV_2D", 0, 1, 2, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) {
     ToInt16WithOffset(b.weights, s.filter.size(), 0, s.filter.data());
   }

@@ -12,7 +12,8 @@
 namespace kiln::cpu::nn {
 namespace {
 
-constexpr const char* kOp = "FULLY_CONNECTED";
+constexpr ConvOperands kOperands{sdk::Input(0), sdk::Input(1, "weights"),
+                                 sdk::Input(2, "bias"), sdk::Output(0)};
 // int16 values of the quantized input rows held at once.
 constexpr int64_t kScratchValues = 1 << 16;
 
@@ -70,17 +71,17 @@ void ScaleChunk(const HybridFullyConnectedState& s, const float* bias,
 KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
                                        HybridFullyConnectedState& s) {
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, kOp, &s.activation));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, out.type(), &s.activation));
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
   s.units = weights.dim(0);
   s.depth = weights.dim(1);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectHybridFloatTensors(k, kOp, bias, out, s.units));
+      ExpectHybridFloatTensors(k, kOperands.bias, s.units));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadHybridWeights(k, kOp, weights, s.units, 0, &s.weights));
+      ReadHybridWeights(k, kOperands.filter, s.units, 0, &s.weights));
   s.asymmetric = k.OptionInt(KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 0) != 0;
   s.packed.Resize(s.units, s.depth);
   s.pack_in_invoke =
@@ -100,7 +101,7 @@ KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
 KilnStatus HybridFullyConnectedInvoke(KernelContext& k,
                                       HybridFullyConnectedState& s) {
   HybridBuffers buf;
-  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, kOp, 0, 1, 2, &buf));
+  KILN_SDK_RETURN_IF_ERROR(ReadHybridBuffers(k, kOperands, &buf));
   const float* x = buf.input;
   const float* b = buf.bias;
   float* y = buf.output;
