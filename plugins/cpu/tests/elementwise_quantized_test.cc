@@ -87,7 +87,7 @@ TEST_F(QuantizedAddTest, RefusesMissingQuantizationIgnoresTanh) {
                                  PerTensor(0.1f, 0), KILN_ACTIVATION_NONE);
   ASSERT_FALSE(unquantized.status.ok());
   EXPECT_THAT(Message(unquantized),
-              HasSubstr("ADD input 1 't1' has type INT8 but no "
+              HasSubstr("ADD input 1 (tensor 't1') has type INT8 but no "
                         "quantization parameters"));
   // LiteRT's quantized kernels ignore a fused TANH (full output range).
   auto tanh = Add<int8_t>(KILN_TYPE_INT8, 2, {2}, {1, 2}, {2}, {3, 4},

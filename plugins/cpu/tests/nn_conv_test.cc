@@ -681,20 +681,27 @@ TEST_F(CpuKernelTest, BatchMatMulRefusesMismatchedDepth) {
 
 TEST_F(CpuKernelTest, ConvAndMatMulVersionRanges) {
   EXPECT_TRUE(Covers(KILN_OP_CONV_2D, 1));
-  EXPECT_FALSE(Covers(KILN_OP_CONV_2D, 2));  // hybrid
+  EXPECT_TRUE(Covers(KILN_OP_CONV_2D, 2));   // hybrid
   EXPECT_TRUE(Covers(KILN_OP_CONV_2D, 3));   // int8
   EXPECT_TRUE(Covers(KILN_OP_CONV_2D, 4));   // int16x8
+  EXPECT_TRUE(Covers(KILN_OP_CONV_2D, 5));   // per-channel hybrid
   EXPECT_FALSE(Covers(KILN_OP_CONV_2D, 6));  // grouped
   EXPECT_TRUE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 2));
-  EXPECT_TRUE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 3));  // per-channel int8
-  EXPECT_FALSE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 4));
+  EXPECT_TRUE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 3));   // per-channel int8
+  EXPECT_TRUE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 4));   // hybrid
+  EXPECT_TRUE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 6));   // per-channel hybrid
+  EXPECT_FALSE(Covers(KILN_OP_DEPTHWISE_CONV_2D, 7));  // int4
   EXPECT_TRUE(Covers(KILN_OP_TRANSPOSE_CONV, 4));
   EXPECT_FALSE(Covers(KILN_OP_TRANSPOSE_CONV, 5));
   EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 2));  // shuffled
-  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 3));  // hybrid
+  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 3));   // hybrid
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 6));
-  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 7));   // int16x8
-  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 8));  // sparse
+  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 7));    // int16x8
+  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 8));   // sparse
+  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 9));    // asymmetric hybrid
+  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 10));  // int4
+  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 11));  // int32 bias
+  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 12));   // per-channel hybrid
   EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 1));
   EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 2));   // int8
   EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 3));   // int16

@@ -285,6 +285,114 @@ def fc_cases(rng):
     return out
 
 
+# ---- hybrid (float activations, int8 weights) -----------------------------
+
+def exact(reference):
+    """Hybrid results reproduce LiteRT's arithmetic: no tolerance."""
+    return 0.0
+
+
+def tanh_ulps(reference):
+    """A fused TANH: LiteRT evaluates Eigen's rational tanh approximation,
+    Kiln std::tanh; they differ by a few float ulps."""
+    return 4 * np.finfo(np.float32).eps * np.maximum(np.abs(reference), 1e-30)
+
+
+def hybrid_fc_case(rng, per_channel, asymmetric, bias=True, activation=None,
+                   keep_num_dims=False):
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1, ACT_TANH, ACT_SIGN_BIT]))
+                  if activation is None else activation)
+    batch = [int(rng.integers(1, 4)), int(rng.integers(1, 5))]
+    depth = int(rng.choice([1, 5, 16, 33, 100, 300]))
+    units = int(rng.choice([1, 3, 16, 19]))
+    channels = units if per_channel else 1
+    w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
+    inputs = [T("float32", batch + [depth]),
+              T("int8", [units, depth], data=weights(rng, [units, depth]),
+                scale=list(w_scales), zero_point=0, axis=0)]
+    if bias:
+        inputs.append(T("float32", [units], data=bias_for(rng, units,
+                                                          "float32")))
+    out_shape = batch + [units] if keep_num_dims else [batch[0] * batch[1],
+                                                      units]
+    o = schema.FullyConnectedOptionsT()
+    o.fusedActivationFunction = activation
+    o.keepNumDims = keep_num_dims
+    o.asymmetricQuantizeInputs = asymmetric
+    version = 12 if per_channel else (9 if asymmetric else 3)
+    return Case(f"FULLY_CONNECTED/hybrid{'/per_channel' if per_channel else ''}"
+                f"{'/asymmetric' if asymmetric else ''}"
+                f"{'' if bias else '/no_bias'}/{batch}x{depth}->{units} "
+                f"a{activation}", OP.FULLY_CONNECTED, version, inputs,
+                [T("float32", out_shape)], OPT.FullyConnectedOptions, o, rng,
+                tolerance=tanh_ulps if activation == ACT_TANH else exact)
+
+
+def hybrid_conv_case(rng, depthwise, scales, bias=True, activation=None):
+    """scales: "per_tensor", "per_channel" or "equal" (per-channel scales
+    that are all equal: LiteRT's CONV_2D takes its per-tensor path then)."""
+    g = conv_geometry(rng, depthwise)
+    if depthwise and scales == "per_tensor":
+        g["cout"] = g["cin"] = 1  # LiteRT reads one scale per channel
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
+                                  ACT_RELU_N1_TO_1, ACT_TANH]))
+                  if activation is None else activation)
+    cout = g["cout"]
+    if depthwise:
+        w_shape, axis = [1, g["fh"], g["fw"], cout], 3
+    else:
+        w_shape, axis = [cout, g["fh"], g["fw"], g["cin"]], 0
+    if scales == "per_tensor":
+        w_scales = log_uniform(rng, 0.002, 0.05, size=1)
+    elif scales == "equal":
+        w_scales = np.repeat(log_uniform(rng, 0.002, 0.05, size=1), cout)
+    else:
+        w_scales = log_uniform(rng, 0.002, 0.05, size=cout)
+    inputs = [T("float32", [g["n"], g["h"], g["w"], g["cin"]]),
+              T("int8", w_shape, data=weights(rng, w_shape),
+                scale=list(w_scales), zero_point=0, axis=axis)]
+    if bias:
+        inputs.append(T("float32", [cout], data=bias_for(rng, cout,
+                                                         "float32")))
+    per_channel = scales != "per_tensor"
+    if depthwise:
+        o = schema.DepthwiseConv2DOptionsT()
+        o.depthMultiplier = cout // g["cin"]
+        op, opt, version = (OP.DEPTHWISE_CONV_2D, OPT.DepthwiseConv2DOptions,
+                            6 if per_channel else 4)
+    else:
+        o = schema.Conv2DOptionsT()
+        op, opt, version = (OP.CONV_2D, OPT.Conv2DOptions,
+                            5 if per_channel else 2)
+    o.padding, o.strideH, o.strideW = g["padding"], g["sh"], g["sw"]
+    o.dilationHFactor, o.dilationWFactor = g["dh"], g["dw"]
+    o.fusedActivationFunction = activation
+    kind = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    return Case(f"{kind}/hybrid/{scales}{'' if bias else '/no_bias'}/"
+                f"{g['n']}x{g['h']}x{g['w']}x{g['cin']}->{cout} "
+                f"f{g['fh']}x{g['fw']} s{g['sh']}{g['sw']} d{g['dh']}{g['dw']} "
+                f"p{g['padding']} a{activation}", op, version, inputs,
+                [T("float32", [g["n"], g["oh"], g["ow"], cout])], opt, o, rng,
+                # LiteRT refuses CONV_2D without a bias.
+                expect_refusal=not bias and not depthwise, tolerance=exact)
+
+
+def hybrid_cases(rng):
+    out = []
+    for depthwise in (False, True):
+        for scales in ("per_tensor", "per_channel", "equal"):
+            for i in range(4):
+                out.append(hybrid_conv_case(rng, depthwise, scales,
+                                            bias=i != 3))
+    for per_channel in (False, True):
+        for asymmetric in (False, True):
+            for i in range(4):
+                out.append(hybrid_fc_case(rng, per_channel, asymmetric,
+                                          bias=i != 3, keep_num_dims=i == 2))
+    return out
+
+
 # ---- AVERAGE_POOL_2D / MAX_POOL_2D -------------------------------------------
 
 def pool_case(rng, dtype, op, activation=None):
@@ -580,4 +688,5 @@ def batch_matmul_cases(rng):
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
-            transpose_conv_cases(rng) + batch_matmul_cases(rng))
+            transpose_conv_cases(rng) + batch_matmul_cases(rng) +
+            hybrid_cases(rng))

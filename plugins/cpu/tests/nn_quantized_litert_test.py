@@ -84,11 +84,12 @@ def main():
               "litert refuses": 0}
     failures = []
     with tempfile.TemporaryDirectory(prefix="kiln-nnq-") as root:
-        for case in cases.all_cases(np.random.default_rng(args.seed)):
+        all_cases = cases.all_cases(np.random.default_rng(args.seed))
+        for index, case in enumerate(all_cases):
             if args.filter and not re.search(args.filter, case.name):
                 continue
-            work = os.path.join(root, re.sub(r"[^A-Za-z0-9_.-]", "_",
-                                             case.name))
+            work = os.path.join(root, f"{index:04d}_" + re.sub(
+                r"[^A-Za-z0-9_.-]", "_", case.name))
             os.makedirs(work)
             model = os.path.join(work, "model.tflite")
             with open(model, "wb") as f:

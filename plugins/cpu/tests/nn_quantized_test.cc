@@ -183,6 +183,69 @@ TEST_F(QuantizedNnTest, DepthwiseIgnoresInt8FilterZeroPointLikeLiteRt) {
   EXPECT_THAT(with_zp.values, ElementsAre(82, 82, 82, 11, -4, -4, -4, 82));
 }
 
+// ---- hybrid FULLY_CONNECTED ----------------------------------------------
+
+// Float input, int8 weights (scale 0.5): the row {1, -0.5, 0.25, 0} is
+// quantized symmetrically with scale 1/127 to {127, -64, 32, 0} (halves
+// round away from zero), so the int32 sums are 95 and -95.
+TEST_F(QuantizedNnTest, HybridFullyConnectedQuantizesRows) {
+  std::vector<TestTensor> inputs = {
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1, 4},
+                     std::vector<float>{1.f, -0.5f, 0.25f, 0.f}),
+      QTensor<int8_t>(KILN_TYPE_INT8, {2, 4}, {1, 2, 3, 4, -1, 0, 1, 0},
+                      Quant({0.5f}, {0})),
+      TestTensor::Of(KILN_TYPE_FLOAT32, {2}, std::vector<float>{0.25f, 1.f})};
+  auto r =
+      RunOn<float>(Kernel(KILN_OP_FULLY_CONNECTED, 3), KILN_OP_FULLY_CONNECTED,
+                   3, inputs, OutputSpec{KILN_TYPE_FLOAT32, {}});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  const float scale = (1.f / 127.f) * 0.5f;
+  EXPECT_THAT(r.values, ElementsAre(0.25f + 95.f * scale, 1.f - 95.f * scale));
+}
+
+// asymmetric_quantize_inputs: the row {0, 1, 2, 3} spans [0, 3], scale
+// 3/255, zero point -128, so q = {-128, -43, 42, 127}; the zero point is
+// removed through the weights' row sums.
+TEST_F(QuantizedNnTest, HybridFullyConnectedAsymmetricInputs) {
+  std::vector<TestTensor> inputs = {
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1, 4},
+                     std::vector<float>{0.f, 1.f, 2.f, 3.f}),
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 4}, {1, 1, 1, 1},
+                      Quant({0.5f}, {0}))};
+  auto r = RunOn<float>(
+      Kernel(KILN_OP_FULLY_CONNECTED, 9), KILN_OP_FULLY_CONNECTED, 9, inputs,
+      OutputSpec{KILN_TYPE_FLOAT32, {}},
+      [](Node& n) { n.SetInt(KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 1); });
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  // (-128 - 43 + 42 + 127) - (-128) * 4 = 510 -> 510 * 3/255 * 0.5 = 3.
+  const float scale = static_cast<float>(3.0 / 255.0);
+  EXPECT_THAT(r.values, ElementsAre(510.f * (scale * 0.5f)));
+}
+
+// ---- hybrid CONV_2D -------------------------------------------------------
+
+// 1x1 convolution of a 1x1x2x2 image {1, -1, 0.5, 0.25}: the image is
+// quantized symmetrically as a whole (scale 1/127) to {127, -127, 64, 32};
+// filter {2, 1} with scale 0.25 gives sums 127 and 160.
+TEST_F(QuantizedNnTest, HybridConvQuantizesTheWholeImage) {
+  std::vector<TestTensor> inputs = {
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1, 1, 2, 2},
+                     std::vector<float>{1.f, -1.f, 0.5f, 0.25f}),
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 1, 1, 2}, {2, 1},
+                      Quant({0.25f}, {0})),
+      TestTensor::Of(KILN_TYPE_FLOAT32, {1}, std::vector<float>{0.5f})};
+  auto r = RunOn<float>(Kernel(KILN_OP_CONV_2D, 2), KILN_OP_CONV_2D, 2, inputs,
+                        OutputSpec{KILN_TYPE_FLOAT32, {}}, [](Node& n) {
+                          n.SetInt(KILN_OPTION_PADDING, KILN_PADDING_VALID);
+                          n.SetInt(KILN_OPTION_STRIDE_W, 1);
+                          n.SetInt(KILN_OPTION_STRIDE_H, 1);
+                        });
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  const float scale = (1.f / 127.f) * 0.25f;
+  EXPECT_THAT(r.values,
+              ElementsAre(127.f * scale + 0.5f, 160.f * scale + 0.5f));
+}
+
 // ---- SOFTMAX ---------------------------------------------------------------
 
 // beta * input_scale below 2^-26: TFLite's reference kernel aborts; Kiln, as

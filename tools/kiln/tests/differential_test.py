@@ -513,8 +513,9 @@ class Table:
         print(f"{'model':<{width}}  {'oracle':<7} {'result':<26} detail")
         for model, category, oracle, detail, failed in self.rows:
             mark = "FAIL " if failed else ""
+            # A failing row's detail is printed whole.
             print(f"{model:<{width}}  {oracle:<7} {mark + category:<26} "
-                  f"{detail[:200]}")
+                  f"{detail if failed else detail[:200]}")
         print("\nsummary (oracle REF = LiteRT reference kernels, OPT = "
               "LiteRT optimized builtins, used only where REF fails):")
         for key, label in self.CATEGORIES:

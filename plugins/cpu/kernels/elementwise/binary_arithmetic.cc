@@ -19,21 +19,22 @@
 namespace kiln::cpu {
 namespace {
 
-using elementwise::Describe;
-using elementwise::TypeList;
+using sdk::Input;
 using sdk::KernelContext;
+using sdk::Output;
 using sdk::Tensor;
+using sdk::TypeSet;
 
-constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                             KILN_TYPE_INT64};
+constexpr TypeSet kFloatIntTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                 KILN_TYPE_INT64};
+constexpr TypeSet kFloatInt32Types{KILN_TYPE_FLOAT32, KILN_TYPE_INT32};
 // FLOOR_DIV / FLOOR_MOD: LiteRT divides INT8 / INT16 stored values as
 // integers (no requantization).
-constexpr KilnTensorType kFloorTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                          KILN_TYPE_INT64, KILN_TYPE_INT8,
-                                          KILN_TYPE_INT16};
-constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
-                                               KILN_TYPE_INT32};
-constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
+constexpr TypeSet kFloorTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                              KILN_TYPE_INT64, KILN_TYPE_INT8, KILN_TYPE_INT16};
+constexpr TypeSet kFloatTypes{KILN_TYPE_FLOAT32};
+constexpr TypeSet kQuantizedTypes{KILN_TYPE_UINT8, KILN_TYPE_INT8,
+                                  KILN_TYPE_INT16};
 
 // Integer arithmetic wraps (two's complement) instead of overflowing into
 // undefined behaviour, matching what TFLite's kernels produce in practice.
@@ -73,8 +74,7 @@ enum class OperandCheck {
 };
 
 struct AddOp {
-  static constexpr const char* kName = "ADD";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -85,8 +85,7 @@ struct AddOp {
 };
 
 struct SubOp {
-  static constexpr const char* kName = "SUB";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -97,8 +96,7 @@ struct SubOp {
 };
 
 struct MulOp {
-  static constexpr const char* kName = "MUL";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -111,8 +109,7 @@ struct MulOp {
 // Float division follows IEEE (x/0 = +-inf, 0/0 = NaN); integer division
 // truncates and a zero divisor fails the invoke, as in TFLite.
 struct DivOp {
-  static constexpr const char* kName = "DIV";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
   template <typename T>
@@ -123,8 +120,7 @@ struct DivOp {
 };
 
 struct SquaredDifferenceOp {
-  static constexpr const char* kName = "SQUARED_DIFFERENCE";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -140,8 +136,7 @@ struct SquaredDifferenceOp {
 
 // As TFLite: x > y ? x : y (a NaN in x yields y).
 struct MaximumOp {
-  static constexpr const char* kName = "MAXIMUM";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -151,8 +146,7 @@ struct MaximumOp {
 };
 
 struct MinimumOp {
-  static constexpr const char* kName = "MINIMUM";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -164,8 +158,7 @@ struct MinimumOp {
 // Float: std::pow. INT32: exact integer power (wrapping); a negative exponent
 // fails the invoke, as in TFLite.
 struct PowOp {
-  static constexpr const char* kName = "POW";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonNegativeIntExp;
   template <typename T>
@@ -186,8 +179,7 @@ struct PowOp {
 // floor(x / y). A zero divisor fails the invoke for every type, float
 // included, as in TFLite (whose kernel validates the whole denominator).
 struct FloorDivOp {
-  static constexpr const char* kName = "FLOOR_DIV";
-  static constexpr TypeList kTypes = kFloorTypes;
+  static constexpr TypeSet kTypes = kFloorTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroDivisor;
   template <typename T>
@@ -204,8 +196,7 @@ struct FloorDivOp {
 // x - floor(x / y) * y: the result takes the sign of y (Python/TFLite).
 // Float: NaN for y == 0. Integer: a zero divisor fails.
 struct FloorModOp {
-  static constexpr const char* kName = "FLOOR_MOD";
-  static constexpr TypeList kTypes = kFloorTypes;
+  static constexpr TypeSet kTypes = kFloorTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
   template <typename T>
@@ -222,8 +213,7 @@ struct FloorModOp {
 
 // atan2(input 0, input 1), i.e. atan2(y, x).
 struct Atan2Op {
-  static constexpr const char* kName = "ATAN2";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr TypeSet kTypes = kFloatTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -234,8 +224,7 @@ struct Atan2Op {
 
 // x >= 0 ? x : alpha * x, alpha (input 1) broadcast against x.
 struct PreluOp {
-  static constexpr const char* kName = "PRELU";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr TypeSet kTypes = kFloatTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -260,56 +249,55 @@ constexpr bool kHasQuantizedKernel =
     std::is_same_v<Op, MaximumOp> || std::is_same_v<Op, MinimumOp> ||
     std::is_same_v<Op, PreluOp>;
 
+// The fused activation as LiteRT's arithmetic kernels apply it: RELU,
+// RELU_N1_TO_1 and RELU6 clamp; TANH and SIGN_BIT are ignored for every
+// output type (CalculateActivationRange leaves the full range).
+KilnStatus ReadClampOnlyActivation(KernelContext& k, int64_t* activation) {
+  *activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+  if (!sdk::IsKnownActivation(*activation)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
+                  " has unknown fused activation ", *activation,
+                  "; expected NONE, RELU, RELU_N1_TO_1, RELU6, TANH or "
+                  "SIGN_BIT");
+  }
+  if (!sdk::IsClampActivation(*activation)) *activation = KILN_ACTIVATION_NONE;
+  return KILN_STATUS_OK;
+}
+
 template <typename Op>
 KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
+  const KilnTensorType type = k.input(0).type();
+  state.type = type;
   state.is_quantized = false;
   if constexpr (kHasQuantizedKernel<Op>) {
-    if (elementwise::IsQuantizedBinaryType(a.type())) {
+    if (elementwise::IsQuantizedBinaryType(type)) {
       state.is_quantized = true;
-      state.type = a.type();
       KILN_SDK_RETURN_IF_ERROR(
           elementwise::PrepareQuantizedBinary(k, &state.quantized));
-      return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+      return elementwise::PrepareBroadcast(k, 2, &state.plan);
     }
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectSameType(k, Op::kName, "input", 1, b, "input", 0, a));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(k, Op::kName, "output",
-                                                       0, out, "input", 0, a));
-  state.type = a.type();
+  // A refusal lists the quantized types too where the op has their kernel.
+  constexpr TypeSet kSupported =
+      kHasQuantizedKernel<Op> ? Op::kTypes | kQuantizedTypes : Op::kTypes;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, Input(0), kSupported));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(k, Input(1), Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(k, Output(0), Input(0)));
   state.activation = KILN_ACTIVATION_NONE;
   if constexpr (Op::kFusedActivation) {
-    const int64_t act =
-        k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-    if (!IsSupportedActivation(act)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
-                    ": unknown fused activation ", act,
-                    "; expected NONE, RELU, RELU_N1_TO_1, RELU6, TANH or "
-                    "SIGN_BIT");
-    }
-    // LiteRT's kernels clamp for RELU, RELU_N1_TO_1 and RELU6 and ignore a
-    // fused TANH or SIGN_BIT (CalculateActivationRange leaves the full
-    // range), for every output type.
-    const bool clamps =
-        act != KILN_ACTIVATION_TANH && act != KILN_ACTIVATION_SIGN_BIT;
-    state.activation = clamps ? act : KILN_ACTIVATION_NONE;
+    KILN_SDK_RETURN_IF_ERROR(ReadClampOnlyActivation(k, &state.activation));
   }
-  return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+  return elementwise::PrepareBroadcast(k, 2, &state.plan);
 }
 
 template <typename Op, typename T>
 KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const T *pa = nullptr, *pb = nullptr;
+  T* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(0), &pa));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(1), &pb));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Output(0), &po));
   constexpr bool kIntegral = std::is_integral_v<T>;
   constexpr bool kCheckZero =
       Op::kCheck == OperandCheck::kNonZeroDivisor ||
@@ -317,18 +305,17 @@ KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
   constexpr bool kCheckNegative =
       kIntegral && Op::kCheck == OperandCheck::kNonNegativeIntExp;
   if constexpr (kCheckZero || kCheckNegative) {
-    const int64_t n = b.num_elements();
+    const int64_t n = k.input(1).num_elements();
     for (int64_t i = 0; i < n; ++i) {
       if (kCheckZero && pb[i] == T(0)) {
-        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
-                      Describe("input", 1, b), " holds 0 at element ", i,
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, Input(1)),
+                      " holds 0 at element ", i,
                       kIntegral ? "; integer division by zero is undefined"
                                 : "; FLOOR_DIV refuses a zero divisor");
       }
       if (kCheckNegative && pb[i] < T(0)) {
-        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
-                      Describe("input", 1, b), " holds ",
-                      static_cast<int64_t>(pb[i]), " at element ", i,
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, Input(1)),
+                      " holds ", static_cast<int64_t>(pb[i]), " at element ", i,
                       "; integer POW needs non-negative exponents");
       }
     }
@@ -350,29 +337,29 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
     case KILN_TYPE_FLOAT32:
       return RunBinary<Op, float>(k, state);
     case KILN_TYPE_INT32:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT32)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT32)) {
         return RunBinary<Op, int32_t>(k, state);
       }
       break;
     case KILN_TYPE_INT64:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT64)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT64)) {
         return RunBinary<Op, int64_t>(k, state);
       }
       break;
     case KILN_TYPE_INT8:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT8)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT8)) {
         return RunBinary<Op, int8_t>(k, state);
       }
       break;
     case KILN_TYPE_INT16:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT16)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT16)) {
         return RunBinary<Op, int16_t>(k, state);
       }
       break;
     default:
       break;
   }
-  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
                 sdk::TypeName(state.type), " that prepare did not accept");
 }
 

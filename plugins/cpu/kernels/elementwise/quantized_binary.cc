@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/elementwise/quantized_common.h"
+#include "kernels/quantization_util.h"
 
 namespace kiln::cpu::elementwise {
 namespace {
@@ -265,10 +266,10 @@ KilnStatus ReadNode(KernelContext& k, BinaryNode* n) {
       RawInt16Comparison(*n)) {
     return KILN_STATUS_OK;
   }
-  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n->op, "input 0", a, &n->a));
-  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n->op, "input 1", b, &n->b));
+  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(0), &n->a));
+  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(1), &n->b));
   if (IsComparison(n->code)) return KILN_STATUS_OK;
-  return ReadAffine(k, n->op, "output", out, &n->out);
+  return ReadAffine(k, sdk::Output(0), &n->out);
 }
 
 // ---- Element functions ------------------------------------------------------

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/quantization_util.h"
+#include "kiln/sdk/checks.h"
 #include "kiln/sdk/plugin.h"
 
 namespace kiln::cpu::elementwise {
@@ -32,14 +32,13 @@ inline void QuantizedTypeRange(KilnTensorType type, int32_t* lo, int32_t* hi) {
   }
 }
 
-// Reads the per-tensor quantization of `t` (`what`: "input 1", "output").
-// Fails, naming `op` and the tensor, when it has none, several channels or
-// a scale that is not finite and positive.
-inline KilnStatus ReadAffine(sdk::KernelContext& k, const char* op,
-                             const char* what, const sdk::Tensor& t,
+// Reads operand `o`'s per-tensor quantization. Fails, naming the op and the
+// tensor, when it has none, several channels or a scale that is not finite
+// and positive.
+inline KilnStatus ReadAffine(sdk::KernelContext& k, sdk::Operand o,
                              Affine* out) {
-  TensorQuantization q;
-  KILN_SDK_RETURN_IF_ERROR(ReadTensorQuantization(k, op, what, t, 0, 0, &q));
+  sdk::TensorQuantization q;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadQuantization(k, o, sdk::kPerTensor, &q));
   out->scale = q.scales[0];
   out->zero_point = q.zero_points[0];
   return KILN_STATUS_OK;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/elementwise/quantized_common.h"
+#include "kernels/quantization_util.h"
 
 namespace kiln::cpu::elementwise {
 namespace {
@@ -423,8 +424,8 @@ KilnStatus PrepareQuantizedUnary(KernelContext& k, QuantizedUnaryState* state) {
   if (IsUnquantizedInt16Abs(k, n.code, in)) {
     state->raw_int16_abs = true;
   } else {
-    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n.op, "input", in, &n.in));
-    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, n.op, "output", out, &n.out));
+    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(0), &n.in));
+    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Output(0), &n.out));
     QuantizedTypeRange(n.type, &n.qmin, &n.qmax);
     KILN_SDK_RETURN_IF_ERROR(PrepareForOp(k, n, state));
   }

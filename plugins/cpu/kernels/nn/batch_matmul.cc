@@ -9,6 +9,8 @@ namespace kiln::cpu::nn {
 namespace {
 
 constexpr const char* kOp = "BATCH_MATMUL";
+constexpr sdk::Operand kLhs = sdk::Input(0, "lhs");
+constexpr sdk::Operand kRhs = sdk::Input(1, "rhs");
 
 template <typename T>
 void PackRhs(QuantizedBatchMatMulState& s, const T* rhs) {
@@ -101,8 +103,8 @@ KilnStatus CheckTypes(KernelContext& k, IntScheme scheme, const Tensor& lhs,
 
 KilnStatus PlanBatchMatMul(KernelContext& k, BatchMatMulPlan* plan) {
   const Tensor lhs = k.input(0), rhs = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, kOp, "lhs", lhs));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, kOp, "rhs", rhs));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, kLhs));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, kRhs));
   const std::vector<int32_t> ls = lhs.shape(), rs = rhs.shape();
   if (ls.size() < 2 || rs.size() < 2) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, kOp,
@@ -144,13 +146,13 @@ KilnStatus QuantizedBatchMatMulPrepare(KernelContext& k, IntScheme scheme,
   KILN_SDK_RETURN_IF_ERROR(CheckTypes(k, scheme, lhs, rhs, out));
   KILN_SDK_RETURN_IF_ERROR(PlanBatchMatMul(k, &s.plan));
   const BatchMatMulPlan& p = s.plan;
-  TensorQuantization qlhs, qrhs, qout;
+  sdk::TensorQuantization qlhs, qrhs, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, kOp, "lhs", lhs, 0, 0, &qlhs));
+      sdk::ReadQuantization(k, kLhs, sdk::kPerTensor, &qlhs));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, kOp, "rhs", rhs, 0, 0, &qrhs));
+      sdk::ReadQuantization(k, kRhs, sdk::kPerTensor, &qrhs));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, kOp, "output", out, 0, 0, &qout));
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
   if (scheme == IntScheme::kInt16 &&
       (qlhs.zero_points[0] != 0 || qrhs.zero_points[0] != 0 ||
        qout.zero_points[0] != 0)) {

@@ -8,6 +8,7 @@
 
 #include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/gemm.h"
+#include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/type_dispatch.h"
 #include "kernels/nn/vec.h"
@@ -27,16 +28,19 @@ int32_t ChunkRows(int64_t row_floats, int32_t total_rows) {
   return static_cast<int32_t>(std::min<int64_t>(rows, std::max(total_rows, 1)));
 }
 
-KilnStatus CheckBias(KernelContext& k, const char* op, const Tensor& bias,
-                     int32_t channels) {
-  if (!bias.present()) return KILN_STATUS_OK;
+// Checks the optional float bias `bias`: shape [channels].
+KilnStatus CheckBias(KernelContext& k, sdk::Operand bias, int32_t channels) {
+  if (!OperandPresent(k, bias)) return KILN_STATUS_OK;
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-  if (bias.num_elements() != channels || bias.rank() != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                  "' has shape ", ShapeString(bias.shape()), ", expected [",
-                  channels, "] (one value per output channel)");
+      sdk::ExpectType(k, bias, {KILN_TYPE_FLOAT32}, kQuantNote));
+  return sdk::ExpectShape(k, bias, {channels}, "one value per output channel");
+}
+
+// The float kernels' input, filter and output types.
+KilnStatus ExpectFloatConv(KernelContext& k, const ConvOperands& ops) {
+  for (const sdk::Operand o : {ops.input, ops.filter, ops.output}) {
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
   }
   return KILN_STATUS_OK;
 }
@@ -48,11 +52,7 @@ bool IsStatic(const Tensor& t) {
 // ---- CONV_2D -------------------------------------------------------------
 
 struct ConvState {
-  WindowParams window;
-  int64_t activation = KILN_ACTIVATION_NONE;
-  int32_t batches = 0, in_h = 0, in_w = 0, in_c = 0;
-  int32_t filter_h = 0, filter_w = 0, out_h = 0, out_w = 0, out_c = 0;
-  int32_t pad_h = 0, pad_w = 0;
+  ConvGeometry g;
   bool direct = false;          // 1x1, stride 1: the input is the GEMM's A
   bool pack_in_invoke = false;  // filter or bias not constant
   int32_t chunk_rows = 0;
@@ -61,54 +61,17 @@ struct ConvState {
 };
 
 KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
-  constexpr const char* op = "CONV_2D";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
+  KILN_SDK_RETURN_IF_ERROR(ExpectFloatConv(k, kConvOperands));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
-  s.batches = input.dim(0);
-  s.in_h = input.dim(1);
-  s.in_w = input.dim(2);
-  s.in_c = input.dim(3);
-  s.out_c = filter.dim(0);
-  s.filter_h = filter.dim(1);
-  s.filter_w = filter.dim(2);
-  if (filter.dim(3) != s.in_c) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, ": filter '", filter.name(),
-                  "' has ", filter.dim(3), " input channels but input '",
-                  input.name(), "' has ", s.in_c,
-                  "; grouped convolution (CONV_2D version 6) is not supported "
-                  "by this CPU kernel");
-  }
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
-  s.out_h = WindowOutputSize(s.window.padding, s.in_h, s.filter_h,
-                             s.window.stride_h, s.window.dilation_h);
-  s.out_w = WindowOutputSize(s.window.padding, s.in_w, s.filter_w,
-                             s.window.stride_w, s.window.dilation_w);
-  if (s.out_h < 0 || s.out_w < 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": dilated filter ",
-                  s.filter_h, "x", s.filter_w, " does not fit input ",
-                  ShapeString(input.shape()), " with VALID padding");
-  }
-  s.pad_h = WindowPadBefore(s.in_h, s.filter_h, s.window.stride_h,
-                            s.window.dilation_h, s.out_h);
-  s.pad_w = WindowPadBefore(s.in_w, s.filter_w, s.window.stride_w,
-                            s.window.dilation_w, s.out_w);
-  s.direct = s.filter_h == 1 && s.filter_w == 1 && s.window.stride_h == 1 &&
-             s.window.stride_w == 1 && s.pad_h == 0 && s.pad_w == 0;
-  const int32_t depth = s.filter_h * s.filter_w * s.in_c;
-  s.weights.Resize(s.out_c, depth);
+      ReadConv2DGeometry(k, "CONV_2D", input, filter, &s.g));
+  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, kConvOperands.bias, s.g.out_c));
+  s.direct = s.g.filter_h == 1 && s.g.filter_w == 1 &&
+             s.g.window.stride_h == 1 && s.g.window.stride_w == 1 &&
+             s.g.pad_h == 0 && s.g.pad_w == 0;
+  const int32_t depth = s.g.filter_h * s.g.filter_w * s.g.in_c;
+  s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !(IsStatic(filter) && IsStatic(bias));
   if (!s.pack_in_invoke) {
     s.weights.Pack(filter.data<float>(), depth, 1,
@@ -118,33 +81,33 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
     s.im2col.clear();
     s.im2col.shrink_to_fit();
   } else {
-    s.chunk_rows = ChunkRows(depth, s.out_h * s.out_w);
+    s.chunk_rows = ChunkRows(depth, s.g.out_h * s.g.out_w);
     s.im2col.assign(static_cast<size_t>(s.chunk_rows) * depth, 0.f);
   }
-  return k.Resize(out, {s.batches, s.out_h, s.out_w, s.out_c});
+  return k.Resize(out, {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
 }
 
 // Fills rows [row0, row0 + rows) of the im2col matrix of batch image `in`.
 void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
             float* col) {
-  const int32_t c = s.in_c;
-  const int64_t depth = static_cast<int64_t>(s.filter_h) * s.filter_w * c;
+  const int32_t c = s.g.in_c;
+  const int64_t depth = static_cast<int64_t>(s.g.filter_h) * s.g.filter_w * c;
   for (int32_t r = 0; r < rows; ++r) {
-    const int32_t oy = (row0 + r) / s.out_w, ox = (row0 + r) % s.out_w;
+    const int32_t oy = (row0 + r) / s.g.out_w, ox = (row0 + r) % s.g.out_w;
     float* dst = col + r * depth;
-    const int32_t y0 = oy * s.window.stride_h - s.pad_h;
-    const int32_t x0 = ox * s.window.stride_w - s.pad_w;
-    for (int32_t fy = 0; fy < s.filter_h; ++fy) {
-      const int32_t iy = y0 + fy * s.window.dilation_h;
-      if (iy < 0 || iy >= s.in_h) {
-        std::fill(dst, dst + s.filter_w * c, 0.f);
-        dst += s.filter_w * c;
+    const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
+    const int32_t x0 = ox * s.g.window.stride_w - s.g.pad_w;
+    for (int32_t fy = 0; fy < s.g.filter_h; ++fy) {
+      const int32_t iy = y0 + fy * s.g.window.dilation_h;
+      if (iy < 0 || iy >= s.g.in_h) {
+        std::fill(dst, dst + s.g.filter_w * c, 0.f);
+        dst += s.g.filter_w * c;
         continue;
       }
-      const float* in_row = in + static_cast<int64_t>(iy) * s.in_w * c;
-      for (int32_t fx = 0; fx < s.filter_w; ++fx, dst += c) {
-        const int32_t ix = x0 + fx * s.window.dilation_w;
-        if (ix < 0 || ix >= s.in_w) {
+      const float* in_row = in + static_cast<int64_t>(iy) * s.g.in_w * c;
+      for (int32_t fx = 0; fx < s.g.filter_w; ++fx, dst += c) {
+        const int32_t ix = x0 + fx * s.g.window.dilation_w;
+        if (ix < 0 || ix >= s.g.in_w) {
           std::fill(dst, dst + c, 0.f);
         } else {
           std::copy(in_row + static_cast<int64_t>(ix) * c,
@@ -164,19 +127,20 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
   }
   const float* in = input.data<float>();
   float* o = out.data<float>();
-  const int32_t rows = s.out_h * s.out_w;
-  const int64_t in_image = static_cast<int64_t>(s.in_h) * s.in_w * s.in_c;
+  const int32_t rows = s.g.out_h * s.g.out_w;
+  const int64_t in_image = static_cast<int64_t>(s.g.in_h) * s.g.in_w * s.g.in_c;
   if (s.direct) {
-    Gemm(in, s.in_c, s.batches * rows, s.weights, s.activation, o, s.out_c);
+    Gemm(in, s.g.in_c, s.g.batches * rows, s.weights, s.g.activation, o,
+         s.g.out_c);
     return KILN_STATUS_OK;
   }
   const int32_t depth = s.weights.k();
-  for (int32_t b = 0; b < s.batches; ++b) {
+  for (int32_t b = 0; b < s.g.batches; ++b) {
     for (int32_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
       const int32_t n = std::min(s.chunk_rows, rows - r0);
       Im2Col(s, in + b * in_image, r0, n, s.im2col.data());
-      Gemm(s.im2col.data(), depth, n, s.weights, s.activation,
-           o + (static_cast<int64_t>(b) * rows + r0) * s.out_c, s.out_c);
+      Gemm(s.im2col.data(), depth, n, s.weights, s.g.activation,
+           o + (static_cast<int64_t>(b) * rows + r0) * s.g.out_c, s.g.out_c);
     }
   }
   return KILN_STATUS_OK;
@@ -185,71 +149,18 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
 // ---- DEPTHWISE_CONV_2D ---------------------------------------------------
 
 struct DepthwiseState {
-  WindowParams window;
-  int64_t activation = KILN_ACTIVATION_NONE;
-  int32_t batches = 0, in_h = 0, in_w = 0, in_c = 0, multiplier = 1;
-  int32_t filter_h = 0, filter_w = 0, out_h = 0, out_w = 0, out_c = 0;
-  int32_t pad_h = 0, pad_w = 0;
+  ConvGeometry g;
   std::vector<float> zero_bias;
 };
 
 KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
+  const Tensor input = k.input(0), filter = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(ExpectFloatConv(k, kConvOperands));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  s.activation = ClampOnlyActivation(s.activation);  // as TFLite
-  s.batches = input.dim(0);
-  s.in_h = input.dim(1);
-  s.in_w = input.dim(2);
-  s.in_c = input.dim(3);
-  s.filter_h = filter.dim(1);
-  s.filter_w = filter.dim(2);
-  s.out_c = filter.dim(3);
-  if (filter.dim(0) != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
-                  "' has shape ", ShapeString(filter.shape()),
-                  ", expected [1, height, width, channels * multiplier]");
-  }
-  if (s.in_c <= 0 || s.out_c % s.in_c != 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
-                  "' has ", s.out_c,
-                  " output channels, not a multiple of the input's ", s.in_c);
-  }
-  s.multiplier = s.out_c / s.in_c;
-  const int64_t option = k.OptionInt(KILN_OPTION_DEPTH_MULTIPLIER, 0);
-  if (option != 0 && option != s.multiplier) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": depth_multiplier ",
-                  option, " disagrees with filter '", filter.name(), "' (",
-                  s.out_c, " output channels for ", s.in_c, " input channels)");
-  }
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
-  s.out_h = WindowOutputSize(s.window.padding, s.in_h, s.filter_h,
-                             s.window.stride_h, s.window.dilation_h);
-  s.out_w = WindowOutputSize(s.window.padding, s.in_w, s.filter_w,
-                             s.window.stride_w, s.window.dilation_w);
-  if (s.out_h < 0 || s.out_w < 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": dilated filter ",
-                  s.filter_h, "x", s.filter_w, " does not fit input ",
-                  ShapeString(input.shape()), " with VALID padding");
-  }
-  s.pad_h = WindowPadBefore(s.in_h, s.filter_h, s.window.stride_h,
-                            s.window.dilation_h, s.out_h);
-  s.pad_w = WindowPadBefore(s.in_w, s.filter_w, s.window.stride_w,
-                            s.window.dilation_w, s.out_w);
-  s.zero_bias.assign(static_cast<size_t>(s.out_c), 0.f);
-  return k.Resize(out, {s.batches, s.out_h, s.out_w, s.out_c});
+      ReadDepthwiseGeometry(k, "DEPTHWISE_CONV_2D", input, filter, &s.g));
+  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, kConvOperands.bias, s.g.out_c));
+  s.zero_bias.assign(static_cast<size_t>(s.g.out_c), 0.f);
+  return k.Resize(k.output(0), {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
 }
 
 KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
@@ -259,27 +170,28 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const float* w = filter.data<float>();
   const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
   float* o = out.data<float>();
-  const int32_t c = s.in_c, oc = s.out_c, m = s.multiplier;
-  for (int32_t n = 0; n < s.batches; ++n) {
+  const int32_t c = s.g.in_c, oc = s.g.out_c, m = s.g.depth_multiplier;
+  for (int32_t n = 0; n < s.g.batches; ++n) {
     const float* image =
-        in + static_cast<int64_t>(n) * s.in_h * s.in_w * s.in_c;
-    for (int32_t oy = 0; oy < s.out_h; ++oy) {
-      const int32_t y0 = oy * s.window.stride_h - s.pad_h;
-      for (int32_t ox = 0; ox < s.out_w; ++ox) {
+        in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
+    for (int32_t oy = 0; oy < s.g.out_h; ++oy) {
+      const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
+      for (int32_t ox = 0; ox < s.g.out_w; ++ox) {
         float* acc =
-            o + ((static_cast<int64_t>(n) * s.out_h + oy) * s.out_w + ox) * oc;
+            o +
+            ((static_cast<int64_t>(n) * s.g.out_h + oy) * s.g.out_w + ox) * oc;
         std::copy(b, b + oc, acc);
-        const int32_t x0 = ox * s.window.stride_w - s.pad_w;
-        for (int32_t fy = 0; fy < s.filter_h; ++fy) {
-          const int32_t iy = y0 + fy * s.window.dilation_h;
-          if (iy < 0 || iy >= s.in_h) continue;
-          for (int32_t fx = 0; fx < s.filter_w; ++fx) {
-            const int32_t ix = x0 + fx * s.window.dilation_w;
-            if (ix < 0 || ix >= s.in_w) continue;
+        const int32_t x0 = ox * s.g.window.stride_w - s.g.pad_w;
+        for (int32_t fy = 0; fy < s.g.filter_h; ++fy) {
+          const int32_t iy = y0 + fy * s.g.window.dilation_h;
+          if (iy < 0 || iy >= s.g.in_h) continue;
+          for (int32_t fx = 0; fx < s.g.filter_w; ++fx) {
+            const int32_t ix = x0 + fx * s.g.window.dilation_w;
+            if (ix < 0 || ix >= s.g.in_w) continue;
             const float* x =
-                image + (static_cast<int64_t>(iy) * s.in_w + ix) * c;
+                image + (static_cast<int64_t>(iy) * s.g.in_w + ix) * c;
             const float* wt =
-                w + (static_cast<int64_t>(fy) * s.filter_w + fx) * oc;
+                w + (static_cast<int64_t>(fy) * s.g.filter_w + fx) * oc;
             if (m == 1) {
               vec::MulAcc(acc, x, wt, c);
             } else {
@@ -292,7 +204,7 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
             }
           }
         }
-        ApplyActivationInPlace(s.activation, acc, oc);
+        ApplyActivationInPlace(s.g.activation, acc, oc);
       }
     }
   }
@@ -325,18 +237,12 @@ void ReorderTransposeFilter(const ConvGeometry& g, const float* filter,
 }
 
 KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
-  constexpr const char* op = "TRANSPOSE_CONV";
-  const Tensor filter = k.input(1), input = k.input(2);
-  const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
-  const Tensor out = k.output(0);
+  const Tensor filter = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(ExpectFloatConv(k, kTransposeConvOperands));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
+      ReadTransposeConvGeometry(k, "TRANSPOSE_CONV", &s.g, &s.shaped));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ReadTransposeConvGeometry(k, op, &s.g, &s.shaped));
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.g.out_c));
+      CheckBias(k, kTransposeConvOperands.bias, s.g.out_c));
   if (!s.shaped) return KILN_STATUS_OK;  // sized once the values exist
   const ConvGeometry& g = s.g;
   const int32_t taps_out = g.taps() * g.out_c;
@@ -364,8 +270,8 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
                   "again once output_shape input '",
                   shape.name(), "' is computed");
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectOutputShape(k, op, out, {dims[0], dims[1], dims[2], dims[3]}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputShape(
+      k, sdk::Output(0), {dims[0], dims[1], dims[2], dims[3]}));
   const ConvGeometry& g = s.g;
   if (s.pack_in_invoke) {
     ReorderTransposeFilter(g, filter.data<float>(), s.reordered.data());
@@ -398,73 +304,42 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
   return KILN_STATUS_OK;
 }
 
-using ConvKernelState = DispatchState<ConvState, QuantizedConvState>;
-KilnStatus ConvKernelPrepare(KernelContext& k, ConvKernelState& s) {
-  return DispatchPrepare<ConvState, QuantizedConvState, ConvPrepare,
-                         QuantizedConvPrepare>(k, s);
-}
-KilnStatus ConvKernelInvoke(KernelContext& k, ConvKernelState& s) {
-  return DispatchInvoke<ConvState, QuantizedConvState, ConvInvoke,
-                        QuantizedConvInvoke>(k, s);
-}
-
-using DepthwiseKernelState =
-    DispatchState<DepthwiseState, QuantizedDepthwiseState>;
-KilnStatus DepthwiseKernelPrepare(KernelContext& k, DepthwiseKernelState& s) {
-  return DispatchPrepare<DepthwiseState, QuantizedDepthwiseState,
-                         DepthwisePrepare, QuantizedDepthwisePrepare>(k, s);
-}
-KilnStatus DepthwiseKernelInvoke(KernelContext& k, DepthwiseKernelState& s) {
-  return DispatchInvoke<DepthwiseState, QuantizedDepthwiseState,
-                        DepthwiseInvoke, QuantizedDepthwiseInvoke>(k, s);
-}
-
-using TransposeConvKernelState =
-    DispatchState<TransposeConvState, QuantizedTransposeConvState>;
-KilnStatus TransposeConvKernelPrepare(KernelContext& k,
-                                      TransposeConvKernelState& s) {
-  // Inputs: output shape, filter, input (which picks the kernel), [bias].
-  return DispatchPrepare<TransposeConvState, QuantizedTransposeConvState,
-                         TransposeConvPrepare, QuantizedTransposeConvPrepare, 3,
-                         4, 2>(k, s);
-}
-KilnStatus TransposeConvKernelInvoke(KernelContext& k,
-                                     TransposeConvKernelState& s) {
-  return DispatchInvoke<TransposeConvState, QuantizedTransposeConvState,
-                        TransposeConvInvoke, QuantizedTransposeConvInvoke>(k,
-                                                                           s);
-}
+using ConvOps =
+    OpVariants<ConvState, QuantizedConvState, HybridConvState, ConvPrepare,
+               ConvInvoke, QuantizedConvPrepare, QuantizedConvInvoke,
+               HybridConvPrepare, HybridConvInvoke, 2, 3, 0, 1>;
+using DepthwiseOps =
+    OpVariants<DepthwiseState, QuantizedDepthwiseState, HybridDepthwiseState,
+               DepthwisePrepare, DepthwiseInvoke, QuantizedDepthwisePrepare,
+               QuantizedDepthwiseInvoke, HybridDepthwisePrepare,
+               HybridDepthwiseInvoke, 2, 3, 0, 1>;
+// Inputs: output shape, filter, input, [bias]. Hybrid TRANSPOSE_CONV is not
+// implemented yet: the float kernel refuses an int8 filter.
+using TransposeConvOps =
+    OpVariants<TransposeConvState, QuantizedTransposeConvState,
+               TransposeConvState, TransposeConvPrepare, TransposeConvInvoke,
+               QuantizedTransposeConvPrepare, QuantizedTransposeConvInvoke,
+               TransposeConvPrepare, TransposeConvInvoke, 3, 4, 2, 1>;
 
 }  // namespace
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
   // CONV_2D v1: float32 (and uint8) with dilation and fused activation;
-  // v3: int8 with per-channel filters; v4: int16x8. The kernel dispatches
-  // on the input type (a converter may write a lower version than the types
-  // need). Not declared: v2/v5 (hybrid, not implemented yet), v6 (grouped),
-  // v7 (int4 filters), v8 (int16x8 with an int32 bias).
-  for (const auto& [min_version, max_version] : {std::pair{1, 1}, {3, 4}}) {
-    def.AddKernel(sdk::MakeStatefulKernel<ConvKernelState, ConvKernelPrepare,
-                                          ConvKernelInvoke>(
-        KILN_OP_CONV_2D, min_version, max_version));
-  }
+  // v2: hybrid (float input, int8 filter); v3: int8 with per-channel
+  // filters; v4: int16x8; v5: hybrid with per-channel filter scales. The
+  // kernel dispatches on the input and filter types (a converter may write
+  // a lower version than the types need). Not declared: v6 (grouped), v7
+  // (int4 filters), v8 (int16x8 with an int32 bias).
+  def.AddKernel(VariantKernel<ConvOps>(KILN_OP_CONV_2D, 1, 5));
   // DEPTHWISE_CONV_2D v1: float32 (and uint8) with depth_multiplier; v2:
-  // dilation; v3: int8 with per-channel filters; v5: int16x8. Integer
-  // inputs dispatch on the input type. Not declared: v4/v6 (hybrid, not
-  // implemented yet), v7 (int4 filters).
-  for (const auto& [min_version, max_version] : {std::pair{1, 3}, {5, 5}}) {
-    def.AddKernel(
-        sdk::MakeStatefulKernel<DepthwiseKernelState, DepthwiseKernelPrepare,
-                                DepthwiseKernelInvoke>(
-            KILN_OP_DEPTHWISE_CONV_2D, min_version, max_version));
-  }
+  // dilation; v3: int8 with per-channel filters; v4: hybrid; v5: int16x8;
+  // v6: hybrid with per-channel filter scales. Not declared: v7 (int4
+  // filters).
+  def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D, 1, 6));
   // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8 and
   // int16x8; hybrid not implemented yet); v3: optional bias input; v4:
   // fused activation. Not declared: v5 (int16x8 with an int32 bias).
-  def.AddKernel(sdk::MakeStatefulKernel<TransposeConvKernelState,
-                                        TransposeConvKernelPrepare,
-                                        TransposeConvKernelInvoke>(
-      KILN_OP_TRANSPOSE_CONV, 1, 4));
+  def.AddKernel(VariantKernel<TransposeConvOps>(KILN_OP_TRANSPOSE_CONV, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn

@@ -23,12 +23,15 @@ KilnStatus FinishGeometry(KernelContext& k, const char* op, const Tensor& input,
   return KILN_STATUS_OK;
 }
 
-KilnStatus ReadCommon(KernelContext& k, const char* op, const Tensor& input,
-                      const Tensor& filter, bool dilation, ConvGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, dilation, &g->window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
+// Input `input_index` and filter (input 1) of rank 4, the window options
+// and the fused activation.
+KilnStatus ReadCommon(KernelContext& k, int32_t input_index,
+                      const Tensor& input, const Tensor& filter, bool dilation,
+                      ConvGeometry* g) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(input_index), 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(1, "filter"), 4));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, dilation, &g->window));
+  KILN_SDK_RETURN_IF_ERROR(ReadClampActivation(k, &g->activation));
   g->batches = input.dim(0);
   g->in_h = input.dim(1);
   g->in_w = input.dim(2);
@@ -43,7 +46,7 @@ KilnStatus ReadCommon(KernelContext& k, const char* op, const Tensor& input,
 KilnStatus ReadConv2DGeometry(KernelContext& k, const char* op,
                               const Tensor& input, const Tensor& filter,
                               ConvGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, true, g));
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, 0, input, filter, true, g));
   g->out_c = filter.dim(0);
   if (filter.dim(3) != g->in_c) {
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, ": filter '", filter.name(),
@@ -58,7 +61,7 @@ KilnStatus ReadConv2DGeometry(KernelContext& k, const char* op,
 KilnStatus ReadDepthwiseGeometry(KernelContext& k, const char* op,
                                  const Tensor& input, const Tensor& filter,
                                  ConvGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, true, g));
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, 0, input, filter, true, g));
   g->out_c = filter.dim(3);
   if (filter.dim(0) != 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),
@@ -85,15 +88,14 @@ KilnStatus ReadTransposeConvGeometry(KernelContext& k, const char* op,
                                      ConvGeometry* g, bool* known) {
   *known = false;
   const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output_shape input", shape, KILN_TYPE_INT32));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "output_shape input", shape, 1));
+  constexpr sdk::Operand kShape = sdk::Input(0, "output_shape");
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, kShape, {KILN_TYPE_INT32}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kShape, 1));
   if (shape.dim(0) != 4) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape input '",
                   shape.name(), "' must hold 4 values, has ", shape.dim(0));
   }
-  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, op, input, filter, false, g));
-  g->activation = ClampOnlyActivation(g->activation);
+  KILN_SDK_RETURN_IF_ERROR(ReadCommon(k, 2, input, filter, false, g));
   g->out_c = filter.dim(0);
   if (filter.dim(3) != g->in_c) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '", filter.name(),

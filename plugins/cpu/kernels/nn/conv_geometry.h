@@ -22,6 +22,9 @@ struct ConvGeometry {
   int32_t taps() const { return filter_h * filter_w; }
 };
 
+// The fused activation of every reader below is ReadClampActivation's: a
+// clamp, TANH and SIGN_BIT ignored (as TFLite's convolutions do).
+//
 // CONV_2D: rank-4 input and OHWI filter, window options, fused activation,
 // output extent. Grouped convolution (filter depth != input depth) is
 // refused.
@@ -37,9 +40,7 @@ KilnStatus ReadDepthwiseGeometry(KernelContext& k, const char* op,
 // TRANSPOSE_CONV: inputs [output_shape (int32[4]), filter OHWI, input NHWC,
 // optional bias]. Reads everything but the output extent; when the
 // output_shape values exist (*known), also out_h / out_w and the padding
-// (TFLite pads the equivalent forward convolution of the output). The
-// fused activation is kept only if it clamps (TFLite ignores TANH and
-// SIGN_BIT here).
+// (TFLite pads the equivalent forward convolution of the output).
 KilnStatus ReadTransposeConvGeometry(KernelContext& k, const char* op,
                                      ConvGeometry* g, bool* known);
 

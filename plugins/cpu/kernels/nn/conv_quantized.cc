@@ -24,36 +24,6 @@ void PackFilter(QuantizedConvState& s, const Tensor& filter) {
   }
 }
 
-// Rows [row0, row0 + rows) of the int16 im2col matrix of one image: every
-// tap holds x + input_offset, taps outside the image 0 (TFLite skips them).
-template <typename T>
-void Im2ColInt16(const ConvGeometry& g, const T* image, int32_t input_offset,
-                 int32_t row0, int32_t rows, int32_t stride, int16_t* col) {
-  const int32_t c = g.in_c;
-  for (int32_t r = 0; r < rows; ++r) {
-    const int32_t oy = (row0 + r) / g.out_w, ox = (row0 + r) % g.out_w;
-    int16_t* dst = col + static_cast<int64_t>(r) * stride;
-    const int32_t y0 = oy * g.window.stride_h - g.pad_h;
-    const int32_t x0 = ox * g.window.stride_w - g.pad_w;
-    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
-      const int32_t iy = y0 + fy * g.window.dilation_h;
-      for (int32_t fx = 0; fx < g.filter_w; ++fx, dst += c) {
-        const int32_t ix = x0 + fx * g.window.dilation_w;
-        if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) {
-          std::fill(dst, dst + c, int16_t{0});
-        } else {
-          ToInt16WithOffset(
-              image + (static_cast<int64_t>(iy) * g.in_w + ix) * c, c,
-              input_offset, dst);
-        }
-      }
-    }
-    // The pad column of an odd depth.
-    const int32_t depth = g.taps() * c;
-    if (stride > depth) dst[0] = 0;
-  }
-}
-
 template <typename T>
 void ConvRun(QuantizedConvState& s, const T* in, const BiasView& bias, T* out) {
   const ConvGeometry& g = s.g;
@@ -94,7 +64,7 @@ KilnStatus QuantizedConvPrepare(KernelContext& k, IntScheme scheme,
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
       k,
       ConvolutionRules("CONV_2D", scheme, s.g.out_c, 0, s.g.activation, false),
-      scheme, input, filter, bias, out, &s.q));
+      scheme, kConvOperands, &s.q));
   const int32_t depth = s.g.taps() * s.g.in_c;
   s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !IsStaticTensor(filter);
@@ -110,7 +80,7 @@ KilnStatus QuantizedConvPrepare(KernelContext& k, IntScheme scheme,
 
 KilnStatus QuantizedConvInvoke(KernelContext& k, QuantizedConvState& s) {
   ConvLikeBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, "CONV_2D", &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) PackFilter(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);

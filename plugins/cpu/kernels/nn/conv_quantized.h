@@ -14,6 +14,45 @@
 
 namespace kiln::cpu::nn {
 
+// Rows [row0, row0 + rows) of the int16 im2col matrix of one image (row
+// stride `stride`, at least taps * in_c; an extra pad column is zeroed):
+// every tap holds x + input_offset, taps outside the image 0 (TFLite skips
+// them).
+template <typename T>
+void Im2ColInt16(const ConvGeometry& g, const T* image, int32_t input_offset,
+                 int32_t row0, int32_t rows, int32_t stride, int16_t* col) {
+  const int32_t c = g.in_c;
+  for (int32_t r = 0; r < rows; ++r) {
+    const int32_t oy = (row0 + r) / g.out_w, ox = (row0 + r) % g.out_w;
+    int16_t* dst = col + static_cast<int64_t>(r) * stride;
+    const int32_t y0 = oy * g.window.stride_h - g.pad_h;
+    const int32_t x0 = ox * g.window.stride_w - g.pad_w;
+    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+      const int32_t iy = y0 + fy * g.window.dilation_h;
+      for (int32_t fx = 0; fx < g.filter_w; ++fx, dst += c) {
+        const int32_t ix = x0 + fx * g.window.dilation_w;
+        if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) {
+          std::fill(dst, dst + c, int16_t{0});
+        } else {
+          ToInt16WithOffset(
+              image + (static_cast<int64_t>(iy) * g.in_w + ix) * c, c,
+              input_offset, dst);
+        }
+      }
+    }
+    // The pad column of an odd depth.
+    const int32_t depth = g.taps() * c;
+    if (stride > depth) dst[0] = 0;
+  }
+}
+
+// Adds the taps of depthwise output pixel (oy, ox) of one int16 image into
+// acc (out_c sums of type Acc); `filter` is taps x out_c int16 values.
+template <typename Acc>
+void DepthwiseAccumulatePixel(const ConvGeometry& g, const int16_t* filter,
+                              const int16_t* image, int32_t oy, int32_t ox,
+                              Acc* acc);
+
 // CONV_2D: int16 im2col (zero-point offsets folded in) x packed int16
 // filter through IntGemm, then per-channel requantization.
 struct QuantizedConvState {

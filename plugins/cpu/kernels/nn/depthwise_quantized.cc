@@ -20,12 +20,12 @@ void PackFilter(QuantizedDepthwiseState& s, const Tensor& filter) {
   }
 }
 
-// Accumulates the taps of output pixel (oy, ox) of one int16 image into
-// `acc` (out_c sums of type Acc).
+}  // namespace
+
 template <typename Acc>
-void AccumulatePixel(const QuantizedDepthwiseState& s, const int16_t* image,
-                     int32_t oy, int32_t ox, Acc* acc) {
-  const ConvGeometry& g = s.g;
+void DepthwiseAccumulatePixel(const ConvGeometry& g, const int16_t* filter,
+                              const int16_t* image, int32_t oy, int32_t ox,
+                              Acc* acc) {
   const int32_t c = g.in_c, m = g.depth_multiplier;
   const int32_t y0 = oy * g.window.stride_h - g.pad_h;
   const int32_t x0 = ox * g.window.stride_w - g.pad_w;
@@ -36,8 +36,8 @@ void AccumulatePixel(const QuantizedDepthwiseState& s, const int16_t* image,
       const int32_t ix = x0 + fx * g.window.dilation_w;
       if (ix < 0 || ix >= g.in_w) continue;
       const int16_t* x = image + (static_cast<int64_t>(iy) * g.in_w + ix) * c;
-      const int16_t* w = s.filter.data() +
-                         (static_cast<int64_t>(fy) * g.filter_w + fx) * g.out_c;
+      const int16_t* w =
+          filter + (static_cast<int64_t>(fy) * g.filter_w + fx) * g.out_c;
       if constexpr (sizeof(Acc) == 4) {
         if (m == 1) {
           MulAccInt16(acc, x, w, c);
@@ -55,6 +55,15 @@ void AccumulatePixel(const QuantizedDepthwiseState& s, const int16_t* image,
   }
 }
 
+template void DepthwiseAccumulatePixel<int32_t>(const ConvGeometry&,
+                                                const int16_t*, const int16_t*,
+                                                int32_t, int32_t, int32_t*);
+template void DepthwiseAccumulatePixel<int64_t>(const ConvGeometry&,
+                                                const int16_t*, const int16_t*,
+                                                int32_t, int32_t, int64_t*);
+
+namespace {
+
 template <typename T, typename Acc>
 void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
                   T* out) {
@@ -71,7 +80,7 @@ void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
     for (int32_t oy = 0; oy < g.out_h; ++oy) {
       for (int32_t ox = 0; ox < g.out_w; ++ox) {
         std::fill(acc, acc + g.out_c, Acc{0});
-        AccumulatePixel(s, s.row.data(), oy, ox, acc);
+        DepthwiseAccumulatePixel(g, s.filter.data(), s.row.data(), oy, ox, acc);
         T* dst =
             out +
             ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) * g.out_c;
@@ -96,13 +105,12 @@ void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
 KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
                                      QuantizedDepthwiseState& s) {
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(ReadDepthwiseGeometry(k, kOp, input, filter, &s.g));
   // TFLite's per-channel depthwise kernel ignores an int8 filter zero
   // point (true); CONV_2D refuses one.
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
       k, ConvolutionRules(kOp, scheme, s.g.out_c, 3, s.g.activation, true),
-      scheme, input, filter, bias, out, &s.q));
+      scheme, kConvOperands, &s.q));
   s.filter.assign(static_cast<size_t>(s.g.taps()) * s.g.out_c, 0);
   s.pack_in_invoke = !(filter.is_constant() && filter.data<void>() != nullptr);
   if (!s.pack_in_invoke) PackFilter(s, filter);
@@ -117,7 +125,7 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,
 KilnStatus QuantizedDepthwiseInvoke(KernelContext& k,
                                     QuantizedDepthwiseState& s) {
   ConvLikeBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kOp, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kConvOperands, &b));
   if (s.pack_in_invoke) PackFilter(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);

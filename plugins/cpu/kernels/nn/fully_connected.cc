@@ -1,12 +1,14 @@
 // FULLY_CONNECTED and BATCH_MATMUL on float32 through the packed GEMM.
 // Integer FULLY_CONNECTED inputs dispatch to fully_connected_quantized.h.
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/batch_matmul.h"
 #include "kernels/nn/fully_connected_quantized.h"
 #include "kernels/nn/gemm.h"
+#include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/type_dispatch.h"
 #include "kernels/registry.h"
@@ -15,7 +17,8 @@ namespace kiln::cpu::nn {
 namespace {
 
 constexpr const char* kQuantNote =
-    "quantized and hybrid variants are not implemented";
+    "integer inputs take the integer kernel, int8 weights with a float "
+    "input the hybrid one";
 
 bool IsStatic(const Tensor& t) {
   return !t.present() || (t.is_constant() && t.data<float>() != nullptr);
@@ -31,35 +34,32 @@ struct FullyConnectedState {
 };
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
+  for (const sdk::Operand o :
+       {sdk::Input(0), sdk::Input(1, "weights"), sdk::Output(0)}) {
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
+  }
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "weights", weights,
-                                            KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
-  if (ClampOnlyActivation(s.activation) != s.activation) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is refused (as by "
-                  "TFLite); FULLY_CONNECTED supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
+      sdk::ReadFusedActivation(k, out.type(), &s.activation));
+  if (!sdk::IsClampActivation(s.activation)) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
+                  ": fused activation ", sdk::ActivationName(s.activation),
+                  " is refused (as by TFLite); FULLY_CONNECTED supports "
+                  "NONE, RELU, RELU_N1_TO_1 and RELU6 (TANH and SIGN_BIT "
+                  "only with int8 weights)");
   }
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
   if (bias.present()) {
+    const sdk::Operand b = sdk::Input(2, "bias");
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-    if (bias.num_elements() != units) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                    "' has shape ", ShapeString(bias.shape()), ", expected [",
-                    units, "] (one value per output unit)");
-    }
+        sdk::ExpectType(k, b, {KILN_TYPE_FLOAT32}, kQuantNote));
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectShape(k, b, {units}, "one value per output unit"));
   }
   s.weights.Resize(units, depth);
   s.pack_in_invoke = !(IsStatic(weights) && IsStatic(bias));
@@ -82,20 +82,12 @@ KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
   return KILN_STATUS_OK;
 }
 
-using FullyConnectedKernelState =
-    DispatchState<FullyConnectedState, QuantizedFullyConnectedState>;
-KilnStatus FullyConnectedKernelPrepare(KernelContext& k,
-                                       FullyConnectedKernelState& s) {
-  return DispatchPrepare<FullyConnectedState, QuantizedFullyConnectedState,
-                         FullyConnectedPrepare, QuantizedFullyConnectedPrepare>(
-      k, s);
-}
-KilnStatus FullyConnectedKernelInvoke(KernelContext& k,
-                                      FullyConnectedKernelState& s) {
-  return DispatchInvoke<FullyConnectedState, QuantizedFullyConnectedState,
-                        FullyConnectedInvoke, QuantizedFullyConnectedInvoke>(k,
-                                                                             s);
-}
+using FullyConnectedOps =
+    OpVariants<FullyConnectedState, QuantizedFullyConnectedState,
+               HybridFullyConnectedState, FullyConnectedPrepare,
+               FullyConnectedInvoke, QuantizedFullyConnectedPrepare,
+               QuantizedFullyConnectedInvoke, HybridFullyConnectedPrepare,
+               HybridFullyConnectedInvoke, 2, 3, 0, 1>;
 
 // ---- BATCH_MATMUL --------------------------------------------------------
 
@@ -120,14 +112,12 @@ void PackRhs(BatchMatMulState& s, const float* rhs) {
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
-  constexpr const char* op = "BATCH_MATMUL";
-  const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "lhs", lhs, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "rhs", rhs, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+  const Tensor rhs = k.input(1), out = k.output(0);
+  for (const sdk::Operand o :
+       {sdk::Input(0, "lhs"), sdk::Input(1, "rhs"), sdk::Output(0)}) {
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
+  }
   KILN_SDK_RETURN_IF_ERROR(PlanBatchMatMul(k, &s.plan));
   const BatchMatMulPlan& p = s.plan;
   s.rhs_packed.resize(static_cast<size_t>(p.rhs_batches()));
@@ -168,43 +158,33 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   return KILN_STATUS_OK;
 }
 
-using BatchMatMulKernelState =
-    DispatchState<BatchMatMulState, QuantizedBatchMatMulState>;
-KilnStatus BatchMatMulKernelPrepare(KernelContext& k,
-                                    BatchMatMulKernelState& s) {
-  return DispatchPrepare<BatchMatMulState, QuantizedBatchMatMulState,
-                         BatchMatMulPrepare, QuantizedBatchMatMulPrepare, 2, 2>(
-      k, s);
-}
-KilnStatus BatchMatMulKernelInvoke(KernelContext& k,
-                                   BatchMatMulKernelState& s) {
-  return DispatchInvoke<BatchMatMulState, QuantizedBatchMatMulState,
-                        BatchMatMulInvoke, QuantizedBatchMatMulInvoke>(k, s);
-}
+// Hybrid BATCH_MATMUL is not implemented yet: the float kernel refuses an
+// int8 rhs.
+using BatchMatMulOps =
+    OpVariants<BatchMatMulState, QuantizedBatchMatMulState, BatchMatMulState,
+               BatchMatMulPrepare, BatchMatMulInvoke,
+               QuantizedBatchMatMulPrepare, QuantizedBatchMatMulInvoke,
+               BatchMatMulPrepare, BatchMatMulInvoke, 2, 2, 0, 1>;
 
 }  // namespace
 
 void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
-  // FULLY_CONNECTED v1: float32 and uint8, DEFAULT weights; v4: int8
-  // (per-tensor or per-channel weights); v5: keep_num_dims; v6: bias
-  // omitted; v7: int16x8. The kernel dispatches on the input type. v2
-  // (shuffled uint8 weights) is not implemented, so it is not declared; v3
-  // (hybrid) is not implemented yet.
-  def.AddKernel(sdk::MakeStatefulKernel<FullyConnectedKernelState,
-                                        FullyConnectedKernelPrepare,
-                                        FullyConnectedKernelInvoke>(
-      KILN_OP_FULLY_CONNECTED, 1, 1));
-  def.AddKernel(sdk::MakeStatefulKernel<FullyConnectedKernelState,
-                                        FullyConnectedKernelPrepare,
-                                        FullyConnectedKernelInvoke>(
-      KILN_OP_FULLY_CONNECTED, 4, 7));
+  // FULLY_CONNECTED v1: float32 and uint8, DEFAULT weights; v3: hybrid
+  // (float input, int8 weights); v4: int8 (per-tensor or per-channel
+  // weights); v5: keep_num_dims; v6: bias omitted; v7: int16x8; v9: hybrid
+  // with asymmetric_quantize_inputs; v12: hybrid with per-channel weights.
+  // The kernel dispatches on the input and weight types. Not declared: v2
+  // (shuffled uint8 weights), v8 (sparse weights), v10 (int4 weights), v11
+  // (int16x8 with an int32 bias).
+  for (const auto& [min_version, max_version] :
+       {std::pair{1, 1}, {3, 7}, {9, 9}, {12, 12}}) {
+    def.AddKernel(VariantKernel<FullyConnectedOps>(KILN_OP_FULLY_CONNECTED,
+                                                   min_version, max_version));
+  }
   // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims;
   // v2: int8; v3: int16x8. Hybrid (float lhs, int8 rhs) is v1 or v4
   // (asymmetric) and not implemented yet.
-  def.AddKernel(
-      sdk::MakeStatefulKernel<BatchMatMulKernelState, BatchMatMulKernelPrepare,
-                              BatchMatMulKernelInvoke>(KILN_OP_BATCH_MATMUL, 1,
-                                                       3));
+  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 3));
 }
 
 }  // namespace kiln::cpu::nn

@@ -6,6 +6,9 @@ namespace kiln::cpu::nn {
 namespace {
 
 constexpr const char* kOp = "FULLY_CONNECTED";
+constexpr ConvOperands kFullyConnectedOperands{
+    sdk::Input(0), sdk::Input(1, "weights"), sdk::Input(2, "bias"),
+    sdk::Output(0)};
 // Target size of one converted-input chunk, in int16 values.
 constexpr int64_t kScratchValues = 64 * 1024;
 
@@ -61,8 +64,8 @@ KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
                   "this CPU kernel supports the DEFAULT (0) weights format "
                   "only");
   }
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, kOp, "input", input));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, kOp, "weights", weights, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(1, "weights"), 2));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
   const std::vector<int32_t> in_shape = input.shape();
   const int64_t elements = DimProduct(in_shape, 0, in_shape.size());
@@ -92,9 +95,9 @@ KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
 KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
                                           QuantizedFullyConnectedState& s) {
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   int64_t activation = KILN_ACTIVATION_NONE;
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, kOp, &activation));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, out.type(), &activation));
   std::vector<int32_t> out_shape;
   KILN_SDK_RETURN_IF_ERROR(
       ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
@@ -102,7 +105,7 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
   s.depth = weights.dim(1);
   KILN_SDK_RETURN_IF_ERROR(
       PrepareChannelRequant(k, FullyConnectedRules(s.units, activation), scheme,
-                            input, weights, bias, out, &s.q));
+                            kFullyConnectedOperands, &s.q));
   s.weights.Resize(s.units, s.depth);
   s.pack_in_invoke =
       !(weights.is_constant() && weights.data<void>() != nullptr);
@@ -118,7 +121,7 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
 KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
                                          QuantizedFullyConnectedState& s) {
   ConvLikeBuffers b;
-  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kOp, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kFullyConnectedOperands, &b));
   if (s.pack_in_invoke) PackWeights(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);

@@ -20,18 +20,19 @@ constexpr const char* kQuantNote = "quantized variants are not implemented";
 // ---- Pooling -------------------------------------------------------------
 
 KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "input", input,
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor input = k.input(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
       {KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, input.type()));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &g->window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
-  g->activation = ClampOnlyActivation(g->activation);  // as TFLite
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, false, &g->window));
+  // TFLite's pools take their range from CalculateActivationRange(Quantized),
+  // which ignores TANH and SIGN_BIT.
+  KILN_SDK_RETURN_IF_ERROR(ReadClampActivation(k, &g->activation));
   const int64_t fh = k.OptionInt(KILN_OPTION_FILTER_H, 0);
   const int64_t fw = k.OptionInt(KILN_OPTION_FILTER_W, 0);
   if (fh < 1 || fw < 1 || fh > (1 << 20) || fw > (1 << 20)) {
@@ -123,14 +124,14 @@ KilnStatus PoolInvoke(KernelContext& k) {
 
 // Checks one float32 input/output of any rank >= 1 and sizes the output.
 KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   if (input.rank() < 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": input '", input.name(),
                   "' must have rank >= 1 (the op normalises the last axis)");
@@ -147,7 +148,8 @@ KilnStatus LogSoftmaxPrepare(KernelContext& k) {
 
 KilnStatus L2NormPrepare(KernelContext& k) {
   int64_t act;
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, "L2_NORMALIZATION", &act));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &act));
   return LastAxisPrepare(k, "L2_NORMALIZATION");
 }
 

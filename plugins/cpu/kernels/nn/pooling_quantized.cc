@@ -90,7 +90,7 @@ KilnStatus QuantizedPoolBounds(KernelContext& k, const char* op,
   }
   TensorQuantization qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "output", out, 0, 0, &qout));
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
   if (!QuantizedActivationBounds(g.activation, qout.scales[0],
                                  qout.zero_points[0],
                                  std::numeric_limits<int32_t>::min(),

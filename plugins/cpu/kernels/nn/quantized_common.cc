@@ -36,9 +36,7 @@ void SchemeRange(IntScheme scheme, int32_t* qmin, int32_t* qmax) {
 }
 
 KilnStatus CheckTypes(KernelContext& k, const RequantRules& r, IntScheme scheme,
-                      const Tensor& input, const Tensor& filter,
-                      const Tensor& bias, const Tensor& output,
-                      ChannelRequant* out) {
+                      const ConvOperands& ops, ChannelRequant* out) {
   const KilnTensorType filter_type =
       scheme == IntScheme::kUint8 ? KILN_TYPE_UINT8 : KILN_TYPE_INT8;
   const char* note = scheme == IntScheme::kInt8
@@ -47,23 +45,23 @@ KilnStatus CheckTypes(KernelContext& k, const RequantRules& r, IntScheme scheme,
                          ? "uint8 kernels take UINT8 filters and an INT32 bias"
                          : "int16x8 kernels take INT8 filters and an INT64 "
                            "bias";
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, r.op, "filter", filter, filter_type, note));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, r.op, "output", output, input.type(), note));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, ops.filter, {filter_type}, note));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, ops.output, {sdk::TensorOf(k, ops.input).type()}, note));
   out->wide_accumulator = scheme == IntScheme::kInt16;
-  if (!bias.present()) return KILN_STATUS_OK;
+  if (!OperandPresent(k, ops.bias)) return KILN_STATUS_OK;
   // An int32 bias on int16x8 (version 8 / 11, quantized_bias_type) is not
   // supported: TFLite reads such a bias as int64 unless the option says
   // otherwise, and the option does not reach plugins.
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(
-      k, r.op, "bias", bias,
-      scheme == IntScheme::kInt16 ? KILN_TYPE_INT64 : KILN_TYPE_INT32, note));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, r.op, "bias", bias));
-  if (bias.num_elements() != r.channels) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op, ": bias '", bias.name(),
-                  "' has shape ", ShapeString(bias.shape()), ", expected ",
-                  r.channels, " values (one per output channel)");
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, ops.bias,
+      {scheme == IntScheme::kInt16 ? KILN_TYPE_INT64 : KILN_TYPE_INT32}, note));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, ops.bias));
+  if (sdk::TensorOf(k, ops.bias).num_elements() != r.channels) {
+    return k.Fail(
+        KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, ops.bias), " has shape ",
+        ShapeString(sdk::TensorOf(k, ops.bias).shape()), "; expected ",
+        r.channels, " values (one per output channel)");
   }
   return KILN_STATUS_OK;
 }
@@ -88,17 +86,16 @@ KilnStatus ReadLegacyParams(KernelContext& k, const Tensor& t,
 }
 
 KilnStatus CheckZeroPoints(KernelContext& k, const RequantRules& r,
-                           IntScheme scheme, const Tensor& input,
-                           const Tensor& filter, const Tensor& output,
-                           const TensorQuantization& qin,
-                           const TensorQuantization& qf,
-                           const TensorQuantization& qout) {
+                           IntScheme scheme, const ConvOperands& ops,
+                           const sdk::TensorQuantization& qin,
+                           const sdk::TensorQuantization& qf,
+                           const sdk::TensorQuantization& qout) {
   if (scheme == IntScheme::kInt16 &&
       (qin.zero_points[0] != 0 || qout.zero_points[0] != 0)) {
     const bool in = qin.zero_points[0] != 0;
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op, " ",
-                  in ? "input '" : "output '",
-                  in ? input.name() : output.name(), "' has zero point ",
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                  sdk::Describe(k, in ? ops.input : ops.output),
+                  " has zero point ",
                   in ? qin.zero_points[0] : qout.zero_points[0],
                   "; int16 activations must be symmetric (zero point 0)");
   }
@@ -107,9 +104,8 @@ KilnStatus CheckZeroPoints(KernelContext& k, const RequantRules& r,
   }
   for (size_t c = 0; c < qf.zero_points.size(); ++c) {
     if (qf.zero_points[c] != 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op, ": filter '",
-                    filter.name(), "' has zero point ", qf.zero_points[c],
-                    " at channel ", c,
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, ops.filter),
+                    " has zero point ", qf.zero_points[c], " at channel ", c,
                     "; int8 filters must be symmetric (zero point 0)");
     }
   }
@@ -118,18 +114,18 @@ KilnStatus CheckZeroPoints(KernelContext& k, const RequantRules& r,
 
 // TFLite's GetQuantizedConvolutionMultipler: float product of the input and
 // filter scales, checked against the bias scale.
-KilnStatus PerTensorFloatMultiplier(KernelContext& k, const RequantRules& r,
-                                    const Tensor& bias, float in_scale,
-                                    float filter_scale, float out_scale,
-                                    double* multiplier) {
+KilnStatus PerTensorFloatMultiplier(KernelContext& k, sdk::Operand bias,
+                                    float in_scale, float filter_scale,
+                                    float out_scale, double* multiplier) {
   const double product = static_cast<double>(in_scale * filter_scale);
-  if (bias.present()) {
+  if (OperandPresent(k, bias)) {
     LegacyParams legacy;
-    KILN_SDK_RETURN_IF_ERROR(ReadLegacyParams(k, bias, &legacy));
+    KILN_SDK_RETURN_IF_ERROR(
+        ReadLegacyParams(k, sdk::TensorOf(k, bias), &legacy));
     const double diff = std::abs(product - static_cast<double>(legacy.scale));
     if (!(diff / static_cast<double>(out_scale) <= 0.02)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op, ": bias '", bias.name(),
-                    "' scale ", legacy.scale,
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, bias),
+                    " has scale ", legacy.scale,
                     " does not match input scale x filter scale ", product,
                     " (TFLite requires |difference| / output scale <= "
                     "0.02); re-quantize the model");
@@ -172,24 +168,21 @@ bool IntSchemeOf(KilnTensorType type, IntScheme* scheme) {
 }
 
 KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
-                                 IntScheme scheme, const Tensor& input,
-                                 const Tensor& filter, const Tensor& bias,
-                                 const Tensor& output, ChannelRequant* out) {
+                                 IntScheme scheme, const ConvOperands& ops,
+                                 ChannelRequant* out) {
   out->scheme = scheme;
-  KILN_SDK_RETURN_IF_ERROR(
-      CheckTypes(k, r, scheme, input, filter, bias, output, out));
+  KILN_SDK_RETURN_IF_ERROR(CheckTypes(k, r, scheme, ops, out));
   const bool per_channel_ok =
       scheme != IntScheme::kUint8 || r.uint8_per_channel;
-  TensorQuantization qin, qf, qout;
+  sdk::TensorQuantization qin, qf, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, r.op, "input", input, 0, 0, &qin));
-  KILN_SDK_RETURN_IF_ERROR(ReadTensorQuantization(
-      k, r.op, "filter", filter, per_channel_ok ? r.channels : 0, r.filter_axis,
-      &qf));
+      sdk::ReadQuantization(k, ops.input, sdk::kPerTensor, &qin));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadQuantization(
+      k, ops.filter,
+      per_channel_ok ? sdk::PerChannel(r.filter_axis) : sdk::kPerTensor, &qf));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, r.op, "output", output, 0, 0, &qout));
-  KILN_SDK_RETURN_IF_ERROR(
-      CheckZeroPoints(k, r, scheme, input, filter, output, qin, qf, qout));
+      sdk::ReadQuantization(k, ops.output, sdk::kPerTensor, &qout));
+  KILN_SDK_RETURN_IF_ERROR(CheckZeroPoints(k, r, scheme, ops, qin, qf, qout));
   const bool per_tensor = qf.scales.size() == 1;
   out->input_offset = -qin.zero_points[0];
   out->output_offset = qout.zero_points[0];
@@ -197,12 +190,13 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
       (per_tensor && (scheme == IntScheme::kUint8 || r.use_filter_offset))
           ? -qf.zero_points[0]
           : 0;
-  if (bias.present()) {
+  if (OperandPresent(k, ops.bias)) {
     LegacyParams legacy;
-    KILN_SDK_RETURN_IF_ERROR(ReadLegacyParams(k, bias, &legacy));
+    KILN_SDK_RETURN_IF_ERROR(
+        ReadLegacyParams(k, sdk::TensorOf(k, ops.bias), &legacy));
     if (legacy.zero_point != 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op, ": bias '", bias.name(),
-                    "' has zero point ", legacy.zero_point,
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, ops.bias),
+                    " has zero point ", legacy.zero_point,
                     "; a quantized bias must have zero point 0");
     }
   }
@@ -212,7 +206,7 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
   double per_tensor_multiplier = 0;
   if (per_tensor && r.per_tensor_float_product) {
     KILN_SDK_RETURN_IF_ERROR(
-        PerTensorFloatMultiplier(k, r, bias, qin.scales[0], qf.scales[0],
+        PerTensorFloatMultiplier(k, ops.bias, qin.scales[0], qf.scales[0],
                                  qout.scales[0], &per_tensor_multiplier));
   }
   for (int32_t c = 0; c < r.channels; ++c) {
@@ -241,8 +235,8 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
                                  qout.zero_points[0], qmin, qmax, &out->act_min,
                                  &out->act_max)) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, r.op,
-                  ": the fused activation's bounds overflow int32 at output '",
-                  output.name(), "' scale ", qout.scales[0],
+                  ": the fused activation's bounds overflow int32 at ",
+                  sdk::Describe(k, ops.output), " scale ", qout.scales[0],
                   " (TFLite refuses this node too: "
                   "no_integer_overflow_from_quantization); re-quantize the "
                   "model with a larger output scale");
@@ -250,35 +244,25 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
   return KILN_STATUS_OK;
 }
 
-KilnStatus ReadBias(KernelContext& k, const char* op, const Tensor& bias,
-                    BiasView* out) {
+KilnStatus ReadBias(KernelContext& k, sdk::Operand bias, BiasView* out) {
   *out = BiasView{};
-  if (!bias.present()) return KILN_STATUS_OK;
-  if (bias.type() == KILN_TYPE_INT64) {
-    out->i64 = bias.data<int64_t>();
-  } else {
-    out->i32 = bias.data<int32_t>();
+  if (!OperandPresent(k, bias)) return KILN_STATUS_OK;
+  if (sdk::TensorOf(k, bias).type() == KILN_TYPE_INT64) {
+    return sdk::BufferOf(k, bias, &out->i64);
   }
-  if (out->i64 == nullptr && out->i32 == nullptr) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op, ": bias '", bias.name(),
-                  "' has no data at invoke");
-  }
-  return KILN_STATUS_OK;
+  return sdk::BufferOf(k, bias, &out->i32);
 }
 
-KilnStatus ReadConvLikeBuffers(KernelContext& k, const char* op,
+KilnStatus ReadConvLikeBuffers(KernelContext& k, const ConvOperands& ops,
                                ConvLikeBuffers* out) {
-  out->input = k.input(0);
-  out->filter = k.input(1);
-  out->output = k.output(0);
-  if (out->input.data<void>() == nullptr ||
-      out->filter.data<void>() == nullptr ||
-      out->output.data<void>() == nullptr) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, filter or output has no data at invoke");
+  out->input = sdk::TensorOf(k, ops.input);
+  out->filter = sdk::TensorOf(k, ops.filter);
+  out->output = sdk::TensorOf(k, ops.output);
+  void* unused = nullptr;
+  for (const sdk::Operand o : {ops.input, ops.filter, ops.output}) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, o, &unused));
   }
-  return ReadBias(k, op, k.num_inputs() > 2 ? k.input(2) : Tensor(),
-                  &out->bias);
+  return ReadBias(k, ops.bias, &out->bias);
 }
 
 namespace {

@@ -80,14 +80,33 @@ struct ChannelRequant {
   bool wide_accumulator = false;
 };
 
-// Checks the types and quantization of (input, filter, optional bias,
-// output) for `scheme` and fills *out. Refuses, with a message naming the
-// op and tensor, exactly what TFLite's kernels refuse (filter and bias types,
-// int16 zero points, channel counts, activation bounds overflowing int32).
+// The operands of a convolution-like node.
+struct ConvOperands {
+  sdk::Operand input = sdk::Input(0);
+  sdk::Operand filter = sdk::Input(1, "filter");
+  sdk::Operand bias = sdk::Input(2, "bias");
+  sdk::Operand output = sdk::Output(0);
+};
+inline constexpr ConvOperands kConvOperands{};
+// TRANSPOSE_CONV: (output_shape, filter, input, optional bias).
+inline constexpr ConvOperands kTransposeConvOperands{
+    sdk::Input(2), sdk::Input(1, "filter"), sdk::Input(3, "bias"),
+    sdk::Output(0)};
+
+// True when optional input `o` is given.
+inline bool OperandPresent(const KernelContext& k, sdk::Operand o) {
+  return o.is_output ? o.index < k.num_outputs() && k.output(o.index).present()
+                     : o.index < k.num_inputs() && k.input(o.index).present();
+}
+
+// Checks the types and quantization of the operands `ops` (input, filter,
+// optional bias, output) for `scheme` and fills *out. Refuses, with a
+// message naming the op and tensor, exactly what TFLite's kernels refuse
+// (filter and bias types, int16 zero points, channel counts, activation
+// bounds overflowing int32).
 KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& rules,
-                                 IntScheme scheme, const Tensor& input,
-                                 const Tensor& filter, const Tensor& bias,
-                                 const Tensor& output, ChannelRequant* out);
+                                 IntScheme scheme, const ConvOperands& ops,
+                                 ChannelRequant* out);
 
 // round(acc * m) in double as TFLite's reference kernels compute it: a
 // result outside int32 becomes INT32_MIN, what the x86 conversion those
@@ -122,16 +141,15 @@ struct BiasView {
 };
 // Reads the bias data of `bias` (absent: all zero). Fails when a present
 // bias has no data at invoke.
-KilnStatus ReadBias(KernelContext& k, const char* op, const Tensor& bias,
-                    BiasView* out);
+KilnStatus ReadBias(KernelContext& k, sdk::Operand bias, BiasView* out);
 
-// The tensors of a conv-like node at invoke: input 0, filter 1, optional
-// bias 2 and output 0, with their buffers checked to exist.
+// The tensors of a conv-like node at invoke (operands `ops`), with their
+// buffers checked to hold their elements.
 struct ConvLikeBuffers {
   Tensor input, filter, output;
   BiasView bias;
 };
-KilnStatus ReadConvLikeBuffers(KernelContext& k, const char* op,
+KilnStatus ReadConvLikeBuffers(KernelContext& k, const ConvOperands& ops,
                                ConvLikeBuffers* out);
 
 // Calls run(T{}) with T the storage type of `scheme` (int8_t, uint8_t or

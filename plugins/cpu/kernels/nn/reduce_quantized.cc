@@ -178,8 +178,8 @@ KilnStatus QuantizedReduceCheck(KernelContext& k, const char* op,
     }
   }
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "input", input, 0, 0, &q));
-  return ReadTensorQuantization(k, op, "output", out, 0, 0, &q);
+      sdk::ReadQuantization(k, sdk::Input(0), sdk::kPerTensor, &q));
+  return sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &q);
 }
 
 KilnStatus QuantizedReduceRun(KernelContext& k, const char* op, ReduceKind kind,

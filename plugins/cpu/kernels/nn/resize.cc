@@ -20,18 +20,17 @@ struct ResizeParams {
 };
 
 KilnStatus ReadResize(KernelContext& k, const char* op, ResizeParams* p) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), size = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "input", input,
+  constexpr sdk::Operand kSize = sdk::Input(1, "size");
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
+  const Tensor size = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
       {KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, input.type()));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "size input", size, KILN_TYPE_INT32));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "size input", size, 1));
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, kSize, {KILN_TYPE_INT32}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kSize, 1));
   if (size.dim(0) != 2) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": size input '",
                   size.name(), "' must hold 2 values (height, width), has ",
@@ -107,8 +106,8 @@ KilnStatus ResizeCommonInvoke(KernelContext& k, ResizeParams* p) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
                   ": size input has no values at invoke");
   }
-  return ExpectOutputShape(k, kOp, k.output(0),
-                           {input.dim(0), p->out_h, p->out_w, input.dim(3)});
+  return sdk::ExpectOutputShape(
+      k, sdk::Output(0), {input.dim(0), p->out_h, p->out_w, input.dim(3)});
 }
 
 int64_t ElementSize(KilnTensorType type) {

@@ -204,7 +204,7 @@ void Softmax16(const QuantizedSoftmaxState& s, const int16_t* in, int16_t* out,
 KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s) {
   const Tensor input = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(CheckTypes(k, input, out));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, kOp, "input", input));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   if (input.rank() < 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, kOp, ": input '", input.name(),
                   "' must have rank >= 1 (the op normalises the last axis)");
@@ -213,9 +213,9 @@ KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s) {
   s.output_type = out.type();
   TensorQuantization qin, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, kOp, "input", input, 0, 0, &qin));
+      sdk::ReadQuantization(k, sdk::Input(0), sdk::kPerTensor, &qin));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, kOp, "output", out, 0, 0, &qout));
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
   if (s.output_type == KILN_TYPE_INT8) {
     KILN_SDK_RETURN_IF_ERROR(
         CheckOutputQuantization(k, out, qout, -128, 1.f / 256));

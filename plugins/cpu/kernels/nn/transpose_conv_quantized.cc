@@ -106,14 +106,13 @@ void Run(QuantizedTransposeConvState& s, const T* in, const BiasView& bias,
 
 KilnStatus QuantizedTransposeConvPrepare(KernelContext& k, IntScheme scheme,
                                          QuantizedTransposeConvState& s) {
-  const Tensor filter = k.input(1), input = k.input(2), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
+  const Tensor filter = k.input(1), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(ReadTransposeConvGeometry(k, kOp, &s.g, &s.shaped));
   // TFLite's per-channel transpose kernel ignores an int8 filter zero
   // point (true).
   KILN_SDK_RETURN_IF_ERROR(PrepareChannelRequant(
       k, ConvolutionRules(kOp, scheme, s.g.out_c, 0, s.g.activation, true),
-      scheme, input, filter, bias, out, &s.q));
+      scheme, kTransposeConvOperands, &s.q));
   if (!s.shaped) return KILN_STATUS_OK;  // sized once the values exist
   const ConvGeometry& g = s.g;
   const int32_t taps_out = g.taps() * g.out_c;
@@ -137,9 +136,7 @@ KilnStatus QuantizedTransposeConvPrepare(KernelContext& k, IntScheme scheme,
 
 KilnStatus QuantizedTransposeConvInvoke(KernelContext& k,
                                         QuantizedTransposeConvState& s) {
-  const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
-  const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
-  const Tensor out = k.output(0);
+  const Tensor shape = k.input(0);
   const int32_t* dims = shape.data<int32_t>();
   if (!s.shaped || dims == nullptr) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
@@ -147,22 +144,17 @@ KilnStatus QuantizedTransposeConvInvoke(KernelContext& k,
                   "again once output_shape input '",
                   shape.name(), "' is computed");
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectOutputShape(k, kOp, out, {dims[0], dims[1], dims[2], dims[3]}));
-  if (input.data<void>() == nullptr || filter.data<void>() == nullptr ||
-      out.data<void>() == nullptr) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
-                  ": input, filter or output has no data at invoke");
-  }
-  BiasView b;
-  KILN_SDK_RETURN_IF_ERROR(ReadBias(k, kOp, bias, &b));
-  if (s.pack_in_invoke) PackFilter(s, filter);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputShape(
+      k, sdk::Output(0), {dims[0], dims[1], dims[2], dims[3]}));
+  ConvLikeBuffers b;
+  KILN_SDK_RETURN_IF_ERROR(ReadConvLikeBuffers(k, kTransposeConvOperands, &b));
+  if (s.pack_in_invoke) PackFilter(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);
     if (s.q.wide_accumulator) {
-      Run(s, input.data<T>(), b, out.data<T>(), s.acc64);
+      Run(s, b.input.data<T>(), b.bias, b.output.data<T>(), s.acc64);
     } else {
-      Run(s, input.data<T>(), b, out.data<T>(), s.acc);
+      Run(s, b.input.data<T>(), b.bias, b.output.data<T>(), s.acc);
     }
   });
   return KILN_STATUS_OK;

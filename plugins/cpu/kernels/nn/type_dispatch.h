@@ -1,5 +1,6 @@
-// A kernel whose float and integer implementations keep separate state:
-// prepare picks one from the input type, invoke runs the one prepare chose.
+// A kernel whose float, integer and hybrid implementations keep separate
+// state: prepare picks one from the input and weight types, invoke runs the
+// one prepare chose.
 #ifndef KILN_PLUGINS_CPU_KERNELS_NN_TYPE_DISPATCH_H_
 #define KILN_PLUGINS_CPU_KERNELS_NN_TYPE_DISPATCH_H_
 
@@ -8,38 +9,107 @@
 
 namespace kiln::cpu::nn {
 
-// A node's kernel state: the float kernel's or the integer kernel's.
-template <typename FloatState, typename IntState>
-struct DispatchState {
-  bool integer = false;
-  FloatState f;
-  IntState q;
-};
+enum class KernelVariant { kFloat, kInteger, kHybrid };
 
-// Checks the node's arity ([kMinInputs, kMaxInputs] inputs, one output; by
-// default [2, 3], the conv and fully connected family) and prepares the
-// integer kernel when input kTypeInput has an integer scheme, else the float
-// kernel.
-template <typename FloatState, typename IntState,
-          KilnStatus (*FloatPrepare)(KernelContext&, FloatState&),
-          KilnStatus (*IntPrepare)(KernelContext&, IntScheme, IntState&),
-          int kMinInputs = 2, int kMaxInputs = 3, int kTypeInput = 0>
-KilnStatus DispatchPrepare(KernelContext& k,
-                           DispatchState<FloatState, IntState>& s) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(kMinInputs, kMaxInputs));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(kTypeInput);
-  IntScheme scheme = IntScheme::kInt8;
-  s.integer = input.present() && IntSchemeOf(input.type(), &scheme);
-  return s.integer ? IntPrepare(k, scheme, s.q) : FloatPrepare(k, s.f);
+// The variant of a node whose activation input (`input`) and weights
+// (`weights`) have these types: integer activations run the integer kernel,
+// float activations with int8 weights the hybrid one, anything else the
+// float kernel (which refuses what it does not support).
+inline KernelVariant VariantOf(const Tensor& input, const Tensor& weights,
+                               IntScheme* scheme) {
+  if (input.present() && IntSchemeOf(input.type(), scheme)) {
+    return KernelVariant::kInteger;
+  }
+  if (input.present() && input.type() == KILN_TYPE_FLOAT32 &&
+      weights.present() && weights.type() == KILN_TYPE_INT8) {
+    return KernelVariant::kHybrid;
+  }
+  return KernelVariant::kFloat;
 }
 
-template <typename FloatState, typename IntState,
-          KilnStatus (*FloatInvoke)(KernelContext&, FloatState&),
-          KilnStatus (*IntInvoke)(KernelContext&, IntState&)>
-KilnStatus DispatchInvoke(KernelContext& k,
-                          DispatchState<FloatState, IntState>& s) {
-  return s.integer ? IntInvoke(k, s.q) : FloatInvoke(k, s.f);
+// One op's three implementations, their prepare and invoke functions, its
+// arity [kMinInputs, kMaxInputs], and which inputs are the activation input
+// (kInput) and the weights (kWeights).
+template <typename F, typename I, typename H,
+          KilnStatus (*kFloatPrepare)(KernelContext&, F&),
+          KilnStatus (*kFloatInvoke)(KernelContext&, F&),
+          KilnStatus (*kIntPrepare)(KernelContext&, IntScheme, I&),
+          KilnStatus (*kIntInvoke)(KernelContext&, I&),
+          KilnStatus (*kHybridPrepare)(KernelContext&, H&),
+          KilnStatus (*kHybridInvoke)(KernelContext&, H&), int kMinIn,
+          int kMaxIn, int kInputIndex, int kWeightsIndex>
+struct OpVariants {
+  using FloatState = F;
+  using IntState = I;
+  using HybridState = H;
+  static constexpr int kMinInputs = kMinIn, kMaxInputs = kMaxIn;
+  static constexpr int kInput = kInputIndex, kWeights = kWeightsIndex;
+  static KilnStatus FloatPrepare(KernelContext& k, F& s) {
+    return kFloatPrepare(k, s);
+  }
+  static KilnStatus FloatInvoke(KernelContext& k, F& s) {
+    return kFloatInvoke(k, s);
+  }
+  static KilnStatus IntPrepare(KernelContext& k, IntScheme scheme, I& s) {
+    return kIntPrepare(k, scheme, s);
+  }
+  static KilnStatus IntInvoke(KernelContext& k, I& s) {
+    return kIntInvoke(k, s);
+  }
+  static KilnStatus HybridPrepare(KernelContext& k, H& s) {
+    return kHybridPrepare(k, s);
+  }
+  static KilnStatus HybridInvoke(KernelContext& k, H& s) {
+    return kHybridInvoke(k, s);
+  }
+};
+
+// The state of a node of an op described by an OpVariants.
+template <typename Ops>
+struct VariantState {
+  KernelVariant variant = KernelVariant::kFloat;
+  typename Ops::FloatState f;
+  typename Ops::IntState q;
+  typename Ops::HybridState h;
+};
+
+template <typename Ops>
+KilnStatus VariantPrepare(KernelContext& k, VariantState<Ops>& s) {
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(Ops::kMinInputs, Ops::kMaxInputs));
+  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  IntScheme scheme = IntScheme::kInt8;
+  s.variant = VariantOf(k.input(Ops::kInput), k.input(Ops::kWeights), &scheme);
+  switch (s.variant) {
+    case KernelVariant::kInteger:
+      return Ops::IntPrepare(k, scheme, s.q);
+    case KernelVariant::kHybrid:
+      return Ops::HybridPrepare(k, s.h);
+    case KernelVariant::kFloat:
+      break;
+  }
+  return Ops::FloatPrepare(k, s.f);
+}
+
+template <typename Ops>
+KilnStatus VariantInvoke(KernelContext& k, VariantState<Ops>& s) {
+  switch (s.variant) {
+    case KernelVariant::kInteger:
+      return Ops::IntInvoke(k, s.q);
+    case KernelVariant::kHybrid:
+      return Ops::HybridInvoke(k, s.h);
+    case KernelVariant::kFloat:
+      break;
+  }
+  return Ops::FloatInvoke(k, s.f);
+}
+
+// The kernel of an op described by an OpVariants, for versions
+// [min_version, max_version].
+template <typename Ops>
+KilnKernel VariantKernel(int32_t op, int32_t min_version, int32_t max_version) {
+  return sdk::MakeStatefulKernel<VariantState<Ops>, VariantPrepare<Ops>,
+                                 VariantInvoke<Ops>>(op, min_version,
+                                                     max_version);
 }
 
 }  // namespace kiln::cpu::nn
