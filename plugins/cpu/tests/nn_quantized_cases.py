@@ -378,8 +378,43 @@ def hybrid_conv_case(rng, depthwise, scales, bias=True, activation=None):
                 expect_refusal=not bias and not depthwise, tolerance=exact)
 
 
+def hybrid_transpose_conv_case(rng, per_channel, bias=True, activation=None):
+    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6]))
+                  if activation is None else activation)
+    n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(
+        rng.integers(1, 6))
+    cin, cout = int(rng.choice([1, 3, 8, 17])), int(rng.choice([1, 4, 16]))
+    fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    padding = int(rng.choice([SAME, VALID]))
+    if padding == SAME:
+        oh, ow = h * sh, w * sw
+    else:
+        oh, ow = (h - 1) * sh + fh, (w - 1) * sw + fw
+    w_scales = log_uniform(rng, 0.002, 0.05, size=cout if per_channel else 1)
+    inputs = [T("int32", [4], data=np.array([n, oh, ow, cout], np.int32)),
+              T("int8", [cout, fh, fw, cin],
+                data=weights(rng, [cout, fh, fw, cin]),
+                scale=list(w_scales), zero_point=0, axis=0),
+              T("float32", [n, h, w, cin])]
+    if bias:
+        inputs.append(T("float32", [cout], data=bias_for(rng, cout,
+                                                         "float32")))
+    o = schema.TransposeConvOptionsT()
+    o.padding, o.strideH, o.strideW = padding, sh, sw
+    o.fusedActivationFunction = activation
+    version = 4 if activation else (3 if bias else 2)
+    return Case(f"TRANSPOSE_CONV/hybrid{'/per_channel' if per_channel else ''}"
+                f"{'' if bias else '/no_bias'}/{n}x{h}x{w}x{cin}->{oh}x{ow}x"
+                f"{cout} f{fh}x{fw} s{sh}{sw} p{padding} a{activation}",
+                OP.TRANSPOSE_CONV, version, inputs,
+                [T("float32", [n, oh, ow, cout])],
+                OPT.TransposeConvOptions, o, rng, tolerance=exact)
+
+
 def hybrid_cases(rng):
-    out = []
+    out = [hybrid_transpose_conv_case(rng, per_channel=i % 2 == 0,
+                                      bias=i % 3 != 2) for i in range(8)]
     for depthwise in (False, True):
         for scales in ("per_tensor", "per_channel", "equal"):
             for i in range(4):
