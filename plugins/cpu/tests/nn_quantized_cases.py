@@ -412,8 +412,34 @@ def hybrid_transpose_conv_case(rng, per_channel, bias=True, activation=None):
                 OPT.TransposeConvOptions, o, rng, tolerance=exact)
 
 
+def hybrid_batch_matmul_case(rng, per_channel, asymmetric, const_rhs=True,
+                             adj_x=False, adj_y=False):
+    m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32, 65])),
+                   int(rng.integers(1, 9)))
+    lhs_batch = [int(rng.integers(1, 4))]
+    rhs_batch = [1 if rng.integers(2) else lhs_batch[0]]
+    lhs_shape = lhs_batch + ([depth, m] if adj_x else [m, depth])
+    rhs_shape = rhs_batch + ([n, depth] if adj_y else [depth, n])
+    w_scales = log_uniform(rng, 0.002, 0.05, size=n if per_channel else 1)
+    rhs = T("int8", rhs_shape, data=weights(rng, rhs_shape) if const_rhs
+            else None, scale=list(w_scales), zero_point=0,
+            axis=1 if adj_y else 2)
+    o = schema.BatchMatMulOptionsT()
+    o.adjX, o.adjY, o.asymmetricQuantizeInputs = adj_x, adj_y, asymmetric
+    return Case(f"BATCH_MATMUL/hybrid{'/per_channel' if per_channel else ''}"
+                f"{'/asymmetric' if asymmetric else ''}"
+                f"{'' if const_rhs else '/rhs_input'}/{lhs_shape}x{rhs_shape}"
+                f" adj{int(adj_x)}{int(adj_y)}", OP.BATCH_MATMUL,
+                4 if asymmetric else 1, [T("float32", lhs_shape), rhs],
+                [T("float32", lhs_batch + [m, n])], OPT.BatchMatMulOptions, o,
+                rng, tolerance=exact)
+
+
 def hybrid_cases(rng):
-    out = [hybrid_transpose_conv_case(rng, per_channel=i % 2 == 0,
+    out = [hybrid_batch_matmul_case(rng, per_channel=i % 2 == 1,
+                                    asymmetric=i % 4 >= 2, adj_x=i == 5,
+                                    adj_y=i >= 6) for i in range(8)]
+    out += [hybrid_transpose_conv_case(rng, per_channel=i % 2 == 0,
                                       bias=i % 3 != 2) for i in range(8)]
     for depthwise in (False, True):
         for scales in ("per_tensor", "per_channel", "equal"):

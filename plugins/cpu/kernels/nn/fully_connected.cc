@@ -158,13 +158,11 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   return KILN_STATUS_OK;
 }
 
-// Hybrid BATCH_MATMUL is not implemented yet: the float kernel refuses an
-// int8 rhs.
 using BatchMatMulOps =
-    OpVariants<BatchMatMulState, QuantizedBatchMatMulState, BatchMatMulState,
-               BatchMatMulPrepare, BatchMatMulInvoke,
+    OpVariants<BatchMatMulState, QuantizedBatchMatMulState,
+               HybridBatchMatMulState, BatchMatMulPrepare, BatchMatMulInvoke,
                QuantizedBatchMatMulPrepare, QuantizedBatchMatMulInvoke,
-               BatchMatMulPrepare, BatchMatMulInvoke, 2, 2, 0, 1>;
+               HybridBatchMatMulPrepare, HybridBatchMatMulInvoke, 2, 2, 0, 1>;
 
 }  // namespace
 
@@ -181,10 +179,10 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
     def.AddKernel(VariantKernel<FullyConnectedOps>(KILN_OP_FULLY_CONNECTED,
                                                    min_version, max_version));
   }
-  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims;
-  // v2: int8; v3: int16x8. Hybrid (float lhs, int8 rhs) is v1 or v4
-  // (asymmetric) and not implemented yet.
-  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 3));
+  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims,
+  // and hybrid (float lhs, int8 rhs); v2: int8; v3: int16x8; v4: hybrid
+  // with asymmetric_quantize_inputs.
+  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn
