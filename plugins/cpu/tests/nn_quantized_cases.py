@@ -103,6 +103,7 @@ def quant_types(dtype):
     return {"int8": ("int8", "int8", "int32"),
             "uint8": ("uint8", "uint8", "int32"),
             "int16": ("int16", "int8", "int64"),
+            "hybrid": ("float32", "int8", "float32"),
             "float32": ("float32", "float32", "float32")}[dtype]
 
 
@@ -378,40 +379,6 @@ def hybrid_conv_case(rng, depthwise, scales, bias=True, activation=None):
                 expect_refusal=not bias and not depthwise, tolerance=exact)
 
 
-def hybrid_transpose_conv_case(rng, per_channel, bias=True, activation=None):
-    activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6]))
-                  if activation is None else activation)
-    n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(
-        rng.integers(1, 6))
-    cin, cout = int(rng.choice([1, 3, 8, 17])), int(rng.choice([1, 4, 16]))
-    fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
-    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
-    padding = int(rng.choice([SAME, VALID]))
-    if padding == SAME:
-        oh, ow = h * sh, w * sw
-    else:
-        oh, ow = (h - 1) * sh + fh, (w - 1) * sw + fw
-    w_scales = log_uniform(rng, 0.002, 0.05, size=cout if per_channel else 1)
-    inputs = [T("int32", [4], data=np.array([n, oh, ow, cout], np.int32)),
-              T("int8", [cout, fh, fw, cin],
-                data=weights(rng, [cout, fh, fw, cin]),
-                scale=list(w_scales), zero_point=0, axis=0),
-              T("float32", [n, h, w, cin])]
-    if bias:
-        inputs.append(T("float32", [cout], data=bias_for(rng, cout,
-                                                         "float32")))
-    o = schema.TransposeConvOptionsT()
-    o.padding, o.strideH, o.strideW = padding, sh, sw
-    o.fusedActivationFunction = activation
-    version = 4 if activation else (3 if bias else 2)
-    return Case(f"TRANSPOSE_CONV/hybrid{'/per_channel' if per_channel else ''}"
-                f"{'' if bias else '/no_bias'}/{n}x{h}x{w}x{cin}->{oh}x{ow}x"
-                f"{cout} f{fh}x{fw} s{sh}{sw} p{padding} a{activation}",
-                OP.TRANSPOSE_CONV, version, inputs,
-                [T("float32", [n, oh, ow, cout])],
-                OPT.TransposeConvOptions, o, rng, tolerance=exact)
-
-
 def hybrid_batch_matmul_case(rng, per_channel, asymmetric, const_rhs=True,
                              adj_x=False, adj_y=False):
     m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32, 65])),
@@ -439,8 +406,10 @@ def hybrid_cases(rng):
     out = [hybrid_batch_matmul_case(rng, per_channel=i % 2 == 1,
                                     asymmetric=i % 4 >= 2, adj_x=i == 5,
                                     adj_y=i >= 6) for i in range(8)]
-    out += [hybrid_transpose_conv_case(rng, per_channel=i % 2 == 0,
-                                      bias=i % 3 != 2) for i in range(8)]
+    out += [transpose_conv_case(rng, "hybrid", per_channel=i % 2 == 0,
+                                bias=i % 3 != 2,
+                                activation=[ACT_NONE, ACT_RELU, ACT_RELU6][i % 3])
+            for i in range(8)]
     for depthwise in (False, True):
         for scales in ("per_tensor", "per_channel", "equal"):
             for i in range(4):
@@ -676,9 +645,11 @@ def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
         inputs.append(T(b_t, [cout], data=bias_for(rng, cout, b_t),
                         scale=list(in_s * w_scales), zero_point=0))
     outputs = [T(act_t, [n, oh, ow, cout], scale=out_s, zero_point=out_zp)]
-    if dtype == "float32":
-        for t in inputs[1:] + outputs:
-            t.scale = t.zero_point = None
+    # Float tensors carry no quantization (hybrid: all but the filter).
+    float_tensors = {"float32": inputs[1:] + outputs,
+                     "hybrid": inputs[2:] + outputs}.get(dtype, [])
+    for t in float_tensors:
+        t.scale = t.zero_point = None
     o = schema.TransposeConvOptionsT()
     o.padding, o.strideH, o.strideW = padding, sh, sw
     o.fusedActivationFunction = activation
@@ -688,7 +659,8 @@ def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
                 f"{cout} f{fh}x{fw} s{sh}{sw} p{padding} a{activation}",
                 OP.TRANSPOSE_CONV, version, inputs, outputs,
                 OPT.TransposeConvOptions, o, rng,
-                tolerance=float_tolerance if dtype == "float32" else None)
+                tolerance={"float32": float_tolerance,
+                           "hybrid": exact}.get(dtype))
 
 
 def transpose_conv_cases(rng):

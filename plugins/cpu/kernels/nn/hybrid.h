@@ -138,6 +138,7 @@ struct HybridTransposeConvState {
   std::vector<int16_t> filter;  // [tap][in_c][out_c]
   bool pack_in_invoke = false;
   std::vector<int8_t> quantized;  // one input image
+  std::vector<float> terms;       // taps x out_c, one input value's
 };
 
 KilnStatus HybridTransposeConvPrepare(KernelContext& k,

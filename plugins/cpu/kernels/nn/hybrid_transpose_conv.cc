@@ -23,20 +23,25 @@ void ReorderFilter(HybridTransposeConvState& s, const int8_t* filter) {
   }
 }
 
-// Adds the terms of input value `qz` (q - z) of channel ic through tap t
-// into the output pixel `dst`.
-void ScatterTerm(const HybridTransposeConvState& s, int32_t t, int32_t ic,
-                 int32_t qz, float scale, float* dst) {
-  const int32_t oc = s.g.out_c;
-  const int16_t* w = s.filter.data() + (int64_t{t} * s.g.in_c + ic) * oc;
+// The float terms of input value `qz` (q - z) of channel ic: for each tap
+// and output channel, float(qz * w) * filter_scale * scale (the product of
+// two integers is exact; then the two scale products, in order).
+void ChannelTerms(const HybridTransposeConvState& s, int32_t ic, int32_t qz,
+                  float scale, float* terms) {
+  const ConvGeometry& g = s.g;
   const float* ws = s.weights.scales.data();
   const float x = static_cast<float>(qz);
-  for (int32_t c = 0; c < oc; ++c) {
-    // x * w is an exact integer; then the two scale products, in order.
-    dst[c] += x * static_cast<float>(w[c]) * ws[c] * scale;
+  for (int32_t t = 0; t < g.taps(); ++t) {
+    const int16_t* w = s.filter.data() + (int64_t{t} * g.in_c + ic) * g.out_c;
+    float* dst = terms + int64_t{t} * g.out_c;
+    for (int32_t c = 0; c < g.out_c; ++c) {
+      dst[c] = x * static_cast<float>(w[c]) * ws[c] * scale;
+    }
   }
 }
 
+// Scatters one input image into `out` term by term in LiteRT's order
+// (input pixel, input channel, tap), then adds the bias and clamps.
 void TransposeImage(HybridTransposeConvState& s, const float* in,
                     const float* bias, float* out) {
   const ConvGeometry& g = s.g;
@@ -46,23 +51,15 @@ void TransposeImage(HybridTransposeConvState& s, const float* in,
                     s.quantized.data(), &scale, &zero_point);
   const int64_t out_image = int64_t{g.out_h} * g.out_w * g.out_c;
   std::fill(out, out + out_image, 0.f);
-  for (int32_t iy = 0; iy < g.in_h; ++iy) {
-    for (int32_t ix = 0; ix < g.in_w; ++ix) {
-      const int8_t* q =
-          s.quantized.data() + (int64_t{iy} * g.in_w + ix) * g.in_c;
-      for (int32_t ic = 0; ic < g.in_c; ++ic) {
-        const int32_t qz = q[ic] - zero_point;
-        for (int32_t fy = 0; fy < g.filter_h; ++fy) {
-          const int32_t oy = iy * g.window.stride_h - g.pad_h + fy;
-          if (oy < 0 || oy >= g.out_h) continue;
-          for (int32_t fx = 0; fx < g.filter_w; ++fx) {
-            const int32_t ox = ix * g.window.stride_w - g.pad_w + fx;
-            if (ox < 0 || ox >= g.out_w) continue;
-            ScatterTerm(s, fy * g.filter_w + fx, ic, qz, scale,
-                        out + (int64_t{oy} * g.out_w + ox) * g.out_c);
-          }
-        }
-      }
+  const int32_t pixels = g.in_h * g.in_w;
+  for (int32_t p = 0; p < pixels; ++p) {
+    const int8_t* q = s.quantized.data() + int64_t{p} * g.in_c;
+    for (int32_t ic = 0; ic < g.in_c; ++ic) {
+      ChannelTerms(s, ic, q[ic] - zero_point, scale, s.terms.data());
+      Col2ImAdd(g, p, 1, s.terms.data(), 0, out,
+                [](float* dst, const float* src, int32_t c) {
+                  for (int32_t i = 0; i < c; ++i) dst[i] += src[i];
+                });
     }
   }
   for (int64_t i = 0; i < out_image; ++i) {
@@ -86,6 +83,7 @@ KilnStatus HybridTransposeConvPrepare(KernelContext& k,
   s.pack_in_invoke = !(filter.is_constant() && filter.data<int8_t>());
   if (!s.pack_in_invoke) ReorderFilter(s, filter.data<int8_t>());
   s.quantized.assign(static_cast<size_t>(s.g.in_image()), 0);
+  s.terms.assign(static_cast<size_t>(s.g.taps()) * s.g.out_c, 0.f);
   if (!s.shaped) return KILN_STATUS_OK;  // sized once the values exist
   return k.Resize(k.output(0), {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
 }
