@@ -183,4 +183,52 @@ void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
   lut[kSteps] = saturate(std::round(f(input_max) * scaling_inv));
 }
 
+QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,
+                                               int32_t reverse_shift) {
+  QuantizedMultiplier q;
+  if (input <= 1) {
+    q.multiplier = std::numeric_limits<int32_t>::max();
+    q.shift = 0;
+    return q;
+  }
+  int32_t shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  // Normalise input into [2^27, 2^29) by an even left shift.
+  const int32_t max_left_shift_bits =
+      __builtin_clz(static_cast<uint32_t>(input)) - 1;
+  const int32_t left_shift_bit_pairs = max_left_shift_bits / 2 - 1;
+  shift -= left_shift_bit_pairs;
+  input <<= 2 * left_shift_bit_pairs;
+  using F3 = Fixed32<3>;
+  const F3 fixed_input = F3::FromRaw(input >> 1);
+  const F3 half_input =
+      F3::FromRaw(SaturatingRoundingMultiplyByPOT<-1>(fixed_input.raw));
+  const F3 three_halves = F3::FromRaw((1 << 28) + (1 << 27));
+  F3 x = F3::One();
+  for (int i = 0; i < 5; ++i) {
+    const F3 x3 = Rescale<3>(x * x * x);
+    x = Rescale<3>(three_halves * x - half_input * x3);
+  }
+  const Fixed32<0> half_sqrt2 = Fixed32<0>::FromRaw(1518500250);  // sqrt(2)/2
+  x = x * half_sqrt2;
+  q.multiplier = x.raw;
+  if (shift < 0) {
+    q.multiplier =
+        static_cast<int32_t>(static_cast<uint32_t>(q.multiplier) << -shift);
+    shift = 0;
+  }
+  q.shift = shift * reverse_shift;
+  return q;
+}
+
+bool CheckedLog2(float x, int32_t* log2_result) {
+  const float x_log2 = std::log(x) * (1.0f / std::log(2.0f));
+  const float x_log2_rounded = std::round(x_log2);
+  *log2_result = static_cast<int32_t>(x_log2_rounded);
+  return std::abs(x_log2 - x_log2_rounded) < 1e-3f;
+}
+
 }  // namespace kiln::cpu

@@ -228,6 +228,27 @@ inline int16_t Int16LutLookup(int16_t value, const int16_t* lut) {
   return static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
 }
 
+// TFLite's GetInvSqrtQuantizedMultiplierExp: 1/sqrt(input) for a positive
+// fixed-point `input` as a Q31 multiplier and shift (Newton-Raphson in
+// gemmlowp fixed point, five iterations), the shift multiplied by
+// `reverse_shift` (-1: a left shift as QuantizedMultiplier expects). Inputs
+// 0 and 1 give (INT32_MAX, 0), as TFLite treats them.
+QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,
+                                               int32_t reverse_shift);
+
+// TFLite's CheckedLog2: true when `x` is a power of two within 1e-3 in log2
+// (float arithmetic); *log2_result = round(log2(x)) either way.
+bool CheckedLog2(float x, int32_t* log2_result);
+
+// A float-to-int32 conversion as the x86-64 builds of LiteRT perform it with
+// static_cast: truncation toward zero, and INT32_MIN for NaN and for values
+// outside int32 (the "integer indefinite" of cvttss2si).
+inline int32_t TruncateToInt32LikeX86(double v) {
+  return v > -2147483649.0 && v < 2147483648.0
+             ? static_cast<int32_t>(v)
+             : std::numeric_limits<int32_t>::min();
+}
+
 // The quantized output range [*lo, *hi] of a fused activation, exactly as
 // TFLite's CalculateActivationRangeQuantized: RELU, RELU6 and RELU_N1_TO_1
 // clamp (bounds computed in float, rounded half away from zero, intersected
