@@ -516,6 +516,51 @@ def softmax_cases(rng):
     return out
 
 
+# ---- LOG_SOFTMAX / L2_NORMALIZATION ------------------------------------------
+
+def last_axis_case(rng, op, dtype, out_q, activation=ACT_NONE, name_extra=""):
+    shape = [int(rng.integers(1, 4)), int(rng.choice([1, 2, 3, 10, 100, 300]))]
+    if rng.integers(2):
+        shape = [int(rng.integers(1, 3))] + shape
+    in_s, in_zp = act_q(rng, dtype)
+    if op == OP.LOG_SOFTMAX:
+        kind, opt, o = "LOG_SOFTMAX", OPT.LogSoftmaxOptions, \
+            schema.LogSoftmaxOptionsT()
+    else:
+        kind, opt, o = "L2_NORMALIZATION", OPT.L2NormOptions, \
+            schema.L2NormOptionsT()
+        o.fusedActivationFunction = activation
+    q = dict(scale=out_q[0], zero_point=out_q[1]) if dtype != "float32" else {}
+    qin = dict(scale=in_s, zero_point=in_zp) if dtype != "float32" else {}
+    version = 2 if dtype == "int8" else 1
+    return Case(f"{kind}/{dtype}{name_extra}/{shape} a{activation}", op,
+                version, [T(dtype, shape, **qin)], [T(dtype, shape, **q)],
+                opt, o, rng,
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def last_axis_cases(rng):
+    out = []
+    for _ in range(4):
+        out.append(last_axis_case(rng, OP.LOG_SOFTMAX, "int8", (16 / 256, 127)))
+        out.append(last_axis_case(rng, OP.LOG_SOFTMAX, "uint8", (16 / 256, 255)))
+        out.append(last_axis_case(rng, OP.L2_NORMALIZATION, "int8",
+                                  (1 / 128, 0)))
+        out.append(last_axis_case(rng, OP.L2_NORMALIZATION, "uint8",
+                                  (1 / 128, 128)))
+    # Output quantization other than TFLite's fixed one, and a fused
+    # activation on L2_NORMALIZATION: refused by both.
+    bad = [last_axis_case(rng, OP.LOG_SOFTMAX, "int8", (1 / 16, 0),
+                          name_extra="/bad_output"),
+           last_axis_case(rng, OP.L2_NORMALIZATION, "int8", (1 / 64, 0),
+                          name_extra="/bad_output"),
+           last_axis_case(rng, OP.L2_NORMALIZATION, "float32", None,
+                          activation=ACT_RELU, name_extra="/activation")]
+    for c in bad:
+        c.expect_refusal = True
+    return out + bad
+
+
 # ---- MEAN / SUM / REDUCE_* ----------------------------------------------------
 
 REDUCE_OPS = {"MEAN": OP.MEAN, "SUM": OP.SUM, "REDUCE_MAX": OP.REDUCE_MAX,
@@ -722,4 +767,4 @@ def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
-            hybrid_cases(rng))
+            hybrid_cases(rng) + last_axis_cases(rng))
