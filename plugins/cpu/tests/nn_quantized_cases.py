@@ -763,8 +763,41 @@ def batch_matmul_cases(rng):
                 batch_matmul_case(rng, "uint8")]
 
 
+# ---- ARG_MAX / ARG_MIN ---------------------------------------------------------
+
+def arg_case(rng, dtype, arg_max):
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(rank)]
+    axis = int(rng.integers(-rank, rank))
+    out_shape = [d for i, d in enumerate(shape) if i != axis % rank]
+    out_type = str(rng.choice(["int32", "int64"]))
+    if arg_max:
+        op, opt, o, kind = (OP.ARG_MAX, OPT.ArgMaxOptions,
+                            schema.ArgMaxOptionsT(), "ARG_MAX")
+    else:
+        op, opt, o, kind = (OP.ARG_MIN, OPT.ArgMinOptions,
+                            schema.ArgMinOptionsT(), "ARG_MIN")
+    o.outputType = lso.TYPES[out_type]
+    q = {} if dtype == "bool" else dict(zip(("scale", "zero_point"),
+                                            act_q(rng, dtype)))
+    version = {"uint8": 1, "int8": 2, "bool": 3}[dtype]
+    case = Case(f"{kind}/{dtype}/{shape} axis{axis} {out_type}", op, version,
+                [T(dtype, shape, **q),
+                 T("int32", [1], data=np.array([axis], np.int32))],
+                [T(out_type, out_shape)], opt, o, rng)
+    if dtype == "bool":
+        # LiteRT's reference resolver registers ARG_MAX/ARG_MIN up to v2 only.
+        case.oracle = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
+    return case
+
+
+def arg_cases(rng):
+    return [arg_case(rng, dtype, arg_max) for dtype in ("int8", "uint8", "bool")
+            for arg_max in (True, False) for _ in range(3)]
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
-            hybrid_cases(rng) + last_axis_cases(rng))
+            hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng))
