@@ -1,12 +1,14 @@
 // `kiln version [--json]`: the four version numbers, the extension API range
 // this host accepts, and every plugin found with its negotiation result.
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "cli_common.h"
 #include "commands.h"
 #include "kiln/kiln_c_api.h"
 #include "nlohmann/json.hpp"
+#include "plugin/install_paths.h"
 #include "plugin/negotiation.h"
 #include "plugin/plugin_loader.h"
 
@@ -58,6 +60,11 @@ int VersionCommand(std::vector<std::string> args) {
     if (config.use_default_locations) {
       j["plugin_search_path"].push_back(DefaultPluginDirectory());
     }
+    const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
+    j["default_plugin_dir"] = {{"path", dir.directory},
+                               {"exists", dir.exists},
+                               {"found", dir.origin},
+                               {"used", config.use_default_locations}};
     j["plugins"] = nlohmann::ordered_json::array();
     for (const PluginLoadRecord& r : records) {
       nlohmann::ordered_json p;
@@ -91,7 +98,14 @@ int VersionCommand(std::vector<std::string> args) {
               VersionString(info.min_ext_api_version).c_str(),
               VersionString(info.ext_api_version).c_str());
   std::printf("Model schema         %u\n", info.model_schema_version);
-  std::printf("Default plugin dir   %s\n", DefaultPluginDirectory().c_str());
+  const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
+  std::printf("Default plugin dir   %s%s\n", dir.directory.c_str(),
+              config.use_default_locations ? "" : " (not searched)");
+  std::printf("  found              %s\n", dir.origin.c_str());
+  const char* env = std::getenv("KILN_PLUGIN_PATH");
+  if (config.use_default_locations && env != nullptr && env[0] != '\0') {
+    std::printf("  searched first     $KILN_PLUGIN_PATH=%s\n", env);
+  }
   std::printf("Plugins (%zu found)\n", records.size());
   for (const PluginLoadRecord& r : records) {
     if (r.plugin) {
