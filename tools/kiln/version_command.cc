@@ -13,6 +13,59 @@
 #include "plugin/plugin_loader.h"
 
 namespace kiln::cli {
+namespace {
+
+// `kiln version --json`.
+void PrintJson(const KilnVersionInfo& info, const PluginSearchConfig& config,
+               const std::vector<PluginLoadRecord>& records) {
+  nlohmann::ordered_json j;
+  j["runtime_version"] = VersionString(info.runtime_version);
+  j["c_api_version"] = VersionString(info.c_api_version);
+  j["extension_api_version"] = VersionString(info.ext_api_version);
+  j["model_schema_version"] = info.model_schema_version;
+  j["accepted_extension_api_range"] = {
+      {"min", VersionString(info.min_ext_api_version)},
+      {"max", VersionString(info.ext_api_version)}};
+  j["plugin_search_path"] = nlohmann::ordered_json::array();
+  for (const std::string& d : config.directories) {
+    j["plugin_search_path"].push_back(d);
+  }
+  if (config.use_default_locations) {
+    j["plugin_search_path"].push_back(DefaultPluginDirectory());
+  }
+  const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
+  j["default_plugin_dir"] = {{"path", dir.directory},
+                             {"exists", dir.exists},
+                             {"found", dir.origin},
+                             {"used", config.use_default_locations}};
+  j["plugins"] = nlohmann::ordered_json::array();
+  for (const PluginLoadRecord& r : records) {
+    nlohmann::ordered_json p;
+    p["path"] = r.path;
+    p["name"] = r.name;
+    p["version"] = r.version;
+    p["built_for_extension_api"] =
+        r.abi_version == 0 ? "" : VersionString(r.abi_version);
+    p["status"] = r.plugin ? "loaded" : "refused";
+    if (r.plugin) {
+      p["negotiated_extension_api"] =
+          VersionString(r.plugin->negotiated_version());
+      p["kernels"] = r.plugin->kernels().size();
+      // (A ternary would give a null const char*, which json cannot take.)
+      if (r.plugin->delegate() != nullptr) {
+        p["delegate"] = r.plugin->delegate()->name;
+      } else {
+        p["delegate"] = nullptr;
+      }
+    } else {
+      p["reason"] = r.refusal;
+    }
+    j["plugins"].push_back(p);
+  }
+  std::cout << j.dump(2) << "\n";
+}
+
+}  // namespace
 
 int VersionCommand(std::vector<std::string> args) {
   PluginSearchConfig config;
@@ -45,47 +98,7 @@ int VersionCommand(std::vector<std::string> args) {
   const std::vector<PluginLoadRecord> records = PluginLoader::LoadAll(config);
 
   if (json) {
-    nlohmann::ordered_json j;
-    j["runtime_version"] = VersionString(info.runtime_version);
-    j["c_api_version"] = VersionString(info.c_api_version);
-    j["extension_api_version"] = VersionString(info.ext_api_version);
-    j["model_schema_version"] = info.model_schema_version;
-    j["accepted_extension_api_range"] = {
-        {"min", VersionString(info.min_ext_api_version)},
-        {"max", VersionString(info.ext_api_version)}};
-    j["plugin_search_path"] = nlohmann::ordered_json::array();
-    for (const std::string& d : config.directories) {
-      j["plugin_search_path"].push_back(d);
-    }
-    if (config.use_default_locations) {
-      j["plugin_search_path"].push_back(DefaultPluginDirectory());
-    }
-    const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
-    j["default_plugin_dir"] = {{"path", dir.directory},
-                               {"exists", dir.exists},
-                               {"found", dir.origin},
-                               {"used", config.use_default_locations}};
-    j["plugins"] = nlohmann::ordered_json::array();
-    for (const PluginLoadRecord& r : records) {
-      nlohmann::ordered_json p;
-      p["path"] = r.path;
-      p["name"] = r.name;
-      p["version"] = r.version;
-      p["built_for_extension_api"] =
-          r.abi_version == 0 ? "" : VersionString(r.abi_version);
-      p["status"] = r.plugin ? "loaded" : "refused";
-      if (r.plugin) {
-        p["negotiated_extension_api"] =
-            VersionString(r.plugin->negotiated_version());
-        p["kernels"] = r.plugin->kernels().size();
-        p["delegate"] =
-            r.plugin->delegate() ? r.plugin->delegate()->name : nullptr;
-      } else {
-        p["reason"] = r.refusal;
-      }
-      j["plugins"].push_back(p);
-    }
-    std::cout << j.dump(2) << "\n";
+    PrintJson(info, config, records);
     return 0;
   }
 
