@@ -26,8 +26,12 @@ case "$mode" in
       echo "SKIPPED: cannot install the build tools (scikit-build-core, nanobind) from PyPI"
       exit 77
     fi
-    # The wheel build compiles with at most two jobs unless told otherwise.
+    # The wheel build compiles with at most two jobs unless told otherwise,
+    # with the compilers a plain CMake configure picks (cc, c++), so that
+    # ccache reuses the objects of the build/ tree (ccache keys include the
+    # compiler's name).
     export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
+    export CC=${CC:-cc} CXX=${CXX:-c++}
     start=$(date +%s)
     "${PIP[@]}" install --no-build-isolation "$SOURCE_DIR"
     echo "pip install $SOURCE_DIR: $(( $(date +%s) - start )) s"
