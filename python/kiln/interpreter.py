@@ -9,6 +9,7 @@ use_default_plugins) and methods (plugin_records, inspect, warnings,
 arena_bytes). See docs/python.md.
 """
 import enum
+import sys
 import warnings as _warnings
 
 import numpy as np
@@ -193,13 +194,28 @@ def _details(tensor, index):
     }
 
 
-def _read(tensor, copy):
+class _Views:
+    """Owner of every NumPy view of an interpreter's tensors: while any view
+    (or a slice of one) is alive, this object has more references than its
+    interpreter's own. It keeps the native interpreter alive."""
+    __slots__ = ("native",)
+
+    def __init__(self, native):
+        self.native = native
+
+
+_UNSAFE = ("There is at least 1 reference to internal data in the interpreter "
+           "in the form of a numpy array or slice. Be sure to only hold the "
+           "function returned from tensor() if you are using raw data access.")
+
+
+def _read(tensor, copy, owner):
     """The tensor's values: a view of its memory (copy=False) or a copy."""
     shape = tuple(tensor.shape or [])
     numpy_type = _numpy_type(tensor.type)
     if tensor.byte_size == 0 and tensor.type != _STRING_TYPE:
         return np.zeros(shape, dtype=numpy_type)
-    buffer = tensor.buffer()
+    buffer = tensor.buffer(owner)
     if buffer is None:
         raise ValueError("Tensor data is null. Run allocate_tensors() first")
     if tensor.type == _STRING_TYPE:
@@ -272,15 +288,24 @@ class Interpreter:
             model, _plugin_options(self._delegates, plugin_paths, plugin_dirs,
                                    use_default_plugins,
                                    max_extension_api_version))
+        self._views = _Views(self._native)
         self._inputs = self._native.input_tensor_indices()
         self._outputs = self._native.output_tensor_indices()
         self._runners = {}
 
     # ---- LiteRT's API ----
+    def _ensure_safe(self):
+        """Refuses to move tensor memory while NumPy views of it are alive
+        (held by their arrays; this reference and getrefcount's own)."""
+        if sys.getrefcount(self._views) > 2:
+            raise RuntimeError(_UNSAFE)
+
     def allocate_tensors(self):
+        self._ensure_safe()
         self._native.allocate_tensors()
 
     def invoke(self):
+        self._ensure_safe()
         self._native.invoke()
 
     def _tensor(self, tensor_index):
@@ -308,20 +333,21 @@ class Interpreter:
         if subgraph_index != 0:
             raise ValueError("kiln: get_tensor reads the main subgraph "
                              "(subgraph_index 0) only")
-        return _read(self._tensor(tensor_index), copy=True)
+        return _read(self._tensor(tensor_index), True, self._views)
 
     def tensor(self, tensor_index):
         """A function returning a NumPy view of the tensor's memory (no
-        copy). Valid until the next allocate_tensors/resize_tensor_input;
-        do not keep it across them."""
+        copy). Hold the function, not the array: allocate_tensors, invoke
+        and resize_tensor_input raise RuntimeError while a view is alive."""
         tensor = self._tensor(tensor_index)
-        return lambda: _read(tensor, copy=False)
+        return lambda: _read(tensor, False, self._views)
 
     def resize_tensor_input(self, input_index, tensor_size, strict=False):
         if input_index not in self._inputs:
             raise ValueError(
                 f"tensor {input_index} is not an input of the model (inputs "
                 f"are tensors {self._inputs})")
+        self._ensure_safe()
         dims = [int(d) for d in np.asarray(tensor_size).ravel()]
         if strict:
             signature = _details(self._tensor(input_index),
@@ -453,5 +479,6 @@ class SignatureRunner:
         for name, array in arrays.items():
             _write(self._input(name), array, f"input '{name}'")
         self._native.invoke()
-        return {name: _read(self._native.output(name), copy=True)
+        views = self._interpreter._views
+        return {name: _read(self._native.output(name), True, views)
                 for name in self._outputs}

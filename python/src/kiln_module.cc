@@ -5,9 +5,12 @@
 //
 // Lifetimes: a Tensor or SignatureRunner keeps its Interpreter alive, an
 // Interpreter keeps its Model alive, and a Model made from bytes keeps the
-// bytes alive (libkiln does not copy them). Tensor.buffer() is a NumPy view
-// of the tensor's memory: valid until the next allocate_tensors or
-// resize.
+// bytes alive (libkiln does not copy them). Tensor.buffer(owner) is a NumPy
+// view of the tensor's memory: valid until the next allocate_tensors,
+// resize or invoke (dynamic tensors move); kiln.Interpreter refuses those
+// while views are alive, as LiteRT does. allocate_tensors and invoke release
+// the GIL: other Python threads run meanwhile (each interpreter still serves
+// one thread at a time).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -168,13 +171,14 @@ class Tensor {
         std::vector<int64_t>(q.zero_points, q.zero_points + q.num_zero_points),
         q.quantized_dimension};
   }
-  // Bytes of the tensor as a 1-D uint8 view (no copy); None before
-  // allocate_tensors.
-  std::optional<ByteView> buffer() const {
+  // Bytes of the tensor as a 1-D uint8 view (no copy) that keeps `owner`
+  // alive (the caller counts live views through it); None before
+  // allocate_tensors. `owner` must keep the interpreter alive.
+  std::optional<ByteView> buffer(nb::object owner) const {
     void* data = KilnTensorData(tensor_);
     if (data == nullptr) return std::nullopt;
     const size_t shape[1] = {KilnTensorByteSize(tensor_)};
-    return ByteView(data, 1, shape, owner_);
+    return ByteView(data, 1, shape, owner);
   }
   // Copies the array's bytes in (exactly byte_size() of them).
   void copy_from(AnyContiguousArray array) {
@@ -328,7 +332,7 @@ void BindTensor(nb::module_& m) {
       .def_prop_ro("shape_signature", &Tensor::shape_signature)
       .def_prop_ro("byte_size", &Tensor::byte_size)
       .def("quantization", &Tensor::quantization)
-      .def("buffer", &Tensor::buffer)
+      .def("buffer", &Tensor::buffer, nb::arg("owner"))
       .def("copy_from", &Tensor::copy_from, nb::arg("array"));
   nb::class_<SignatureRunner>(m, "SignatureRunner")
       .def("input_names",
@@ -340,15 +344,19 @@ void BindTensor(nb::module_& m) {
       .def("tensor_index", &SignatureRunner::tensor_index, nb::arg("name"),
            nb::arg("input"))
       .def("resize_input", &SignatureRunner::resize_input)
-      .def("allocate_tensors", &SignatureRunner::allocate_tensors)
-      .def("invoke", &SignatureRunner::invoke);
+      .def("allocate_tensors", &SignatureRunner::allocate_tensors,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("invoke", &SignatureRunner::invoke,
+           nb::call_guard<nb::gil_scoped_release>());
 }
 
 void BindInterpreter(nb::module_& m) {
   nb::class_<Interpreter>(m, "Interpreter")
       .def(nb::init<std::shared_ptr<Model>, const PluginOptions&>())
-      .def("allocate_tensors", &Interpreter::allocate_tensors)
-      .def("invoke", &Interpreter::invoke)
+      .def("allocate_tensors", &Interpreter::allocate_tensors,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("invoke", &Interpreter::invoke,
+           nb::call_guard<nb::gil_scoped_release>())
       .def("resize_input", &Interpreter::resize_input)
       .def("input_tensor_indices",
            [](const Interpreter& i) { return i.io_tensor_indices(true); })

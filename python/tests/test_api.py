@@ -84,11 +84,21 @@ def test_tensor_views_share_memory_and_get_tensor_copies():
     assert np.shares_memory(view, interpreter.tensor(in0)())
     view[...] = 2.0  # written in place, no set_tensor
     interpreter.tensor(in1)()[...] = 3.0
+    # As in LiteRT: memory may move while a view is alive, so it is refused.
+    part = view[2:]
+    del view
+    with pytest.raises(RuntimeError, match="reference to internal data"):
+        interpreter.invoke()
+    del part
     interpreter.invoke()
     result = interpreter.tensor(out)()
     np.testing.assert_array_equal(result, np.full((10, 10), 5.0, np.float32))
     copy = interpreter.get_tensor(out)
     assert not np.shares_memory(copy, result)
+    with pytest.raises(RuntimeError, match="reference to internal data"):
+        interpreter.allocate_tensors()
+    del result
+    interpreter.allocate_tensors()
 
 
 def test_set_tensor_checks_type_and_shape_like_litert():
