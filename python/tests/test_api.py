@@ -213,3 +213,30 @@ def test_delegate_arguments():
     with pytest.raises((ValueError, RuntimeError), match="no_such_delegate"):
         kiln.Interpreter(model_path=model("misc/add_10x10.tflite"),
                          delegates=["no_such_delegate"])
+
+
+def test_opencl_delegate_through_python():
+    path = model("misc/mobilenet_like_model.bin")
+    x = np.random.default_rng(3).uniform(-1, 1, (1, 5, 5, 3)).astype(
+        np.float32)
+
+    def run(**kwargs):
+        interpreter = kiln.Interpreter(model_path=path, **kwargs)
+        interpreter.allocate_tensors()
+        detail = interpreter.get_input_details()[0]
+        interpreter.resize_tensor_input(detail["index"], x.shape)
+        interpreter.allocate_tensors()
+        interpreter.set_tensor(detail["index"], x)
+        interpreter.invoke()
+        out = interpreter.get_output_details()[0]["index"]
+        return interpreter, interpreter.get_tensor(out)
+
+    interpreter, delegated = run(delegates=["opencl:device=cpu"])
+    report = interpreter.inspect()
+    if report["warnings"]:
+        pytest.skip(f"OpenCL delegate unavailable: {report['warnings']}")
+    nodes = report["subgraphs"][0]["nodes"]
+    assert all(n["delegated"] and n["delegate"] == "opencl" for n in nodes)
+    assert all(n["partition_node"] >= len(nodes) for n in nodes)
+    _, on_cpu = run()
+    np.testing.assert_allclose(delegated, on_cpu, rtol=1e-4, atol=1e-5)
