@@ -1,11 +1,15 @@
-/* Compile-time layout checks of the released extension API 1.0 structs.
- * Built twice: against the frozen copy in abi/released/1.0 (offsets and
- * sizes must match exactly) and against the current headers (every 1.0
- * offset must be unchanged; structs may only have grown at the end). */
+/* Compile-time layout checks of the structs of one released extension API
+ * version (abi/released/<version>/layout.inc). Built twice per version:
+ * against the frozen copy (offsets and sizes must match exactly) and against
+ * the current headers (every released offset must be unchanged; structs may
+ * only have grown at the end). */
 #include <stdint.h>
 
 #include "kiln/kiln_c_api.h"
 #include "kiln/kiln_plugin.h"
+#ifdef KILN_LAYOUT_HAS_CAPABILITIES /* extension API 1.1 and later */
+#include "kiln/kiln_capabilities.h"
+#endif
 
 #define KILN_CAT2(a, b) a##b
 #define KILN_CAT(a, b) KILN_CAT2(a, b)

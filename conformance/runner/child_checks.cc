@@ -36,6 +36,7 @@ namespace {
 using Json = nlohmann::json;
 
 struct Spec {
+  std::string result_path;  // where the result object goes
   std::string kind;
   std::string plugin;
   std::string reference;
@@ -48,6 +49,26 @@ struct Spec {
   int threads = 4;
 };
 
+// Sets the numeric field `key` of *s; false for an unknown key.
+bool SetNumber(const std::string& key, int64_t n, Spec* s) {
+  if (key == "cap") {
+    s->cap = static_cast<uint32_t>(n);
+  } else if (key == "op") {
+    s->op = static_cast<int32_t>(n);
+  } else if (key == "version") {
+    s->version = static_cast<int32_t>(n);
+  } else if (key == "seed") {
+    s->seed = static_cast<uint64_t>(n);
+  } else if (key == "cycles") {
+    s->cycles = static_cast<int>(n);
+  } else if (key == "threads") {
+    s->threads = static_cast<int>(n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 struct Outcome {
   Verdict verdict = Verdict::kFail;
   std::string message;
@@ -59,6 +80,11 @@ Outcome Make(Verdict v, std::string message) {
   o.verdict = v;
   o.message = std::move(message);
   return o;
+}
+
+// A failed check whose message is `status`'s.
+Outcome Failed(const absl::Status& status) {
+  return Make(Verdict::kFail, std::string(status.message()));
 }
 
 std::string OpLabel(int32_t op, const std::string& custom) {
@@ -202,37 +228,26 @@ const KilnKernel* ReferenceKernel(const LoadedPlugin& reference, int32_t op,
   return nullptr;
 }
 
-Outcome Execute(const Spec& s) {
-  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
-  if (!plugin.ok()) {
-    return Make(Verdict::kFail, std::string(plugin.status().message()));
-  }
-  const std::string label =
-      absl::StrCat(OpLabel(s.op, s.custom), " v", s.version);
-  const KilnKernel* kernel = FindKernel(**plugin, s.op, s.version, s.custom);
-  if (kernel == nullptr) {
-    return Make(Verdict::kFail,
-                absl::StrCat("the plugin declares ", label,
-                             " but the host resolves no kernel for it"));
-  }
-  std::string why_not;
-  std::optional<GeneratedCase> generated = GenerateCase(s.op, s.seed, &why_not);
-  if (!generated && s.op != KILN_OP_CUSTOM) {
-    return Make(Verdict::kSkip, why_not);
-  }
-  const GeneratedCase c = generated ? *generated : GenericCase();
-  SingleNodeRunner runner;
-  const std::vector<int> outs =
-      BuildNode(c, s.op, s.version, s.custom, &runner);
-  const absl::Status status = RunKernel(runner, *kernel);
-  if (s.op == KILN_OP_CUSTOM) {
-    return Make(Verdict::kNoReference,
-                absl::StrCat("no reference for custom ops; executed on a "
-                             "generic float [2,3] input for crash/status "
-                             "only: ",
-                             status.ok() ? std::string("status OK")
-                                         : status.ToString()));
-  }
+// The case a check runs: the op's generated case or, for a custom op (whose
+// signature the runner cannot know), the generic one.
+absl::StatusOr<GeneratedCase> CaseFor(const Spec& s) {
+  absl::StatusOr<GeneratedCase> c = GenerateCase(s.op, s.seed);
+  if (!c.ok() && s.op == KILN_OP_CUSTOM) return GenericCase();
+  return c;
+}
+
+// The plugin's run of one generated case.
+struct PluginRun {
+  const GeneratedCase& c;
+  SingleNodeRunner& runner;
+  std::vector<int> outputs;
+  absl::Status status;
+};
+
+// Judges `run` against the reference plugin's kernel for the same op on the
+// same case (`label` names the op and version under test).
+Outcome CompareWithReference(const Spec& s, const std::string& label,
+                             PluginRun& run) {
   std::shared_ptr<LoadedPlugin> reference;
   const KilnKernel* ref_kernel = nullptr;
   int32_t ref_version = 0;
@@ -242,11 +257,11 @@ Outcome Execute(const Spec& s) {
     ref_kernel = ReferenceKernel(*reference, s.op, s.version, &ref_version);
   }
   if (ref_kernel == nullptr) {
-    if (!status.ok()) {
+    if (!run.status.ok()) {
       return Make(Verdict::kFail,
                   absl::StrCat("declares ", label,
                                " but failed on a valid generated input (",
-                               c.family, "): ", status.message()));
+                               run.c.family, "): ", run.status.message()));
     }
     return Make(Verdict::kNoReference,
                 absl::StrCat("ran OK; no reference kernel for ", label, " in ",
@@ -254,55 +269,82 @@ Outcome Execute(const Spec& s) {
   }
   SingleNodeRunner ref_runner;
   const std::vector<int> ref_outs =
-      BuildNode(c, s.op, ref_version, "", &ref_runner);
+      BuildNode(run.c, s.op, ref_version, "", &ref_runner);
   const absl::Status ref_status = RunKernel(ref_runner, *ref_kernel);
   const std::string ref_label =
       absl::StrCat("kiln_cpu ", OpLabel(s.op, ""), " v", ref_version,
                    ref_version != s.version ? " (newest lower version)" : "");
   if (!ref_status.ok()) {
-    if (!status.ok()) {
-      return Make(
-          Verdict::kSkip,
-          absl::StrCat("the generated input (", c.family,
-                       ") was rejected by the reference too (",
-                       ref_status.message(), "); plugin: ", status.message()));
+    if (!run.status.ok()) {
+      return Make(Verdict::kSkip,
+                  absl::StrCat("the generated input (", run.c.family,
+                               ") was rejected by the reference too (",
+                               ref_status.message(),
+                               "); plugin: ", run.status.message()));
     }
     return Make(Verdict::kNoReference,
                 absl::StrCat("ran OK; the reference ", ref_label,
                              " rejected the generated input (",
                              ref_status.message(), "), outputs not compared"));
   }
-  if (!status.ok()) {
-    return Make(Verdict::kFail, absl::StrCat("failed on a generated input (",
-                                             c.family, ") that ", ref_label,
-                                             " accepts: ", status.message()));
+  if (!run.status.ok()) {
+    return Make(
+        Verdict::kFail,
+        absl::StrCat("failed on a generated input (", run.c.family, ") that ",
+                     ref_label, " accepts: ", run.status.message()));
   }
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const std::string diff =
-        CompareTensors(runner.tensor(outs[i]), ref_runner.tensor(ref_outs[i]));
+  for (size_t i = 0; i < run.outputs.size(); ++i) {
+    const std::string diff = CompareTensors(run.runner.tensor(run.outputs[i]),
+                                            ref_runner.tensor(ref_outs[i]));
     if (!diff.empty()) {
       return Make(
           Verdict::kFail,
           absl::StrCat("output ", i, " differs from ", ref_label,
-                       " on a generated input (", c.family, "): ", diff));
+                       " on a generated input (", run.c.family, "): ", diff));
     }
   }
   return Make(Verdict::kPass,
-              absl::StrCat("matches ", ref_label, " (", c.family, ")"));
+              absl::StrCat("matches ", ref_label, " (", run.c.family, ")"));
+}
+
+Outcome Execute(const Spec& s) {
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
+  if (!plugin.ok()) return Failed(plugin.status());
+  const std::string label =
+      absl::StrCat(OpLabel(s.op, s.custom), " v", s.version);
+  const KilnKernel* kernel = FindKernel(**plugin, s.op, s.version, s.custom);
+  if (kernel == nullptr) {
+    return Make(Verdict::kFail,
+                absl::StrCat("the plugin declares ", label,
+                             " but the host resolves no kernel for it"));
+  }
+  const absl::StatusOr<GeneratedCase> c = CaseFor(s);
+  if (!c.ok()) return Make(Verdict::kSkip, std::string(c.status().message()));
+  SingleNodeRunner runner;
+  PluginRun run{*c, runner, BuildNode(*c, s.op, s.version, s.custom, &runner),
+                absl::OkStatus()};
+  run.status = RunKernel(runner, *kernel);
+  if (s.op == KILN_OP_CUSTOM) {
+    return Make(Verdict::kNoReference,
+                absl::StrCat("no reference for custom ops; executed on a "
+                             "generic float [2,3] input for crash/status "
+                             "only: ",
+                             run.status.ok() ? std::string("status OK")
+                                             : run.status.ToString()));
+  }
+  return CompareWithReference(s, label, run);
 }
 
 Outcome ErrorPath(const Spec& s) {
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
-  if (!plugin.ok()) {
-    return Make(Verdict::kFail, std::string(plugin.status().message()));
-  }
+  if (!plugin.ok()) return Failed(plugin.status());
   const KilnKernel* kernel = FindKernel(**plugin, s.op, s.version, s.custom);
   if (kernel == nullptr) return Make(Verdict::kFail, "no kernel resolved");
-  std::string why_not;
-  std::optional<GeneratedCase> generated = GenerateCase(s.op, s.seed, &why_not);
-  if (!generated && s.op != KILN_OP_CUSTOM)
-    return Make(Verdict::kSkip, why_not);
-  GeneratedCase c = generated ? *generated : GenericCase();
+  absl::StatusOr<GeneratedCase> generated = CaseFor(s);
+  if (!generated.ok()) {
+    return Make(Verdict::kSkip, std::string(generated.status().message()));
+  }
+  GeneratedCase& c = *generated;
   // Input 0 becomes COMPLEX128, a type no kernel of these op families takes.
   // SHAPE and RANK read only the shape of any input type: their output
   // becomes COMPLEX128 instead.
@@ -343,9 +385,7 @@ Outcome ErrorPath(const Spec& s) {
 
 Outcome VersionRanges(const Spec& s) {
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
-  if (!plugin.ok()) {
-    return Make(Verdict::kFail, std::string(plugin.status().message()));
-  }
+  if (!plugin.ok()) return Failed(plugin.status());
   std::map<std::pair<int32_t, std::string>, std::set<int32_t>> declared;
   for (const KilnKernel* k : (*plugin)->kernels()) {
     auto& versions =
@@ -442,19 +482,87 @@ std::vector<KernelCase> CasesWithGenerators(const LoadedPlugin& plugin,
   std::vector<KernelCase> cases;
   for (const KilnKernel* k : plugin.kernels()) {
     if (cases.size() >= limit) break;
-    std::optional<GeneratedCase> c =
-        GenerateCase(k->builtin_code, seed, nullptr);
-    if (!c) continue;
+    absl::StatusOr<GeneratedCase> c = GenerateCase(k->builtin_code, seed);
+    if (!c.ok()) continue;
     cases.push_back({k, k->builtin_code, k->min_version, "", *c});
   }
   return cases;
 }
 
+// Single-threaded outputs of each case: bytes per output, empty for a case
+// whose kernel failed (not usable for the concurrency check).
+std::vector<std::optional<std::vector<std::vector<uint8_t>>>>
+SingleThreadedOutputs(const std::vector<KernelCase>& cases) {
+  std::vector<std::optional<std::vector<std::vector<uint8_t>>>> expected(
+      cases.size());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    SingleNodeRunner r;
+    const std::vector<int> outs =
+        BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
+    if (!RunKernel(r, *cases[i].kernel).ok()) continue;
+    expected[i].emplace();
+    for (int o : outs) {
+      const Tensor& t = r.tensor(o);
+      const auto* p = static_cast<const uint8_t*>(t.data);
+      expected[i]->emplace_back(p, p + t.bytes);
+    }
+  }
+  return expected;
+}
+
+struct ConcurrentResult {
+  int mismatches = 0;
+  std::string first_problem;  // of one mismatching run
+};
+
+// Runs every usable case `rounds` times on each of `threads` threads, each
+// run with its own node and state, comparing with `expected`.
+ConcurrentResult RunConcurrently(
+    const std::vector<KernelCase>& cases,
+    const std::vector<std::optional<std::vector<std::vector<uint8_t>>>>&
+        expected,
+    int threads, int rounds) {
+  std::atomic<int> mismatches{0};
+  std::vector<std::string> first_problem(static_cast<size_t>(threads));
+  auto worker = [&](size_t t) {
+    for (int round = 0; round < rounds; ++round) {
+      for (size_t i = 0; i < cases.size(); ++i) {
+        if (!expected[i]) continue;
+        SingleNodeRunner r;
+        const std::vector<int> outs =
+            BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
+        const absl::Status st = RunKernel(r, *cases[i].kernel);
+        bool same = st.ok();
+        for (size_t o = 0; same && o < outs.size(); ++o) {
+          const Tensor& out = r.tensor(outs[o]);
+          const auto* p = static_cast<const uint8_t*>(out.data);
+          same = std::vector<uint8_t>(p, p + out.bytes) == (*expected[i])[o];
+        }
+        if (!same && mismatches.fetch_add(1) == 0) {
+          first_problem[t] = absl::StrCat(
+              OpLabel(cases[i].op, ""), " v", cases[i].version,
+              st.ok() ? " produced a different output than single-threaded"
+                      : absl::StrCat(" failed: ", st.message()));
+        }
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back(worker, static_cast<size_t>(t));
+  }
+  for (std::thread& t : pool) t.join();
+  ConcurrentResult result;
+  result.mismatches = mismatches.load();
+  for (const std::string& p : first_problem) {
+    if (!p.empty()) result.first_problem = p;
+  }
+  return result;
+}
+
 Outcome Concurrency(const Spec& s) {
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
-  if (!plugin.ok()) {
-    return Make(Verdict::kFail, std::string(plugin.status().message()));
-  }
+  if (!plugin.ok()) return Failed(plugin.status());
   const std::vector<KernelCase> cases =
       CasesWithGenerators(**plugin, s.seed, 8);
   if (cases.empty()) {
@@ -462,64 +570,20 @@ Outcome Concurrency(const Spec& s) {
                 "no declared kernel has an input generator to run "
                 "concurrently");
   }
-  // Single-threaded outputs first.
-  std::vector<std::vector<std::vector<uint8_t>>> expected(cases.size());
-  std::vector<bool> usable(cases.size(), false);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    SingleNodeRunner r;
-    const std::vector<int> outs =
-        BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
-    if (!RunKernel(r, *cases[i].kernel).ok()) continue;
-    usable[i] = true;
-    for (int o : outs) {
-      const Tensor& t = r.tensor(o);
-      const auto* p = static_cast<const uint8_t*>(t.data);
-      expected[i].emplace_back(p, p + t.bytes);
-    }
-  }
+  const auto expected = SingleThreadedOutputs(cases);
   constexpr int kRounds = 20;
-  std::atomic<int> mismatches{0};
-  std::vector<std::string> first_problem(static_cast<size_t>(s.threads));
-  std::vector<std::thread> threads;
-  for (int t = 0; t < s.threads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int round = 0; round < kRounds; ++round) {
-        for (size_t i = 0; i < cases.size(); ++i) {
-          if (!usable[i]) continue;
-          SingleNodeRunner r;
-          const std::vector<int> outs =
-              BuildNode(cases[i].c, cases[i].op, cases[i].version, "", &r);
-          const absl::Status st = RunKernel(r, *cases[i].kernel);
-          bool same = st.ok();
-          for (size_t o = 0; same && o < outs.size(); ++o) {
-            const Tensor& out = r.tensor(outs[o]);
-            const auto* p = static_cast<const uint8_t*>(out.data);
-            same = std::vector<uint8_t>(p, p + out.bytes) == expected[i][o];
-          }
-          if (!same && mismatches.fetch_add(1) == 0) {
-            first_problem[static_cast<size_t>(t)] = absl::StrCat(
-                OpLabel(cases[i].op, ""), " v", cases[i].version,
-                st.ok() ? " produced a different output than single-threaded"
-                        : absl::StrCat(" failed: ", st.message()));
-          }
-        }
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  size_t ops =
-      static_cast<size_t>(std::count(usable.begin(), usable.end(), true));
-  if (mismatches.load() > 0) {
-    std::string first;
-    for (const std::string& p : first_problem) {
-      if (!p.empty()) first = p;
-    }
+  const ConcurrentResult result =
+      RunConcurrently(cases, expected, s.threads, kRounds);
+  const size_t ops = static_cast<size_t>(
+      std::count_if(expected.begin(), expected.end(),
+                    [](const auto& e) { return e.has_value(); }));
+  if (result.mismatches > 0) {
     return Make(
         Verdict::kFail,
-        absl::StrCat(mismatches.load(), " concurrent run(s) on ", s.threads,
+        absl::StrCat(result.mismatches, " concurrent run(s) on ", s.threads,
                      " threads (own node and state each) "
                      "disagreed with single-threaded runs; first: ",
-                     first));
+                     result.first_problem));
   }
   if (ops == 0) {
     return Make(Verdict::kSkip,
@@ -535,9 +599,7 @@ Outcome Concurrency(const Spec& s) {
 
 Outcome Leak(const Spec& s) {
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
-  if (!plugin.ok()) {
-    return Make(Verdict::kFail, std::string(plugin.status().message()));
-  }
+  if (!plugin.ok()) return Failed(plugin.status());
   const std::vector<KernelCase> cases =
       CasesWithGenerators(**plugin, s.seed, 1000);
   if (cases.empty()) {
@@ -577,89 +639,90 @@ Outcome Leak(const Spec& s) {
                            kLimit / 1024, " KiB each"));
 }
 
-bool ParseSpec(const std::vector<std::string>& args, Spec* s,
-               std::string* result_path) {
-  if (args.size() < 2) return false;
-  *result_path = args[0];
-  s->kind = args[1];
+// The hidden arguments of a check process: RESULT_FILE KIND key=value...
+absl::StatusOr<Spec> ParseSpec(const std::vector<std::string>& args) {
+  if (args.size() < 2) {
+    return absl::InvalidArgumentError("expected RESULT_FILE KIND key=value...");
+  }
+  Spec s;
+  s.result_path = args[0];
+  s.kind = args[1];
   for (size_t i = 2; i < args.size(); ++i) {
     const size_t eq = args[i].find('=');
-    if (eq == std::string::npos) return false;
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", args[i], "' is not key=value"));
+    }
     const std::string key = args[i].substr(0, eq),
                       value = args[i].substr(eq + 1);
     int64_t n = 0;
     const bool numeric = absl::SimpleAtoi(value, &n);
-    if (key == "plugin")
-      s->plugin = value;
-    else if (key == "reference")
-      s->reference = value;
-    else if (key == "custom")
-      s->custom = value;
-    else if (!numeric)
-      return false;
-    else if (key == "cap")
-      s->cap = static_cast<uint32_t>(n);
-    else if (key == "op")
-      s->op = static_cast<int32_t>(n);
-    else if (key == "version")
-      s->version = static_cast<int32_t>(n);
-    else if (key == "seed")
-      s->seed = static_cast<uint64_t>(n);
-    else if (key == "cycles")
-      s->cycles = static_cast<int>(n);
-    else if (key == "threads")
-      s->threads = static_cast<int>(n);
-    else
-      return false;
+    if (key == "plugin") {
+      s.plugin = value;
+    } else if (key == "reference") {
+      s.reference = value;
+    } else if (key == "custom") {
+      s.custom = value;
+    } else if (!numeric || !SetNumber(key, n, &s)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown or non-numeric argument '", args[i], "'"));
+    }
   }
-  return true;
+  return s;
+}
+
+// Writes the outcome as the result object, atomically (write, rename).
+absl::Status WriteResult(const std::string& path, const Outcome& o) {
+  Json result = o.extra;
+  result["verdict"] = VerdictName(o.verdict);
+  result["message"] = o.message;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << result.dump();
+    if (!out) return absl::InternalError(absl::StrCat("cannot write ", tmp));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    return absl::InternalError(
+        absl::StrCat("cannot rename ", tmp, ": ", ec.message()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 int RunChildCheck(const std::vector<std::string>& args) {
-  Spec spec;
-  std::string result_path;
-  if (!ParseSpec(args, &spec, &result_path)) {
+  static constexpr std::pair<const char*, Outcome (*)(const Spec&)> kChecks[] =
+      {{"describe", &Describe},
+       {"negotiation", &Negotiate},
+       {"execute", &Execute},
+       {"error_path", &ErrorPath},
+       {"version_ranges", &VersionRanges},
+       {"load_unload", &LoadUnload},
+       {"concurrency", &Concurrency},
+       {"leak", &Leak}};
+  const absl::StatusOr<Spec> spec = ParseSpec(args);
+  if (!spec.ok()) {
     std::fprintf(stderr,
-                 "kiln conformance: malformed internal check "
-                 "arguments\n");
+                 "kiln conformance: malformed internal check arguments: %s\n",
+                 std::string(spec.status().message()).c_str());
     return 2;
   }
-  Outcome o;
-  if (spec.kind == "describe")
-    o = Describe(spec);
-  else if (spec.kind == "negotiation")
-    o = Negotiate(spec);
-  else if (spec.kind == "execute")
-    o = Execute(spec);
-  else if (spec.kind == "error_path")
-    o = ErrorPath(spec);
-  else if (spec.kind == "version_ranges")
-    o = VersionRanges(spec);
-  else if (spec.kind == "load_unload")
-    o = LoadUnload(spec);
-  else if (spec.kind == "concurrency")
-    o = Concurrency(spec);
-  else if (spec.kind == "leak")
-    o = Leak(spec);
-  else {
-    std::fprintf(stderr, "kiln conformance: unknown check kind '%s'\n",
-                 spec.kind.c_str());
-    return 2;
+  for (const auto& [kind, check] : kChecks) {
+    if (spec->kind != kind) continue;
+    const absl::Status written = WriteResult(spec->result_path, check(*spec));
+    if (!written.ok()) {
+      std::fprintf(stderr, "kiln conformance: %s\n",
+                   std::string(written.message()).c_str());
+      return 3;
+    }
+    return 0;
   }
-  Json result = o.extra;
-  result["verdict"] = VerdictName(o.verdict);
-  result["message"] = o.message;
-  const std::string tmp = result_path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << result.dump();
-    if (!out) return 3;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, result_path, ec);
-  return ec ? 3 : 0;
+  std::fprintf(stderr, "kiln conformance: unknown check kind '%s'\n",
+               spec->kind.c_str());
+  return 2;
 }
 
 }  // namespace kiln::conformance

@@ -125,78 +125,15 @@ class Runner {
                                      kChildMarker, result_path};
     argv.insert(argv.end(), check.args.begin(), check.args.end());
     const auto start = std::chrono::steady_clock::now();
-    const pid_t pid = fork();
-    if (pid == 0) {
-      setpgid(0, 0);
-      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd >= 0) {
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        close(fd);
-      }
-      std::vector<char*> cargv;
-      for (std::string& a : argv) cargv.push_back(a.data());
-      cargv.push_back(nullptr);
-      execv(cargv[0], cargv.data());
-      _exit(127);
-    }
+    const pid_t pid = Launch(argv, log_path);
     if (pid < 0) {
       r.verdict = Verdict::kFail;
       r.message =
           absl::StrCat("could not start a check process: ", strerror(errno));
       return Finish(out, start);
     }
-    setpgid(pid, pid);
-    int status = 0;
-    bool timed_out = false;
-    auto sleep = std::chrono::microseconds(200);
-    while (true) {
-      const pid_t w = waitpid(pid, &status, WNOHANG);
-      if (w == pid) break;
-      if (w < 0 && errno != EINTR) break;
-      const double elapsed = std::chrono::duration<double>(
-                                 std::chrono::steady_clock::now() - start)
-                                 .count();
-      if (elapsed > options_.timeout_seconds) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        timed_out = true;
-        break;
-      }
-      std::this_thread::sleep_for(sleep);
-      sleep = std::min(sleep * 2, std::chrono::microseconds(10000));
-    }
-    const std::string log = ReadFile(log_path);
-    const std::string log_tail = Tail(log, 4);
-    r.verdict = Verdict::kFail;
-    if (timed_out) {
-      r.message = absl::StrCat("timeout: did not finish within ",
-                               options_.timeout_seconds,
-                               " s (a hang?); the check process was killed");
-    } else if (WIFSIGNALED(status)) {
-      r.message = absl::StrCat("crash: the check process died of ",
-                               SignalDescription(WTERMSIG(status)));
-      if (!log_tail.empty())
-        absl::StrAppend(&r.message, "; stderr: ", log_tail);
-    } else if (log.find("LeakSanitizer") != std::string::npos) {
-      r.message =
-          absl::StrCat("leak: LeakSanitizer reported leaks; ", log_tail);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-      r.message =
-          absl::StrCat("the check process exited with status ",
-                       WEXITSTATUS(status), " (the plugin called exit()?)",
-                       log_tail.empty() ? "" : "; stderr: ", log_tail);
-    } else {
-      Json data = Json::parse(ReadFile(result_path), nullptr, false);
-      if (data.is_discarded() || !data.is_object()) {
-        r.message = "the check process wrote no result";
-      } else {
-        out.data = data;
-        r.verdict = ParseVerdict(data.value("verdict", "fail"));
-        r.message = data.value("message", "");
-      }
-    }
+    const ChildExit ended = Wait(pid, start);
+    Judge(ended, ReadFile(log_path), result_path, out);
     return Finish(out, start);
   }
 
@@ -213,6 +150,95 @@ class Runner {
   const Options& options() const { return options_; }
 
  private:
+  // How a check process ended.
+  struct ChildExit {
+    int status = 0;  // from waitpid
+    bool timed_out = false;
+  };
+
+  // Starts `argv` in its own process group with stdout and stderr going to
+  // `log_path`. Returns its pid, or -1 with errno set.
+  static pid_t Launch(std::vector<std::string> argv,
+                      const std::string& log_path) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      setpgid(0, 0);
+      const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+      }
+      std::vector<char*> cargv;
+      for (std::string& a : argv) cargv.push_back(a.data());
+      cargv.push_back(nullptr);
+      execv(cargv[0], cargv.data());
+      _exit(127);
+    }
+    if (pid > 0) setpgid(pid, pid);
+    return pid;
+  }
+
+  // Waits for `pid`, killing its process group past the timeout.
+  ChildExit Wait(pid_t pid, std::chrono::steady_clock::time_point start) const {
+    ChildExit ended;
+    auto sleep = std::chrono::microseconds(200);
+    while (true) {
+      const pid_t w = waitpid(pid, &ended.status, WNOHANG);
+      if (w == pid) break;
+      if (w < 0 && errno != EINTR) break;
+      const double elapsed = std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+      if (elapsed > options_.timeout_seconds) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        waitpid(pid, &ended.status, 0);
+        ended.timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(sleep);
+      sleep = std::min(sleep * 2, std::chrono::microseconds(10000));
+    }
+    return ended;
+  }
+
+  // The verdict from how the process ended, its output and its result file.
+  void Judge(const ChildExit& ended, const std::string& log,
+             const std::string& result_path, ChildOutcome& out) const {
+    CheckResult& r = out.result;
+    const std::string log_tail = Tail(log, 4);
+    r.verdict = Verdict::kFail;
+    if (ended.timed_out) {
+      r.message = absl::StrCat("timeout: did not finish within ",
+                               options_.timeout_seconds,
+                               " s (a hang?); the check process was killed");
+    } else if (WIFSIGNALED(ended.status)) {
+      r.message = absl::StrCat("crash: the check process died of ",
+                               SignalDescription(WTERMSIG(ended.status)));
+      if (!log_tail.empty()) {
+        absl::StrAppend(&r.message, "; stderr: ", log_tail);
+      }
+    } else if (log.find("LeakSanitizer") != std::string::npos) {
+      r.message =
+          absl::StrCat("leak: LeakSanitizer reported leaks; ", log_tail);
+    } else if (WIFEXITED(ended.status) && WEXITSTATUS(ended.status) != 0) {
+      r.message = absl::StrCat("the check process exited with status ",
+                               WEXITSTATUS(ended.status),
+                               " (the plugin called exit()?)",
+                               log_tail.empty() ? "" : "; stderr: ", log_tail);
+    } else {
+      Json data = Json::parse(ReadFile(result_path), nullptr, false);
+      if (data.is_discarded() || !data.is_object()) {
+        r.message = "the check process wrote no result";
+      } else {
+        out.data = data;
+        r.verdict = ParseVerdict(data.value("verdict", "fail"));
+        r.message = data.value("message", "");
+      }
+    }
+  }
+
   ChildOutcome& Finish(ChildOutcome& out,
                        std::chrono::steady_clock::time_point start) {
     out.result.seconds =
@@ -266,6 +292,186 @@ int Report::Count(Verdict v) const {
                     [v](const CheckResult& c) { return c.verdict == v; }));
 }
 
+namespace {
+
+// The checks of one run, in order; each step appends to the report.
+class ConformanceRun {
+ public:
+  ConformanceRun(const Options& options,
+                 const std::function<void(const std::string&)>& progress,
+                 Report& report)
+      : options_(options),
+        runner_(options, progress),
+        report_(report),
+        plugin_(Arg("plugin", options.plugin_path)),
+        reference_(Arg("reference", options.reference_path)),
+        seed_(Arg("seed", static_cast<int64_t>(options.seed))) {}
+
+  void Run() {
+    const bool described = Describe();
+    std::vector<uint32_t> accepted_levels = Negotiate(described);
+    if (!described || accepted_levels.empty()) {
+      CheckResult skip;
+      skip.name = "kernels";
+      skip.category = "execute";
+      skip.verdict = Verdict::kSkip;
+      skip.message =
+          "not run: the plugin could not be loaded at any host level";
+      runner_.Emit(skip);
+      report_.checks.push_back(skip);
+      return;
+    }
+    const uint32_t newest = accepted_levels.back();
+    std::vector<KernelInfo> kernels = report_.kernels;
+    std::stable_sort(
+        kernels.begin(), kernels.end(),
+        [](const KernelInfo& a, const KernelInfo& b) {
+          return std::tie(a.builtin_code, a.custom_name, a.min_version) <
+                 std::tie(b.builtin_code, b.custom_name, b.min_version);
+        });
+    ExecuteKernels(kernels, accepted_levels);
+    Add("version_ranges", "version_ranges",
+        {"version_ranges", plugin_, Arg("cap", newest)}, newest);
+    ErrorPaths(kernels, newest);
+    Lifecycle(newest);
+  }
+
+ private:
+  void Add(std::string name, std::string category,
+           std::vector<std::string> args, uint32_t level, std::string op = "",
+           int32_t op_version = 0) {
+    report_.checks.push_back(
+        runner_
+            .Run({std::move(name), std::move(category), std::move(args),
+                  std::move(op), op_version, level})
+            .result);
+  }
+
+  // 1. The descriptor at the newest level; fills the report's plugin facts.
+  bool Describe() {
+    ChildOutcome describe = runner_.Run({"descriptor",
+                                         "descriptor",
+                                         {"describe", plugin_},
+                                         "",
+                                         0,
+                                         report_.abi_levels.back()});
+    report_.checks.push_back(describe.result);
+    const Json& d = describe.data;
+    if (d.is_object()) {
+      report_.plugin_name = d.value("name", "");
+      report_.plugin_version = d.value("version", "");
+      report_.plugin_abi_version = d.value("abi_version", 0u);
+      report_.plugin_min_host_abi_version = d.value("min_host_abi_version", 0u);
+      if (d.contains("kernels")) {
+        for (const Json& k : d["kernels"]) {
+          report_.kernels.push_back(
+              {k.value("builtin_code", 0), k.value("custom_name", ""),
+               k.value("min_version", 0), k.value("max_version", 0)});
+        }
+      }
+    }
+    return describe.result.verdict == Verdict::kPass;
+  }
+
+  // 2. Negotiation at every served level. Returns the levels accepted.
+  std::vector<uint32_t> Negotiate(bool described) {
+    std::vector<uint32_t> accepted_levels;
+    for (uint32_t level : report_.abi_levels) {
+      ChildOutcome n = runner_.Run({"negotiation@" + AbiLevelName(level),
+                                    "negotiation",
+                                    {"negotiation", plugin_, Arg("cap", level)},
+                                    "",
+                                    0,
+                                    level});
+      CheckResult r = n.result;
+      const bool accepted =
+          n.data.is_object() && n.data.value("accepted", false);
+      if (accepted) {
+        accepted_levels.push_back(level);
+      } else if (n.data.is_object() && described &&
+                 report_.plugin_min_host_abi_version > level) {
+        // Refused because the plugin declared a newer minimum host: correct.
+        r.verdict = Verdict::kPass;
+        r.message =
+            absl::StrCat("refused as declared (min_host_abi_version ",
+                         AbiLevelName(report_.plugin_min_host_abi_version),
+                         "): ", r.message);
+      }
+      report_.checks.push_back(r);
+    }
+    return accepted_levels;
+  }
+
+  // 3. Every declared kernel version at every accepted level.
+  void ExecuteKernels(const std::vector<KernelInfo>& kernels,
+                      const std::vector<uint32_t>& levels) {
+    for (const KernelInfo& k : kernels) {
+      const std::string op = OpLabel(k.builtin_code, k.custom_name);
+      for (int32_t v = k.min_version; v <= k.max_version; ++v) {
+        for (uint32_t level : levels) {
+          std::vector<std::string> args = {
+              "execute",         plugin_,
+              reference_,        seed_,
+              Arg("cap", level), Arg("op", k.builtin_code),
+              Arg("version", v)};
+          if (!k.custom_name.empty()) {
+            args.push_back(Arg("custom", k.custom_name));
+          }
+          Add(absl::StrCat("execute:", op, "/v", v, "@", AbiLevelName(level)),
+              "execute", std::move(args), level, op, v);
+        }
+      }
+    }
+  }
+
+  // 5. Error paths: one per op, at its lowest declared version.
+  void ErrorPaths(const std::vector<KernelInfo>& kernels, uint32_t newest) {
+    std::map<std::string, const KernelInfo*> lowest;
+    for (const KernelInfo& k : kernels) {
+      const std::string op = OpLabel(k.builtin_code, k.custom_name);
+      if (!lowest.count(op) || k.min_version < lowest[op]->min_version) {
+        lowest[op] = &k;
+      }
+    }
+    for (const auto& [op, k] : lowest) {
+      std::vector<std::string> args = {"error_path",
+                                       plugin_,
+                                       seed_,
+                                       Arg("cap", newest),
+                                       Arg("op", k->builtin_code),
+                                       Arg("version", k->min_version)};
+      if (!k->custom_name.empty()) {
+        args.push_back(Arg("custom", k->custom_name));
+      }
+      Add(absl::StrCat("error_path:", op, "/v", k->min_version), "error_path",
+          std::move(args), newest, op, k->min_version);
+    }
+  }
+
+  // 6. Lifecycle, threads, leaks.
+  void Lifecycle(uint32_t newest) {
+    Add(absl::StrCat("load_unload:x", options_.load_unload_cycles),
+        "load_unload",
+        {"load_unload", plugin_, Arg("cap", newest),
+         Arg("cycles", options_.load_unload_cycles)},
+        newest);
+    Add(absl::StrCat("concurrency:", options_.threads, "_threads"),
+        "concurrency",
+        {"concurrency", plugin_, seed_, Arg("cap", newest),
+         Arg("threads", options_.threads)},
+        newest);
+    Add("leak:repeated_invocations", "leak",
+        {"leak", plugin_, seed_, Arg("cap", newest)}, newest);
+  }
+
+  const Options& options_;
+  Runner runner_;
+  Report& report_;
+  const std::string plugin_, reference_, seed_;
+};
+
+}  // namespace
+
 Report RunConformance(const Options& in,
                       const std::function<void(const std::string&)>& progress) {
   Options options = in;
@@ -279,162 +485,7 @@ Report RunConformance(const Options& in,
   report.plugin_path = options.plugin_path;
   report.reference_path = options.reference_path;
   report.abi_levels = ServedAbiLevels();
-  Runner runner(options, progress);
-  const std::string plugin = Arg("plugin", options.plugin_path);
-  const std::string reference = Arg("reference", options.reference_path);
-  const std::string seed = Arg("seed", static_cast<int64_t>(options.seed));
-
-  // 1. Descriptor at the newest level.
-  ChildOutcome describe = runner.Run({"descriptor",
-                                      "descriptor",
-                                      {"describe", plugin},
-                                      "",
-                                      0,
-                                      report.abi_levels.back()});
-  report.checks.push_back(describe.result);
-  const Json& d = describe.data;
-  if (d.is_object()) {
-    report.plugin_name = d.value("name", "");
-    report.plugin_version = d.value("version", "");
-    report.plugin_abi_version = d.value("abi_version", 0u);
-    report.plugin_min_host_abi_version = d.value("min_host_abi_version", 0u);
-    if (d.contains("kernels")) {
-      for (const Json& k : d["kernels"]) {
-        report.kernels.push_back(
-            {k.value("builtin_code", 0), k.value("custom_name", ""),
-             k.value("min_version", 0), k.value("max_version", 0)});
-      }
-    }
-  }
-  const bool described = describe.result.verdict == Verdict::kPass;
-
-  // 2. Negotiation at every served level.
-  std::vector<uint32_t> accepted_levels;
-  for (uint32_t level : report.abi_levels) {
-    ChildOutcome n = runner.Run({"negotiation@" + AbiLevelName(level),
-                                 "negotiation",
-                                 {"negotiation", plugin, Arg("cap", level)},
-                                 "",
-                                 0,
-                                 level});
-    CheckResult r = n.result;
-    const bool accepted = n.data.is_object() && n.data.value("accepted", false);
-    if (accepted) {
-      accepted_levels.push_back(level);
-    } else if (n.data.is_object() && described &&
-               report.plugin_min_host_abi_version > level) {
-      // Refused because the plugin declared a newer minimum host: correct.
-      r.verdict = Verdict::kPass;
-      r.message = absl::StrCat("refused as declared (min_host_abi_version ",
-                               AbiLevelName(report.plugin_min_host_abi_version),
-                               "): ", r.message);
-    }
-    report.checks.push_back(r);
-  }
-  if (!described || accepted_levels.empty()) {
-    CheckResult skip;
-    skip.name = "kernels";
-    skip.category = "execute";
-    skip.verdict = Verdict::kSkip;
-    skip.message = "not run: the plugin could not be loaded at any host level";
-    runner.Emit(skip);
-    report.checks.push_back(skip);
-    return report;
-  }
-  const uint32_t newest = accepted_levels.back();
-
-  // 3. Every declared kernel version at every accepted level.
-  std::vector<KernelInfo> kernels = report.kernels;
-  std::stable_sort(
-      kernels.begin(), kernels.end(),
-      [](const KernelInfo& a, const KernelInfo& b) {
-        return std::tie(a.builtin_code, a.custom_name, a.min_version) <
-               std::tie(b.builtin_code, b.custom_name, b.min_version);
-      });
-  for (const KernelInfo& k : kernels) {
-    const std::string op = OpLabel(k.builtin_code, k.custom_name);
-    for (int32_t v = k.min_version; v <= k.max_version; ++v) {
-      for (uint32_t level : accepted_levels) {
-        std::vector<std::string> args = {
-            "execute",         plugin,
-            reference,         seed,
-            Arg("cap", level), Arg("op", k.builtin_code),
-            Arg("version", v)};
-        if (!k.custom_name.empty())
-          args.push_back(Arg("custom", k.custom_name));
-        report.checks.push_back(
-            runner
-                .Run({absl::StrCat("execute:", op, "/v", v, "@",
-                                   AbiLevelName(level)),
-                      "execute", args, op, v, level})
-                .result);
-      }
-    }
-  }
-
-  // 4. The host's resolution refuses versions outside the declared ranges.
-  report.checks.push_back(
-      runner
-          .Run({"version_ranges",
-                "version_ranges",
-                {"version_ranges", plugin, Arg("cap", newest)},
-                "",
-                0,
-                newest})
-          .result);
-
-  // 5. Error paths: one per op, at its lowest declared version.
-  std::map<std::string, const KernelInfo*> lowest;
-  for (const KernelInfo& k : kernels) {
-    const std::string op = OpLabel(k.builtin_code, k.custom_name);
-    if (!lowest.count(op) || k.min_version < lowest[op]->min_version) {
-      lowest[op] = &k;
-    }
-  }
-  for (const auto& [op, k] : lowest) {
-    std::vector<std::string> args = {"error_path",
-                                     plugin,
-                                     seed,
-                                     Arg("cap", newest),
-                                     Arg("op", k->builtin_code),
-                                     Arg("version", k->min_version)};
-    if (!k->custom_name.empty()) args.push_back(Arg("custom", k->custom_name));
-    report.checks.push_back(
-        runner
-            .Run({absl::StrCat("error_path:", op, "/v", k->min_version),
-                  "error_path", args, op, k->min_version, newest})
-            .result);
-  }
-
-  // 6. Lifecycle, threads, leaks.
-  report.checks.push_back(
-      runner
-          .Run({absl::StrCat("load_unload:x", options.load_unload_cycles),
-                "load_unload",
-                {"load_unload", plugin, Arg("cap", newest),
-                 Arg("cycles", options.load_unload_cycles)},
-                "",
-                0,
-                newest})
-          .result);
-  report.checks.push_back(
-      runner
-          .Run({absl::StrCat("concurrency:", options.threads, "_threads"),
-                "concurrency",
-                {"concurrency", plugin, seed, Arg("cap", newest),
-                 Arg("threads", options.threads)},
-                "",
-                0,
-                newest})
-          .result);
-  report.checks.push_back(runner
-                              .Run({"leak:repeated_invocations",
-                                    "leak",
-                                    {"leak", plugin, seed, Arg("cap", newest)},
-                                    "",
-                                    0,
-                                    newest})
-                              .result);
+  ConformanceRun(options, progress, report).Run();
   return report;
 }
 

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace kiln::conformance {
 
 // Verdict of one check. Only kFail makes the run fail.
@@ -81,13 +83,12 @@ struct Options {
 Report RunConformance(const Options& options,
                       const std::function<void(const std::string&)>& progress);
 
-// Writers. Each returns false and sets *error when the file cannot be
-// written.
+// Renderings of a report.
 std::string ReportToJson(const Report& report);
 std::string ReportToJUnit(const Report& report);
 std::string ReportToHtml(const Report& report);
-bool WriteFile(const std::string& path, const std::string& text,
-               std::string* error);
+// Writes `text` to `path`; the error names the file and the cause.
+absl::Status WriteFile(const std::string& path, const std::string& text);
 
 // Child side. `args` are the arguments after the hidden marker; writes one
 // JSON result object to the result file named in them. Returns the process

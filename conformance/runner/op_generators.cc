@@ -246,7 +246,9 @@ std::optional<GeneratedCase> Reduction(int32_t op, uint64_t seed) {
                   {b.Output(boolean ? KILN_TYPE_BOOL : KILN_TYPE_FLOAT32)});
 }
 
-std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
+// Shape / data movement ops that keep every element: reshapes,
+// transposes, tiling and broadcasting.
+std::optional<GeneratedCase> Reshaping(int32_t op, uint64_t seed) {
   CaseBuilder b("shape / data movement", seed);
   switch (op) {
     case KILN_OP_RESHAPE: {
@@ -260,13 +262,6 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       const int perm = b.Int32s({3}, {2, 0, 1});
       return b.Finish({x, perm}, {b.Output(KILN_TYPE_FLOAT32)});
     }
-    case KILN_OP_CONCATENATION: {
-      const int x = b.Floats({2, 3}, -1.f, 1.f);
-      const int y = b.Floats({2, 2}, -1.f, 1.f);
-      b.Int(KILN_OPTION_AXIS, 1);
-      b.Int(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-      return b.Finish({x, y}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
     case KILN_OP_SQUEEZE: {
       const int x = b.Floats({1, 3, 1, 2}, -1.f, 1.f);
       b.IntArray(KILN_OPTION_SQUEEZE_DIMS, {0, 2});
@@ -277,9 +272,58 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       const int axis = b.Int32s({1}, {1});
       return b.Finish({x, axis}, {b.Output(KILN_TYPE_FLOAT32)});
     }
+    case KILN_OP_TILE: {
+      const int x = b.Floats({2, 3}, -1.f, 1.f);
+      const int multiples = b.Int32s({2}, {2, 1});
+      return b.Finish({x, multiples}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_BROADCAST_TO: {
+      const int x = b.Floats({3, 1}, -1.f, 1.f);
+      const int shape = b.Int32s({3}, {2, 3, 4});
+      return b.Finish({x, shape}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_SHAPE: {
+      const int x = b.Floats({2, 3, 4}, -1.f, 1.f);
+      b.Int(KILN_OPTION_OUTPUT_TYPE, KILN_TYPE_INT32);
+      return b.Finish({x}, {b.Output(KILN_TYPE_INT32)});
+    }
+    case KILN_OP_SPACE_TO_DEPTH:
+    case KILN_OP_DEPTH_TO_SPACE: {
+      const int x = op == KILN_OP_SPACE_TO_DEPTH
+                        ? b.Floats({1, 4, 4, 2}, -1.f, 1.f)
+                        : b.Floats({1, 2, 2, 8}, -1.f, 1.f);
+      b.Int(KILN_OPTION_BLOCK_SIZE, 2);
+      return b.Finish({x}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_REVERSE_V2: {
+      const int x = b.Floats({2, 3}, -1.f, 1.f);
+      const int axis = b.Int32s({1}, {1});
+      return b.Finish({x, axis}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Shape / data movement ops that pad or cut out a region.
+std::optional<GeneratedCase> PaddingAndSlicing(int32_t op, uint64_t seed) {
+  CaseBuilder b("shape / data movement", seed);
+  switch (op) {
     case KILN_OP_PAD: {
       const int x = b.Floats({2, 3}, -1.f, 1.f);
       const int pads = b.Int32s({2, 2}, {1, 0, 2, 1});
+      return b.Finish({x, pads}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_PADV2: {
+      const int x = b.Floats({2, 3}, -1.f, 1.f);
+      const int pads = b.Int32s({2, 2}, {1, 0, 2, 1});
+      const int value = b.Floats({}, 0.5f, 0.5f, true);
+      return b.Finish({x, pads, value}, {b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_MIRROR_PAD: {
+      const int x = b.Floats({3, 4}, -1.f, 1.f);
+      const int pads = b.Int32s({2, 2}, {1, 2, 2, 1});
+      b.Int(KILN_OPTION_MIRROR_PAD_MODE, 0);
       return b.Finish({x, pads}, {b.Output(KILN_TYPE_FLOAT32)});
     }
     case KILN_OP_SLICE: {
@@ -300,27 +344,21 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       }
       return b.Finish({x, begin, end, strides}, {b.Output(KILN_TYPE_FLOAT32)});
     }
-    case KILN_OP_GATHER: {
-      const int x = b.Floats({4, 3}, -1.f, 1.f);
-      const int indices = b.Int32s({2}, {3, 1});
-      b.Int(KILN_OPTION_AXIS, 0);
-      b.Int(KILN_OPTION_BATCH_DIMS, 0);
-      return b.Finish({x, indices}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_TILE: {
+    default:
+      return std::nullopt;
+  }
+}
+
+// Shape / data movement ops that split tensors or join them.
+std::optional<GeneratedCase> SplittingAndJoining(int32_t op, uint64_t seed) {
+  CaseBuilder b("shape / data movement", seed);
+  switch (op) {
+    case KILN_OP_CONCATENATION: {
       const int x = b.Floats({2, 3}, -1.f, 1.f);
-      const int multiples = b.Int32s({2}, {2, 1});
-      return b.Finish({x, multiples}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_BROADCAST_TO: {
-      const int x = b.Floats({3, 1}, -1.f, 1.f);
-      const int shape = b.Int32s({3}, {2, 3, 4});
-      return b.Finish({x, shape}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_SHAPE: {
-      const int x = b.Floats({2, 3, 4}, -1.f, 1.f);
-      b.Int(KILN_OPTION_OUTPUT_TYPE, KILN_TYPE_INT32);
-      return b.Finish({x}, {b.Output(KILN_TYPE_INT32)});
+      const int y = b.Floats({2, 2}, -1.f, 1.f);
+      b.Int(KILN_OPTION_AXIS, 1);
+      b.Int(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+      return b.Finish({x, y}, {b.Output(KILN_TYPE_FLOAT32)});
     }
     case KILN_OP_SPLIT: {
       const int axis = b.Int32s({}, {1});
@@ -328,6 +366,14 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       b.Int(KILN_OPTION_NUM_SPLITS, 2);
       return b.Finish({axis, x}, {b.Output(KILN_TYPE_FLOAT32),
                                   b.Output(KILN_TYPE_FLOAT32)});
+    }
+    case KILN_OP_SPLIT_V: {
+      const int x = b.Floats({2, 4}, -1.f, 1.f);
+      const int sizes = b.Int32s({2}, {1, 3});
+      const int axis = b.Int32s({}, {1});
+      b.Int(KILN_OPTION_NUM_SPLITS, 2);
+      return b.Finish({x, sizes, axis}, {b.Output(KILN_TYPE_FLOAT32),
+                                         b.Output(KILN_TYPE_FLOAT32)});
     }
     case KILN_OP_PACK: {
       const int x = b.Floats({2, 3}, -1.f, 1.f);
@@ -343,38 +389,22 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       return b.Finish(
           {x}, {b.Output(KILN_TYPE_FLOAT32), b.Output(KILN_TYPE_FLOAT32)});
     }
-    case KILN_OP_SPACE_TO_DEPTH:
-    case KILN_OP_DEPTH_TO_SPACE: {
-      const int x = op == KILN_OP_SPACE_TO_DEPTH
-                        ? b.Floats({1, 4, 4, 2}, -1.f, 1.f)
-                        : b.Floats({1, 2, 2, 8}, -1.f, 1.f);
-      b.Int(KILN_OPTION_BLOCK_SIZE, 2);
-      return b.Finish({x}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_REVERSE_V2: {
-      const int x = b.Floats({2, 3}, -1.f, 1.f);
-      const int axis = b.Int32s({1}, {1});
-      return b.Finish({x, axis}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_PADV2: {
-      const int x = b.Floats({2, 3}, -1.f, 1.f);
-      const int pads = b.Int32s({2, 2}, {1, 0, 2, 1});
-      const int value = b.Floats({}, 0.5f, 0.5f, true);
-      return b.Finish({x, pads, value}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_MIRROR_PAD: {
-      const int x = b.Floats({3, 4}, -1.f, 1.f);
-      const int pads = b.Int32s({2, 2}, {1, 2, 2, 1});
-      b.Int(KILN_OPTION_MIRROR_PAD_MODE, 0);
-      return b.Finish({x, pads}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_SPLIT_V: {
-      const int x = b.Floats({2, 4}, -1.f, 1.f);
-      const int sizes = b.Int32s({2}, {1, 3});
-      const int axis = b.Int32s({}, {1});
-      b.Int(KILN_OPTION_NUM_SPLITS, 2);
-      return b.Finish({x, sizes, axis}, {b.Output(KILN_TYPE_FLOAT32),
-                                         b.Output(KILN_TYPE_FLOAT32)});
+    default:
+      return std::nullopt;
+  }
+}
+
+// Shape / data movement ops that pick elements by index, condition or
+// rank.
+std::optional<GeneratedCase> Selecting(int32_t op, uint64_t seed) {
+  CaseBuilder b("shape / data movement", seed);
+  switch (op) {
+    case KILN_OP_GATHER: {
+      const int x = b.Floats({4, 3}, -1.f, 1.f);
+      const int indices = b.Int32s({2}, {3, 1});
+      b.Int(KILN_OPTION_AXIS, 0);
+      b.Int(KILN_OPTION_BATCH_DIMS, 0);
+      return b.Finish({x, indices}, {b.Output(KILN_TYPE_FLOAT32)});
     }
     case KILN_OP_GATHER_ND: {
       const int x = b.Floats({3, 4}, -1.f, 1.f);
@@ -387,6 +417,21 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       const int y = b.Floats({4}, -1.f, 1.f);
       return b.Finish({cond, x, y}, {b.Output(KILN_TYPE_FLOAT32)});
     }
+    case KILN_OP_TOPK_V2: {
+      const int x = b.Floats({2, 6}, -1.f, 1.f);
+      const int k = b.Int32s({}, {3});
+      return b.Finish({x, k},
+                      {b.Output(KILN_TYPE_FLOAT32), b.Output(KILN_TYPE_INT32)});
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// The remaining members of the shape / data movement family.
+std::optional<GeneratedCase> OtherDataOps(int32_t op, uint64_t seed) {
+  CaseBuilder b("shape / data movement", seed);
+  switch (op) {
     case KILN_OP_PRELU: {
       const int x = b.Floats({2, 3, 4}, -1.f, 1.f);
       const int alpha = b.Floats({1, 1, 4}, 0.f, 0.5f, true);
@@ -399,12 +444,6 @@ std::optional<GeneratedCase> Shape(int32_t op, uint64_t seed) {
       b.Int(KILN_OPTION_ALIGN_CORNERS, 0);
       b.Int(KILN_OPTION_HALF_PIXEL_CENTERS, 0);
       return b.Finish({x, size}, {b.Output(KILN_TYPE_FLOAT32)});
-    }
-    case KILN_OP_TOPK_V2: {
-      const int x = b.Floats({2, 6}, -1.f, 1.f);
-      const int k = b.Int32s({}, {3});
-      return b.Finish({x, k},
-                      {b.Output(KILN_TYPE_FLOAT32), b.Output(KILN_TYPE_INT32)});
     }
     case KILN_OP_TRANSPOSE_CONV: {
       const int shape = b.Int32s({4}, {1, 7, 7, 2});
@@ -444,19 +483,20 @@ std::string ShapeString(const std::vector<int32_t>& s) {
 
 }  // namespace
 
-std::optional<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed,
-                                          std::string* why_not) {
+absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code,
+                                           uint64_t seed) {
   const uint64_t s = seed * 1000003u + static_cast<uint64_t>(builtin_code);
-  for (auto* family : {&Binary, &Unary, &ConvPoolFc, &Reduction, &Shape}) {
-    if (std::optional<GeneratedCase> c = family(builtin_code, s)) return c;
+  for (auto* family :
+       {&Binary, &Unary, &ConvPoolFc, &Reduction, &Reshaping,
+        &PaddingAndSlicing, &SplittingAndJoining, &Selecting, &OtherDataOps}) {
+    if (std::optional<GeneratedCase> c = family(builtin_code, s)) {
+      return *std::move(c);
+    }
   }
-  if (why_not != nullptr) {
-    *why_not = builtin_code == KILN_OP_CUSTOM
-                   ? "no input generator for custom ops"
-                   : absl::StrCat("no input generator for op ",
-                                  BuiltinOpName(builtin_code));
-  }
-  return std::nullopt;
+  return absl::NotFoundError(builtin_code == KILN_OP_CUSTOM
+                                 ? "no input generator for custom ops"
+                                 : absl::StrCat("no input generator for op ",
+                                                BuiltinOpName(builtin_code)));
 }
 
 std::vector<int> BuildNode(const GeneratedCase& c, int32_t builtin_code,

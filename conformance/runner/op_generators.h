@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "runtime/graph.h"
 #include "runtime/single_node_runner.h"
 
@@ -29,10 +30,9 @@ struct GeneratedCase {
   std::vector<std::pair<uint32_t, OptionValue>> options;
 };
 
-// The case for `builtin_code`, or nullopt with *why_not set ("no input
+// The case for `builtin_code`, or NotFound saying there is none ("no input
 // generator for op X"). Same (op, seed) always gives the same case.
-std::optional<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed,
-                                          std::string* why_not);
+absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed);
 
 // Adds the case's tensors and node (op `builtin_code`, `version`) to a fresh
 // runner. Returns the runner tensor indices of the outputs.

@@ -231,17 +231,16 @@ std::string ReportToHtml(const Report& r) {
   return h.str();
 }
 
-bool WriteFile(const std::string& path, const std::string& text,
-               std::string* error) {
+absl::Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();
   if (!out) {
-    *error = absl::StrCat("cannot write '", path, "': ", std::strerror(errno),
-                          "; check the directory exists and is writable");
-    return false;
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write '", path, "': ", std::strerror(errno),
+                     "; check the directory exists and is writable"));
   }
-  return true;
+  return absl::OkStatus();
 }
 
 }  // namespace kiln::conformance

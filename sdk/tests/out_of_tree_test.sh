@@ -2,16 +2,19 @@
 # Proves the installed SDK works from outside the source tree:
 #   1. installs BUILD_DIR into a temporary prefix (cmake --install);
 #   2. configures and builds sdk/examples/kernel_plugin,
-#      sdk/examples/delegate_plugin and sdk/template against it with
-#      -DCMAKE_PREFIX_PATH=<prefix> (warnings are errors);
+#      sdk/examples/delegate_plugin, sdk/template and the delegate example
+#      of docs/vendor-guide.md against it with -DCMAKE_PREFIX_PATH=<prefix>
+#      (warnings are errors);
 #   3. runs <prefix>/bin/kiln plugin validate on each built plugin and
 #      <prefix>/bin/kiln version --plugin on each (must say "loaded");
 #   4. builds a C application with pkg-config and with find_package(Kiln)
 #      and runs it;
 #   5. extracts the C example from docs/host-guide.md, builds it with
 #      pkg-config and runs it on a model through the installed CPU plugin;
-#   6. if the installed CLI has `kiln run`, runs a model through the
-#      example kernel plugin.
+#   6. runs a model through the example kernel plugin, checks that
+#      `kiln inspect --delegate acme` gives the example delegate's reason for
+#      a node it declines, and (with the shared models) runs a model through
+#      the example delegate and the vendor guide's delegate.
 # Fails on the first failing step; always removes its temporary directory.
 #
 # usage: out_of_tree_test.sh BUILD_DIR SOURCE_DIR [SHARED_MODELS_DIR]
@@ -87,6 +90,21 @@ step "delegate plugin example (sdk/examples/delegate_plugin)"
 build_project "$SOURCE_DIR/sdk/examples/delegate_plugin" "$WORK/delegate_plugin"
 check_plugin "$WORK/delegate_plugin/libacme_delegate.so" acme_delegate
 
+step "delegate example of the vendor guide (docs/vendor-guide.md)"
+mkdir -p "$WORK/guide_delegate-src"
+awk '/<!-- delegate-example:begin -->/{on=1;next} /<!-- delegate-example:end -->/{on=0} on' \
+    "$SOURCE_DIR/docs/vendor-guide.md" | sed '/^```/d' >"$WORK/guide_delegate-src/my_npu.cc"
+[ -s "$WORK/guide_delegate-src/my_npu.cc" ] ||
+  fail "no C++ example between delegate-example markers in docs/vendor-guide.md"
+cat >"$WORK/guide_delegate-src/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.19)
+project(my_npu LANGUAGES CXX)
+find_package(Kiln REQUIRED)
+kiln_add_plugin(my_npu SOURCES my_npu.cc)
+CMAKE
+build_project "$WORK/guide_delegate-src" "$WORK/guide_delegate"
+check_plugin "$WORK/guide_delegate/libmy_npu.so" my_npu
+
 step "plugin template (sdk/template)"
 cp -r "$SOURCE_DIR/sdk/template" "$WORK/template-src"
 build_project "$WORK/template-src" "$WORK/template"
@@ -144,19 +162,68 @@ DELEGATE_PLUGIN=$(find "$WORK/delegate_plugin" -name 'libacme_delegate.so' | hea
 [ -n "$DELEGATE_PLUGIN" ] || fail "libacme_delegate.so was not built"
 "$KILN" inspect "$WORK/softsign.tflite" --plugin "$KERNEL_PLUGIN" >/dev/null ||
   fail "kiln inspect with the example kernel plugin"
+# The host learns why acme declined the custom op through the SDK's
+# kiln.delegate_decline_reasons/1 capability.
+"$KILN" inspect "$WORK/softsign.tflite" --json --plugin "$KERNEL_PLUGIN" \
+    --plugin "$DELEGATE_PLUGIN" --delegate acme >"$WORK/inspect_softsign.json" ||
+  fail "kiln inspect --delegate acme on the acme.SoftSign model"
+python3 - "$WORK/inspect_softsign.json" <<'PY' || fail "no decline reason from acme"
+import json, sys
+node = json.load(open(sys.argv[1]))["subgraphs"][0]["nodes"][0]
+d = node["delegate"]
+assert not d["claimed"], node
+assert d["reason"] == "acme: acme.SoftSign is not implemented by acme", d
+print("acme declines acme.SoftSign:", d["reason"])
+PY
 ADD_MODEL="$MODELS_DIR/misc/add_10x10.tflite"
+# Runs ADD_MODEL (y = a + b, [10, 10]) through delegate $2 of plugin $1 and
+# compares the output with LiteRT's on the same inputs; the delegate must
+# not fall back to the kernels.
+run_delegate_against_litert() {
+  local plugin=$1 name=$2 dir="$WORK/$2_run"
+  mkdir -p "$dir"
+  python3 -c "import numpy as np, sys; r = np.random.default_rng(7)
+for n in 'ab': np.save(sys.argv[1] + '/' + n + '.npy', r.standard_normal((10, 10), dtype=np.float32))" "$dir" ||
+    fail "writing inputs for $name"
+  "$KILN" run "$ADD_MODEL" --plugin "$plugin" --delegate "$name" \
+      --input "a=$dir/a.npy" --input "b=$dir/b.npy" --output-dir "$dir/out" \
+      2>"$dir/err.txt" || { cat "$dir/err.txt"; fail "kiln run --delegate $name"; }
+  if grep -qi warning "$dir/err.txt"; then
+    cat "$dir/err.txt"
+    fail "the $name delegate fell back to the CPU kernels"
+  fi
+  python3 - "$ADD_MODEL" "$dir" "$name" <<'PY' || fail "the $name delegate's output differs from LiteRT's"
+import sys, numpy as np
+model, d, name = sys.argv[1:]
+a, b = np.load(d + "/a.npy"), np.load(d + "/b.npy")
+y = np.load(d + "/out/Identity.npy")
+try:
+    from ai_edge_litert.interpreter import Interpreter
+except ImportError:
+    print("LiteRT is not installed; the output of", name, "was not compared")
+    sys.exit(0)
+lite = Interpreter(model_path=model)
+lite.allocate_tensors()
+for t in lite.get_input_details():
+    lite.set_tensor(t["index"], {"a": a, "b": b}[t["name"]])
+lite.invoke()
+want = lite.get_tensor(lite.get_output_details()[0]["index"])
+np.testing.assert_allclose(y, want, rtol=1e-6, atol=1e-6)
+print(name, "matches LiteRT on", y.shape)
+PY
+}
 if [ -n "$MODELS_DIR" ] && [ -f "$ADD_MODEL" ]; then
   "$KILN" inspect "$ADD_MODEL" --json --plugin "$DELEGATE_PLUGIN" --delegate acme \
       >"$WORK/inspect.json" || fail "kiln inspect --delegate acme"
   python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['subgraphs'][0]['nodes']; assert all(x['delegate']['claimed'] for x in n), n" \
       "$WORK/inspect.json" || fail "the acme delegate did not claim the ADD node"
-  "$KILN" run "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
-      --input random --output-dir "$WORK/acme_out" 2>"$WORK/acme_err.txt" ||
-    fail "kiln run --delegate acme"
-  if grep -qi warning "$WORK/acme_err.txt"; then
-    cat "$WORK/acme_err.txt"
-    fail "the acme delegate fell back to the CPU kernels"
-  fi
+  run_delegate_against_litert "$DELEGATE_PLUGIN" acme
+  GUIDE_PLUGIN="$WORK/guide_delegate/libmy_npu.so"
+  "$KILN" inspect "$ADD_MODEL" --json --plugin "$GUIDE_PLUGIN" --delegate my_npu \
+      >"$WORK/inspect_my_npu.json" || fail "kiln inspect --delegate my_npu"
+  python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['subgraphs'][0]['nodes']; assert all(x['delegate']['claimed'] for x in n), n" \
+      "$WORK/inspect_my_npu.json" || fail "the vendor guide's delegate did not claim the ADD node"
+  run_delegate_against_litert "$GUIDE_PLUGIN" my_npu
 else
   echo "shared models not found; the delegate example was validated but not run"
 fi

@@ -4,28 +4,62 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <iostream>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "interpreter/interpreter.h"
 #include "model/model.h"
-#include "nlohmann/json.hpp"
 
 namespace kiln::cli {
 namespace {
 
-constexpr const char* kBenchHelp =
-    "usage: kiln bench MODEL [options]\n"
-    "Times model open+verify, interpreter creation, allocation and invoke\n"
-    "(seeded random inputs).\n"
-    "  --iterations N   timed invocations (default 50)\n"
-    "  --warmup N       untimed invocations first (default 5)\n"
-    "  --json           machine-readable output\n";
+struct BenchOptions {
+  std::string model_path;
+  int iterations = 50;
+  int warmup = 5;
+  bool json = false;
+  InterpreterOptions interpreter;
+};
+
+struct LatencyStats {
+  double mean = 0, median = 0, p90 = 0, min = 0, max = 0;
+};
+
+// Milliseconds of each phase.
+struct BenchReport {
+  std::string model_path;
+  std::vector<std::string> delegates;
+  double open_verify_ms = 0;
+  double create_ms = 0;
+  double allocate_ms = 0;
+  double init_ms = 0;  // open + create + allocate
+  double first_invoke_ms = 0;
+  int iterations = 0;
+  LatencyStats invoke_ms;
+  uint64_t arena_bytes = 0;
+  std::vector<std::string> warnings;
+};
+
+FlagParser BenchFlags(BenchOptions& o) {
+  FlagParser flags("kiln bench",
+                   "Times model open+verify, interpreter creation, allocation "
+                   "and invoke\n(seeded random inputs).");
+  flags.Positional("MODEL", &o.model_path, "the model file (.tflite)")
+      .Int("--iterations", "N", &o.iterations, "timed invocations (default 50)",
+           1)
+      .Int("--warmup", "N", &o.warmup, "untimed invocations first (default 5)",
+           0)
+      .Bool("--json", &o.json, "machine-readable output");
+  AddPluginFlags(flags, &o.interpreter.plugins);
+  AddDelegateFlags(flags, &o.interpreter.delegates);
+  return flags;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -48,131 +82,105 @@ void FillInputs(Interpreter& interp) {
   }
 }
 
-}  // namespace
-
-int BenchCommand(std::vector<std::string> args) {
-  InterpreterOptions options;
-  std::string error;
-  if (!ParsePluginFlags(args, &options.plugins, &error) ||
-      !ParseDelegateFlags(args, &options.delegates, &error)) {
-    std::cerr << "kiln bench: " << error << "\n";
-    return 2;
-  }
-  std::string model_path;
-  int iterations = 50, warmup = 5;
-  bool json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--help" || a == "-h") {
-      std::cout << kBenchHelp << kPluginFlagsHelp << kDelegateFlagsHelp;
-      return 0;
-    } else if ((a == "--iterations" || a == "--warmup") &&
-               i + 1 < args.size()) {
-      int v = 0;
-      try {
-        v = std::stoi(args[++i]);
-      } catch (...) {
-        v = -1;
-      }
-      if (v < (a == "--iterations" ? 1 : 0)) {
-        std::cerr << "kiln bench: " << a << " needs a non-negative integer\n";
-        return 2;
-      }
-      (a == "--iterations" ? iterations : warmup) = v;
-    } else if (a == "--json") {
-      json = true;
-    } else if (!a.empty() && a[0] == '-') {
-      std::cerr << "kiln bench: unknown or incomplete option '" << a
-                << "'; see kiln bench --help\n";
-      return 2;
-    } else if (model_path.empty()) {
-      model_path = a;
-    } else {
-      std::cerr << "kiln bench: unexpected argument '" << a << "'\n";
-      return 2;
-    }
-  }
-  if (model_path.empty()) {
-    std::cerr << "kiln bench: missing MODEL\n";
-    return 2;
-  }
-  const Clock::time_point t0 = Clock::now();
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::FromFile(model_path);
-  if (!model.ok()) {
-    std::cerr << "kiln bench: " << model.status().message() << "\n";
-    return 1;
-  }
-  const Clock::time_point t1 = Clock::now();
-  absl::StatusOr<std::unique_ptr<Interpreter>> created =
-      Interpreter::Create(*model, options);
-  if (!created.ok()) {
-    std::cerr << "kiln bench: " << created.status().message() << "\n";
-    return 1;
-  }
-  Interpreter& interp = **created;
-  const Clock::time_point t2 = Clock::now();
-  if (absl::Status s = interp.AllocateTensors(); !s.ok()) {
-    std::cerr << "kiln bench: " << s.message() << "\n";
-    return 1;
-  }
-  const Clock::time_point t3 = Clock::now();
-  FillInputs(interp);
-  Clock::duration first{};
-  std::vector<double> times;
-  for (int i = 0; i < warmup + iterations; ++i) {
-    const Clock::time_point a = Clock::now();
-    if (absl::Status s = interp.Invoke(); !s.ok()) {
-      std::cerr << "kiln bench: " << s.message() << "\n";
-      return 1;
-    }
-    const Clock::duration d = Clock::now() - a;
-    if (i == 0) first = d;
-    if (i >= warmup) times.push_back(Ms(d));
-  }
+LatencyStats Summarize(const std::vector<double>& times) {
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
-  const double mean =
-      std::accumulate(times.begin(), times.end(), 0.0) / times.size();
   auto pct = [&](double p) {
     return sorted[std::min(sorted.size() - 1,
                            static_cast<size_t>(p * (sorted.size() - 1) + 0.5))];
   };
-  nlohmann::ordered_json j;
-  j["model"] = model_path;
-  j["delegates"] = nlohmann::ordered_json::array();
-  for (const auto& d : options.delegates) j["delegates"].push_back(d.name);
-  j["open_verify_ms"] = Ms(t1 - t0);
-  j["create_ms"] = Ms(t2 - t1);
-  j["allocate_ms"] = Ms(t3 - t2);
-  j["init_ms"] = Ms(t3 - t0);
-  j["first_invoke_ms"] = Ms(first);
-  j["iterations"] = iterations;
-  j["invoke_ms"] = {{"mean", mean},
-                    {"median", pct(0.5)},
-                    {"p90", pct(0.9)},
-                    {"min", sorted.front()},
-                    {"max", sorted.back()}};
-  j["arena_bytes"] = interp.arena_bytes();
-  j["warnings"] = interp.warnings();
-  if (json) {
-    std::cout << j.dump(2) << "\n";
-    return 0;
+  LatencyStats s;
+  s.mean = std::accumulate(times.begin(), times.end(), 0.0) / times.size();
+  s.median = pct(0.5);
+  s.p90 = pct(0.9);
+  s.min = sorted.front();
+  s.max = sorted.back();
+  return s;
+}
+
+// Invokes warmup + iterations times; fills the first-invoke and timed stats.
+absl::Status TimeInvocations(Interpreter& interp, const BenchOptions& o,
+                             BenchReport& r) {
+  std::vector<double> times;
+  for (int i = 0; i < o.warmup + o.iterations; ++i) {
+    const Clock::time_point start = Clock::now();
+    KILN_RETURN_IF_ERROR(interp.Invoke());
+    const double ms = Ms(Clock::now() - start);
+    if (i == 0) r.first_invoke_ms = ms;
+    if (i >= o.warmup) times.push_back(ms);
   }
-  std::printf("model            %s\n", model_path.c_str());
-  std::printf("open + verify    %.3f ms\n", Ms(t1 - t0));
-  std::printf("create           %.3f ms (plugins, resolution, delegates)\n",
-              Ms(t2 - t1));
-  std::printf("allocate         %.3f ms\n", Ms(t3 - t2));
-  std::printf("init total       %.3f ms\n", Ms(t3 - t0));
-  std::printf("first invoke     %.3f ms\n", Ms(first));
-  std::printf(
-      "invoke (%d runs) mean %.3f ms, median %.3f, p90 %.3f, min "
-      "%.3f, max %.3f\n",
-      iterations, mean, pct(0.5), pct(0.9), sorted.front(), sorted.back());
-  std::printf("arena            %llu bytes\n",
-              static_cast<unsigned long long>(interp.arena_bytes()));
-  return 0;
+  r.iterations = o.iterations;
+  r.invoke_ms = Summarize(times);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BenchReport> CollectBench(const BenchOptions& o) {
+  BenchReport r;
+  r.model_path = o.model_path;
+  for (const DelegateRequest& d : o.interpreter.delegates) {
+    r.delegates.push_back(d.name);
+  }
+  const Clock::time_point t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model,
+                        Model::FromFile(o.model_path));
+  const Clock::time_point t1 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Interpreter> interp,
+                        Interpreter::Create(std::move(model), o.interpreter));
+  const Clock::time_point t2 = Clock::now();
+  KILN_RETURN_IF_ERROR(interp->AllocateTensors());
+  const Clock::time_point t3 = Clock::now();
+  r.open_verify_ms = Ms(t1 - t0);
+  r.create_ms = Ms(t2 - t1);
+  r.allocate_ms = Ms(t3 - t2);
+  r.init_ms = Ms(t3 - t0);
+  FillInputs(*interp);
+  KILN_RETURN_IF_ERROR(TimeInvocations(*interp, o, r));
+  r.arena_bytes = interp->arena_bytes();
+  r.warnings = interp->warnings();
+  return r;
+}
+
+Json BenchToJson(const BenchReport& r) {
+  Json j;
+  j["model"] = r.model_path;
+  j["delegates"] = r.delegates;
+  j["open_verify_ms"] = r.open_verify_ms;
+  j["create_ms"] = r.create_ms;
+  j["allocate_ms"] = r.allocate_ms;
+  j["init_ms"] = r.init_ms;
+  j["first_invoke_ms"] = r.first_invoke_ms;
+  j["iterations"] = r.iterations;
+  j["invoke_ms"] = {{"mean", r.invoke_ms.mean},
+                    {"median", r.invoke_ms.median},
+                    {"p90", r.invoke_ms.p90},
+                    {"min", r.invoke_ms.min},
+                    {"max", r.invoke_ms.max}};
+  j["arena_bytes"] = r.arena_bytes;
+  j["warnings"] = r.warnings;
+  return j;
+}
+
+std::string BenchToText(const BenchReport& r) {
+  return absl::StrFormat(
+      "model            %s\n"
+      "open + verify    %.3f ms\n"
+      "create           %.3f ms (plugins, resolution, delegates)\n"
+      "allocate         %.3f ms\n"
+      "init total       %.3f ms\n"
+      "first invoke     %.3f ms\n"
+      "invoke (%d runs) mean %.3f ms, median %.3f, p90 %.3f, min %.3f, max "
+      "%.3f\n"
+      "arena            %u bytes\n",
+      r.model_path, r.open_verify_ms, r.create_ms, r.allocate_ms, r.init_ms,
+      r.first_invoke_ms, r.iterations, r.invoke_ms.mean, r.invoke_ms.median,
+      r.invoke_ms.p90, r.invoke_ms.min, r.invoke_ms.max, r.arena_bytes);
+}
+
+}  // namespace
+
+int BenchCommand(std::vector<std::string> args) {
+  return ReportCommand(args, BenchFlags, CollectBench, BenchToJson,
+                       BenchToText);
 }
 
 }  // namespace kiln::cli

@@ -1,43 +1,18 @@
 #include "cli_common.h"
 
 #include <fstream>
+#include <iostream>
 #include <iterator>
-#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "model/model.h"
 
 namespace kiln::cli {
-
-bool ParsePluginFlags(std::vector<std::string>& args,
-                      PluginSearchConfig* config, std::string* error) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--plugin" || a == "--plugin-dir") {
-      if (i + 1 >= args.size()) {
-        *error = a + " needs a value";
-        return false;
-      }
-      (a == "--plugin" ? config->paths : config->directories)
-          .push_back(args[++i]);
-    } else if (a.rfind("--plugin=", 0) == 0) {
-      config->paths.push_back(a.substr(9));
-    } else if (a.rfind("--plugin-dir=", 0) == 0) {
-      config->directories.push_back(a.substr(13));
-    } else if (a == "--no-default-plugins") {
-      config->use_default_locations = false;
-    } else {
-      rest.push_back(a);
-    }
-  }
-  args = std::move(rest);
-  return true;
-}
 
 namespace {
 
@@ -48,6 +23,41 @@ std::string QuoteText(const std::string& v) {
     out += c;
   }
   return out + "\"";
+}
+
+absl::Status AddDelegate(absl::string_view spec,
+                         std::vector<DelegateRequest>* delegates) {
+  DelegateRequest request;
+  const size_t colon = spec.find(':');
+  request.name = std::string(spec.substr(0, colon));
+  request.is_text = true;
+  if (request.name.empty()) {
+    return UsageError(
+        "--delegate needs a delegate name, e.g. --delegate opencl");
+  }
+  if (colon != absl::string_view::npos) {
+    KILN_ASSIGN_OR_RETURN(
+        request.text_settings,
+        DelegateOptionsToText(std::string(spec.substr(colon + 1))));
+  }
+  delegates->push_back(std::move(request));
+  return absl::OkStatus();
+}
+
+absl::Status AddDelegateSettingsFile(absl::string_view path,
+                                     std::vector<DelegateRequest>* delegates) {
+  if (delegates->empty()) {
+    return UsageError("--delegate-settings must follow a --delegate");
+  }
+  std::ifstream in{std::string(path)};
+  if (!in) {
+    return UsageError(
+        absl::StrCat("cannot read delegate settings file '", path, "'"));
+  }
+  const std::string text((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  absl::StrAppend(&delegates->back().text_settings, "\n", text);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -78,73 +88,76 @@ absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec) {
   return text;
 }
 
-bool ParseDelegateFlags(std::vector<std::string>& args,
-                        std::vector<DelegateRequest>* delegates,
-                        std::string* error) {
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    if (a == "--delegate" || a == "--delegate-settings") {
-      if (i + 1 >= args.size()) {
-        *error = a + " needs a value";
-        return false;
-      }
-      value = args[++i];
-    } else if (a.rfind("--delegate=", 0) == 0) {
-      value = a.substr(11);
-      a = "--delegate";
-    } else if (a.rfind("--delegate-settings=", 0) == 0) {
-      value = a.substr(20);
-      a = "--delegate-settings";
-    } else {
-      rest.push_back(a);
-      continue;
-    }
-    if (a == "--delegate") {
-      DelegateRequest r;
-      const size_t colon = value.find(':');
-      r.name = value.substr(0, colon);
-      r.is_text = true;
-      if (colon != std::string::npos) {
-        absl::StatusOr<std::string> text =
-            DelegateOptionsToText(value.substr(colon + 1));
-        if (!text.ok()) {
-          *error = std::string(text.status().message());
-          return false;
-        }
-        r.text_settings = *text;
-      }
-      if (r.name.empty()) {
-        *error = "--delegate needs a delegate name, e.g. --delegate opencl";
-        return false;
-      }
-      delegates->push_back(std::move(r));
-    } else {
-      if (delegates->empty()) {
-        *error = "--delegate-settings must follow a --delegate";
-        return false;
-      }
-      std::ifstream in(value);
-      if (!in) {
-        *error = "cannot read delegate settings file '" + value + "'";
-        return false;
-      }
-      std::string text((std::istreambuf_iterator<char>(in)),
-                       std::istreambuf_iterator<char>());
-      delegates->back().text_settings += "\n" + text;
-    }
+int CommandMain(const FlagParser& flags, const std::vector<std::string>& args,
+                const std::function<absl::StatusOr<int>()>& body) {
+  absl::StatusOr<FlagParser::Outcome> parsed = flags.Parse(args);
+  if (parsed.ok() && *parsed == FlagParser::Outcome::kHelpRequested) {
+    std::cout << flags.Help();
+    return kExitSuccess;
   }
-  args = std::move(rest);
-  return true;
+  const absl::StatusOr<int> result =
+      parsed.ok() ? body() : absl::StatusOr<int>(parsed.status());
+  if (result.ok()) return *result;
+  std::cout.flush();
+  std::cerr << flags.command() << ": " << result.status().message() << "\n";
+  return IsUsageError(result.status()) ? kExitUsage : kExitFailure;
+}
+
+void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config) {
+  flags.Strings("--plugin", "PATH", &config->paths, "load this plugin")
+      .Strings("--plugin-dir", "DIR", &config->directories,
+               "load every *.so in DIR")
+      .Bool("--no-default-plugins", &config->use_default_locations,
+            "skip $KILN_PLUGIN_PATH and the installed\nplugin directory",
+            /*set_to=*/false);
+}
+
+void AddDelegateFlags(FlagParser& flags,
+                      std::vector<DelegateRequest>* delegates) {
+  flags
+      .Custom(
+          "--delegate", "NAME[:key=value,...]",
+          [delegates](absl::string_view spec) {
+            return AddDelegate(spec, delegates);
+          },
+          "apply a delegate (e.g. opencl:device=cpu)", FlagParser::Repeat::kYes)
+      .Custom(
+          "--delegate-settings", "FILE",
+          [delegates](absl::string_view path) {
+            return AddDelegateSettingsFile(path, delegates);
+          },
+          "text-format kiln.DelegateSettings for the\npreceding --delegate",
+          FlagParser::Repeat::kYes);
+}
+
+std::vector<PluginFacts> CollectPluginFacts(
+    const std::vector<PluginLoadRecord>& records) {
+  std::vector<PluginFacts> facts;
+  for (const PluginLoadRecord& r : records) {
+    PluginFacts f;
+    f.path = r.path;
+    f.name = r.name;
+    f.version = r.version;
+    f.abi_version = r.abi_version;
+    f.loaded = r.plugin != nullptr;
+    f.refusal = r.refusal;
+    if (r.plugin) {
+      f.negotiated_version = r.plugin->negotiated_version();
+      f.num_kernels = r.plugin->kernels().size();
+      if (const KilnDelegateInterface* d = r.plugin->delegate()) {
+        f.delegate = d->name != nullptr ? d->name : "";
+      }
+    }
+    facts.push_back(std::move(f));
+  }
+  return facts;
 }
 
 absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
     const std::string& model_path, const InterpreterOptions& options) {
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::FromFile(model_path);
-  if (!model.ok()) return model.status();
-  return Interpreter::Create(*std::move(model), options);
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model,
+                        Model::FromFile(model_path));
+  return Interpreter::Create(std::move(model), options);
 }
 
 const char* DtypeName(KilnTensorType type) {
@@ -186,6 +199,14 @@ const char* DtypeName(KilnTensorType type) {
 
 std::string ShapeString(const std::vector<int32_t>& shape) {
   return "[" + absl::StrJoin(shape, ", ") + "]";
+}
+
+std::string CompactList(const std::vector<int32_t>& values) {
+  return "[" + absl::StrJoin(values, ",") + "]";
+}
+
+Json StringOrNull(const std::optional<std::string>& value) {
+  return value.has_value() ? Json(*value) : Json(nullptr);
 }
 
 }  // namespace kiln::cli

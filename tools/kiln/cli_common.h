@@ -1,33 +1,89 @@
-// Shared helpers of the kiln CLI subcommands.
+// Shared pieces of the kiln CLI subcommands: the plugin and delegate flags,
+// the top-level error handling (CommandMain), and small formatting helpers.
+//
+// Every command reads as three steps:
+//   1. parse:   a FlagParser fills the command's options struct;
+//   2. collect: a function turns the options into a plain data struct (the
+//               facts), returning absl::StatusOr;
+//   3. render:  a text renderer and a JSON renderer over that same struct.
+// CommandMain runs the parse step, then the body (collect + render), and is
+// the one place where a Status becomes a message and an exit code.
 #ifndef KILN_TOOLS_KILN_CLI_COMMON_H_
 #define KILN_TOOLS_KILN_CLI_COMMON_H_
 
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "flag_parser.h"
 #include "interpreter/interpreter.h"
+#include "nlohmann/json.hpp"
 #include "plugin/plugin_loader.h"
 
 namespace kiln::cli {
 
-// Consumes the plugin-selection flags shared by every subcommand from
-// `args` (--plugin PATH, --plugin-dir DIR, --no-default-plugins), leaving
-// the rest. Returns false and sets *error on a malformed flag.
-bool ParsePluginFlags(std::vector<std::string>& args,
-                      PluginSearchConfig* config, std::string* error);
+using Json = nlohmann::ordered_json;
 
-// Consumes --delegate NAME[:key=value,...] (repeatable) and
-// --delegate-settings FILE (text-format kiln.DelegateSettings for the
-// preceding --delegate) from `args`.
-bool ParseDelegateFlags(std::vector<std::string>& args,
-                        std::vector<DelegateRequest>* delegates,
-                        std::string* error);
+// Exit codes of every kiln command.
+inline constexpr int kExitSuccess = 0;
+inline constexpr int kExitFailure = 1;  // an error, or a check that failed
+inline constexpr int kExitUsage = 2;    // the command line is wrong
+
+// Parses `args` with `flags`; on --help prints the generated help (exit 0);
+// otherwise runs `body`, whose value is the exit code. A non-OK status from
+// either step is printed as "<command>: <message>" on stderr and exits with
+// kExitUsage for a UsageError, kExitFailure otherwise.
+int CommandMain(const FlagParser& flags, const std::vector<std::string>& args,
+                const std::function<absl::StatusOr<int>()>& body);
+
+// The whole of a command that only reports: parses `args` into an Options
+// (which has `bool json`) declared by `declare`, collects a Report, and
+// prints it rendered by `to_json` (with --json) or `to_text`.
+template <typename Options, typename Report>
+int ReportCommand(const std::vector<std::string>& args,
+                  FlagParser (*declare)(Options&),
+                  absl::StatusOr<Report> (*collect)(const Options&),
+                  Json (*to_json)(const Report&),
+                  std::string (*to_text)(const Report&)) {
+  Options options;
+  return CommandMain(declare(options), args, [&]() -> absl::StatusOr<int> {
+    const absl::StatusOr<Report> report = collect(options);
+    if (!report.ok()) return report.status();
+    std::cout << (options.json ? to_json(*report).dump(2) + "\n"
+                               : to_text(*report));
+    return kExitSuccess;
+  });
+}
+
+// --plugin PATH, --plugin-dir DIR (repeatable) and --no-default-plugins.
+void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config);
+
+// --delegate NAME[:key=value,...] (repeatable) and --delegate-settings FILE
+// (text-format kiln.DelegateSettings appended to the preceding --delegate).
+void AddDelegateFlags(FlagParser& flags,
+                      std::vector<DelegateRequest>* delegates);
 
 // Turns "key=value,key2=value2" into text-format kiln.DelegateSettings
 // (options map entries; min_partition_size goes to its typed field).
 absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec);
+
+// One plugin the loader found: loaded, or refused and why.
+struct PluginFacts {
+  std::string path, name, version;
+  uint32_t abi_version = 0;  // what it was built for; 0 when not read
+  bool loaded = false;
+  uint32_t negotiated_version = 0;      // when loaded
+  size_t num_kernels = 0;               // when loaded
+  std::optional<std::string> delegate;  // its delegate's name, if any
+  std::string refusal;                  // when refused
+};
+std::vector<PluginFacts> CollectPluginFacts(
+    const std::vector<PluginLoadRecord>& records);
 
 // Loads a model file and creates an interpreter; errors name the file.
 absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
@@ -37,19 +93,11 @@ absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
 const char* DtypeName(KilnTensorType type);
 // "[1, 16, 16, 3]"
 std::string ShapeString(const std::vector<int32_t>& shape);
+// "[1,16,16,3]" (the compact form JSON uses)
+std::string CompactList(const std::vector<int32_t>& values);
 
-inline constexpr const char* kDelegateFlagsHelp =
-    "  --delegate NAME[:key=value,...]\n"
-    "                         apply a delegate (e.g. opencl:device=cpu)\n"
-    "  --delegate-settings FILE\n"
-    "                         text-format kiln.DelegateSettings for the\n"
-    "                         preceding --delegate\n";
-
-inline constexpr const char* kPluginFlagsHelp =
-    "  --plugin PATH          load this plugin (repeatable)\n"
-    "  --plugin-dir DIR       load every *.so in DIR (repeatable)\n"
-    "  --no-default-plugins   skip $KILN_PLUGIN_PATH and the installed "
-    "plugin directory\n";
+// A JSON string, or null when `value` is absent.
+Json StringOrNull(const std::optional<std::string>& value);
 
 }  // namespace kiln::cli
 

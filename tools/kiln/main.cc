@@ -1,61 +1,66 @@
 // kiln: the Kiln command-line tool.
-#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "cli_common.h"
 #include "commands.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: kiln <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  version [--json]     runtime, C API, extension API and model schema\n"
-    "                       versions, and every plugin found with its\n"
-    "                       negotiation result\n"
-    "  run MODEL [--input NAME=FILE.npy | --input random] [--output-dir D]\n"
-    "                       run a model once, outputs as .npy\n"
-    "  inspect MODEL [--json]\n"
-    "                       tensors, ops, signatures, metadata, and which\n"
-    "                       plugin runs each node (or why none can)\n"
-    "  bench MODEL [--iterations N]\n"
-    "                       time open, init and invoke\n"
-    "  build-example OUT.tflite\n"
-    "                       write a small example model made by Kiln\n"
-    "  plugin validate PLUGIN.so [--json]\n"
-    "                       check that a plugin is well-formed and loads\n"
-    "  conformance PLUGIN.so [--report F] [--junit F] [--html F]\n"
-    "                       run the plugin conformance suite\n"
-    "\n"
-    "Run 'kiln <command> --help' for a command's options.\n";
+struct Command {
+  const char* name;
+  int (*run)(std::vector<std::string> args);
+  const char* synopsis;  // the usage line and summary under "commands:"
+};
+
+constexpr Command kCommands[] = {
+    {"version", kiln::cli::VersionCommand,
+     "  version [--json]     runtime, C API, extension API and model schema\n"
+     "                       versions, and every plugin found with its\n"
+     "                       negotiation result\n"},
+    {"run", kiln::cli::RunCommand,
+     "  run MODEL [--input NAME=FILE.npy | --input random] [--output-dir D]\n"
+     "                       run a model once, outputs as .npy\n"},
+    {"inspect", kiln::cli::InspectCommand,
+     "  inspect MODEL [--json]\n"
+     "                       tensors, ops, signatures, metadata, and which\n"
+     "                       plugin runs each node (or why none can)\n"},
+    {"bench", kiln::cli::BenchCommand,
+     "  bench MODEL [--iterations N]\n"
+     "                       time open, init and invoke\n"},
+    {"build-example", kiln::cli::BuildExampleCommand,
+     "  build-example OUT.tflite\n"
+     "                       write a small example model made by Kiln\n"},
+    {"plugin", kiln::cli::PluginCommand,
+     "  plugin validate PLUGIN.so [--json]\n"
+     "                       check that a plugin is well-formed and loads\n"},
+    {"conformance", kiln::cli::ConformanceCommand,
+     "  conformance PLUGIN.so [--report F] [--junit F] [--html F]\n"
+     "                       run the plugin conformance suite\n"},
+};
+
+std::string Usage() {
+  std::string usage = "usage: kiln <command> [options]\n\ncommands:\n";
+  for (const Command& c : kCommands) usage += c.synopsis;
+  return usage + "\nRun 'kiln <command> --help' for a command's options.\n";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 ||
-      std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "help") == 0) {
-    std::cout << kUsage;
-    return argc < 2 ? 2 : 0;
+  const std::string command = argc < 2 ? "" : argv[1];
+  if (argc < 2 || command == "--help" || command == "-h" || command == "help") {
+    std::cout << Usage();
+    return argc < 2 ? kiln::cli::kExitUsage : kiln::cli::kExitSuccess;
   }
-  const std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (command == "version" || command == "--version") {
-    return kiln::cli::VersionCommand(std::move(args));
+  for (const Command& c : kCommands) {
+    if (command == c.name ||
+        (command == "--version" && std::string(c.name) == "version")) {
+      return c.run(std::move(args));
+    }
   }
-  if (command == "run") return kiln::cli::RunCommand(std::move(args));
-  if (command == "inspect") return kiln::cli::InspectCommand(std::move(args));
-  if (command == "bench") return kiln::cli::BenchCommand(std::move(args));
-  if (command == "build-example") {
-    return kiln::cli::BuildExampleCommand(std::move(args));
-  }
-  if (command == "conformance") {
-    return kiln::cli::ConformanceCommand(std::move(args));
-  }
-  if (command == "plugin") {
-    return kiln::cli::PluginCommand(std::move(args));
-  }
-  std::cerr << "kiln: unknown command '" << command << "'\n\n" << kUsage;
-  return 2;
+  std::cerr << "kiln: unknown command '" << command << "'\n\n" << Usage();
+  return kiln::cli::kExitUsage;
 }

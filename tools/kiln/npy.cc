@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 
 namespace kiln::cli {
 namespace {
@@ -76,8 +77,16 @@ std::string NpyDescr(KilnTensorType type) {
   return "";
 }
 
-absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
-                                  const std::string& label) {
+namespace {
+
+// The header dict text of a .npy file and the offset of its data.
+struct NpyHeader {
+  std::string dict;
+  size_t data_offset = 0;
+};
+
+absl::StatusOr<NpyHeader> ReadHeader(const std::string& bytes,
+                                     const std::string& label) {
   if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": not a .npy file (missing \\x93NUMPY magic)"));
@@ -105,37 +114,30 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": truncated .npy header"));
   }
-  const std::string header = bytes.substr(offset, header_len);
-  absl::StatusOr<std::string> descr = DictValue(header, "descr", label);
-  if (!descr.ok()) return descr.status();
-  absl::StatusOr<std::string> order = DictValue(header, "fortran_order", label);
-  if (!order.ok()) return order.status();
-  absl::StatusOr<std::string> shape = DictValue(header, "shape", label);
-  if (!shape.ok()) return shape.status();
-  if (absl::StripAsciiWhitespace(*order) != "False") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label,
-                     ": Fortran-order arrays are not supported; save with "
-                     "np.ascontiguousarray"));
-  }
-  std::string d = *descr;
+  return NpyHeader{bytes.substr(offset, header_len), offset + header_len};
+}
+
+// The dtype table entry for a header's 'descr' value.
+absl::StatusOr<const DescrEntry*> FindDescr(const std::string& descr,
+                                            const std::string& label) {
+  std::string d = descr;
   if (d.size() == 3 && d[0] == '=') d[0] = '<';
   if (d == "<b1" || d == "<i1" || d == "<u1") d[0] = '|';
-  const DescrEntry* entry = nullptr;
   for (const DescrEntry& e : kDescrs) {
-    if (d == e.descr) entry = &e;
+    if (d == e.descr) return &e;
   }
-  if (entry == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        label, ": unsupported dtype '", *descr,
-        "' (supported: little-endian float16/32/64, int8/16/32/64, "
-        "uint8/16/32/64, bool, complex64)"));
-  }
-  NpyArray out;
-  out.type = entry->type;
-  std::string dims = std::string(absl::StripSuffix(
-      absl::StripPrefix(absl::StripAsciiWhitespace(*shape), "("), ")"));
-  int64_t count = 1;
+  return absl::InvalidArgumentError(
+      absl::StrCat(label, ": unsupported dtype '", descr,
+                   "' (supported: little-endian float16/32/64, int8/16/32/64, "
+                   "uint8/16/32/64, bool, complex64)"));
+}
+
+// "(2, 3)" -> {2, 3}.
+absl::StatusOr<std::vector<int32_t>> ParseShape(const std::string& shape,
+                                                const std::string& label) {
+  const std::string dims = std::string(absl::StripSuffix(
+      absl::StripPrefix(absl::StripAsciiWhitespace(shape), "("), ")"));
+  std::vector<int32_t> out;
   for (absl::string_view part :
        absl::StrSplit(dims, ',', absl::SkipWhitespace())) {
     int32_t v = 0;
@@ -143,18 +145,43 @@ absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
       return absl::InvalidArgumentError(
           absl::StrCat(label, ": bad shape entry '", part, "'"));
     }
-    out.shape.push_back(v);
-    count *= v;
+    out.push_back(v);
   }
-  const size_t data_offset = offset + header_len;
-  const size_t need = static_cast<size_t>(count) * entry->size;
-  if (bytes.size() - data_offset != need) {
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
+                                  const std::string& label) {
+  KILN_ASSIGN_OR_RETURN(const NpyHeader header, ReadHeader(bytes, label));
+  KILN_ASSIGN_OR_RETURN(const std::string descr,
+                        DictValue(header.dict, "descr", label));
+  KILN_ASSIGN_OR_RETURN(const std::string order,
+                        DictValue(header.dict, "fortran_order", label));
+  KILN_ASSIGN_OR_RETURN(const std::string shape,
+                        DictValue(header.dict, "shape", label));
+  if (absl::StripAsciiWhitespace(order) != "False") {
     return absl::InvalidArgumentError(
-        absl::StrCat(label, ": holds ", bytes.size() - data_offset,
+        absl::StrCat(label,
+                     ": Fortran-order arrays are not supported; save with "
+                     "np.ascontiguousarray"));
+  }
+  KILN_ASSIGN_OR_RETURN(const DescrEntry* entry, FindDescr(descr, label));
+  NpyArray out;
+  out.type = entry->type;
+  KILN_ASSIGN_OR_RETURN(out.shape, ParseShape(shape, label));
+  int64_t count = 1;
+  for (int32_t d : out.shape) count *= d;
+  const size_t need = static_cast<size_t>(count) * entry->size;
+  if (bytes.size() - header.data_offset != need) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label, ": holds ", bytes.size() - header.data_offset,
                      " data bytes but its shape and dtype need ", need));
   }
-  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(data_offset),
-                  bytes.end());
+  out.data.assign(
+      bytes.begin() + static_cast<std::ptrdiff_t>(header.data_offset),
+      bytes.end());
   return out;
 }
 

@@ -1,5 +1,6 @@
 // `kiln run MODEL [--signature KEY] [--input NAME=FILE.npy | --input random]
-//            [--seed N] [--output-dir DIR] [plugin and delegate flags]`
+//            [--seed N] [--output-dir DIR] [--json] [plugin and delegate
+//            flags]`
 // Runs a model once and writes every output as NAME.npy plus a manifest
 // (outputs.json) into the output directory.
 #include <cstring>
@@ -8,34 +9,141 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "interpreter/interpreter.h"
-#include "nlohmann/json.hpp"
 #include "npy.h"
 
 namespace kiln::cli {
 namespace {
 
-constexpr const char* kRunHelp =
-    "usage: kiln run MODEL [options]\n"
-    "Runs MODEL once and writes every output as <name>.npy, plus\n"
-    "outputs.json listing them, into the output directory.\n"
-    "\n"
-    "  --signature KEY        run this signature (inputs/outputs by name)\n"
-    "  --input NAME=FILE.npy  value of input NAME (tensor or signature name,\n"
-    "                         or its index); repeatable\n"
-    "  --input random         seeded random values for every input not given\n"
-    "  --seed N               seed for --input random (default 1)\n"
-    "  --output-dir DIR       where outputs go (default ./kiln-out)\n";
+struct RunOptions {
+  std::string model_path;
+  std::string signature;  // "" = the primary subgraph
+  std::vector<std::pair<std::string, std::string>> input_files;  // name, file
+  bool random_inputs = false;
+  uint32_t seed = 1;
+  std::string output_dir = "kiln-out";
+  bool json = false;
+  InterpreterOptions interpreter;
+};
+
+// One output of the run, with the file it goes to.
+struct RunOutput {
+  int index = 0;
+  std::string name;
+  NpyArray array;    // type, shape and bytes of the tensor
+  std::string file;  // "<name>.npy" inside the output directory
+};
+
+struct RunReport {
+  std::string model_path;
+  std::string signature;
+  std::string output_dir;
+  std::vector<RunOutput> outputs;
+};
+
+// ---- Parse ---------------------------------------------------------------
+
+absl::Status AddInputFlag(absl::string_view value, RunOptions* o) {
+  if (value == "random") {
+    o->random_inputs = true;
+    return absl::OkStatus();
+  }
+  const size_t eq = value.rfind('=');
+  if (eq == absl::string_view::npos || eq == 0) {
+    return UsageError(absl::StrCat(
+        "--input expects NAME=FILE.npy or 'random', got '", value, "'"));
+  }
+  o->input_files.emplace_back(value.substr(0, eq), value.substr(eq + 1));
+  return absl::OkStatus();
+}
+
+FlagParser RunFlags(RunOptions& o) {
+  FlagParser flags("kiln run",
+                   "Runs MODEL once and writes every output as <name>.npy, "
+                   "plus\noutputs.json listing them, into the output "
+                   "directory.");
+  flags.Positional("MODEL", &o.model_path, "the model file (.tflite)")
+      .String("--signature", "KEY", &o.signature,
+              "run this signature (inputs/outputs by name)")
+      .Custom(
+          "--input", "NAME=FILE.npy|random",
+          [&o](absl::string_view v) { return AddInputFlag(v, &o); },
+          "value of input NAME (tensor or signature name,\nor its index); "
+          "'random': seeded random values\nfor every input not given",
+          FlagParser::Repeat::kYes)
+      .Int("--seed", "N", &o.seed, "seed for --input random (default 1)")
+      .String("--output-dir", "DIR", &o.output_dir,
+              "where outputs go (default ./kiln-out)")
+      .Bool("--json", &o.json,
+            "print outputs.json instead of one line per output");
+  AddPluginFlags(flags, &o.interpreter.plugins);
+  AddDelegateFlags(flags, &o.interpreter.delegates);
+  return flags;
+}
+
+// ---- Collect -------------------------------------------------------------
 
 // An input slot: a tensor with its user-facing name.
 struct Slot {
   std::string name;
   Tensor* tensor;
+};
+
+// What `kiln run` runs: a signature (by its names) or the primary subgraph.
+class RunTarget {
+ public:
+  RunTarget(Interpreter& interpreter, SignatureRunner* signature)
+      : interpreter_(interpreter), signature_(signature) {}
+
+  std::vector<Slot> Inputs() const {
+    std::vector<Slot> slots;
+    if (signature_ != nullptr) {
+      for (int i = 0; i < signature_->num_inputs(); ++i) {
+        const std::string& name = signature_->input_name(i);
+        slots.push_back({name, signature_->input(name)});
+      }
+    } else {
+      for (int i = 0; i < interpreter_.num_inputs(); ++i) {
+        slots.push_back({interpreter_.input(i)->name, interpreter_.input(i)});
+      }
+    }
+    return slots;
+  }
+  absl::Status Resize(int index, const std::string& name,
+                      const std::vector<int32_t>& shape) {
+    return signature_ != nullptr ? signature_->ResizeInput(name, shape)
+                                 : interpreter_.ResizeInput(index, shape);
+  }
+  absl::Status Allocate() {
+    return signature_ != nullptr ? signature_->AllocateTensors()
+                                 : interpreter_.AllocateTensors();
+  }
+  absl::Status Invoke() {
+    return signature_ != nullptr ? signature_->Invoke() : interpreter_.Invoke();
+  }
+  int num_outputs() const {
+    return signature_ != nullptr ? signature_->num_outputs()
+                                 : interpreter_.num_outputs();
+  }
+  std::string output_name(int i) const {
+    return signature_ != nullptr ? signature_->output_name(i)
+                                 : interpreter_.output(i)->name;
+  }
+  const Tensor* output(int i) const {
+    return signature_ != nullptr ? signature_->output(output_name(i))
+                                 : interpreter_.output(i);
+  }
+
+ private:
+  Interpreter& interpreter_;
+  SignatureRunner* signature_;
 };
 
 void FillRandom(Tensor& t, std::mt19937& rng) {
@@ -69,6 +177,75 @@ void FillRandom(Tensor& t, std::mt19937& rng) {
   }
 }
 
+// The slot `name` refers to (its name or its index; the last match wins).
+absl::StatusOr<int> FindInput(const std::vector<Slot>& slots,
+                              const std::string& name) {
+  int index = -1;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].name == name || std::to_string(i) == name) {
+      index = static_cast<int>(i);
+    }
+  }
+  if (index >= 0) return index;
+  std::string names;
+  for (const Slot& s : slots) absl::StrAppend(&names, " '", s.name, "'");
+  return absl::NotFoundError(absl::StrCat("the model has no input named '",
+                                          name, "'; its inputs are:", names));
+}
+
+// Reads the --input files, resizing inputs whose shapes differ. Returns the
+// arrays by input index.
+absl::StatusOr<std::vector<std::pair<int, NpyArray>>> ReadInputs(
+    const RunOptions& o, RunTarget& target) {
+  std::vector<std::pair<int, NpyArray>> values;
+  const std::vector<Slot> slots = target.Inputs();
+  for (const auto& [name, file] : o.input_files) {
+    KILN_ASSIGN_OR_RETURN(const int index, FindInput(slots, name));
+    KILN_ASSIGN_OR_RETURN(NpyArray array, ReadNpy(file));
+    const Slot& slot = slots[static_cast<size_t>(index)];
+    if (array.type != slot.tensor->type) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", name, "' is ", DtypeName(slot.tensor->type),
+                       " but ", file, " holds ", DtypeName(array.type)));
+    }
+    if (array.shape != slot.tensor->shape || !slot.tensor->has_rank) {
+      KILN_RETURN_IF_ERROR(target.Resize(index, slot.name, array.shape));
+    }
+    values.emplace_back(index, std::move(array));
+  }
+  return values;
+}
+
+// Copies the given values into the allocated inputs and fills the rest with
+// seeded random values (--input random) or fails naming the first missing.
+absl::Status SetInputs(const RunOptions& o, RunTarget& target,
+                       const std::vector<std::pair<int, NpyArray>>& values) {
+  const std::vector<Slot> slots = target.Inputs();
+  std::vector<bool> given(slots.size(), false);
+  for (const auto& [index, array] : values) {
+    const Slot& slot = slots[static_cast<size_t>(index)];
+    if (slot.tensor->data == nullptr ||
+        slot.tensor->bytes != array.data.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input '", slot.name, "' expects ", slot.tensor->bytes,
+                       " bytes, the file holds ", array.data.size()));
+    }
+    std::memcpy(slot.tensor->data, array.data.data(), array.data.size());
+    given[static_cast<size_t>(index)] = true;
+  }
+  std::mt19937 rng(o.seed);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (given[i]) continue;
+    if (!o.random_inputs) {
+      return UsageError(absl::StrCat("no value for input '", slots[i].name,
+                                     "'; pass --input ", slots[i].name,
+                                     "=FILE.npy or --input random"));
+    }
+    if (slots[i].tensor->data != nullptr) FillRandom(*slots[i].tensor, rng);
+  }
+  return absl::OkStatus();
+}
+
 std::string SanitizeFileName(const std::string& name, int index) {
   std::string out;
   for (char c : name) {
@@ -82,223 +259,109 @@ std::string SanitizeFileName(const std::string& name, int index) {
   return out;
 }
 
+absl::StatusOr<std::vector<RunOutput>> CollectOutputs(const RunTarget& target) {
+  std::vector<RunOutput> outputs;
+  for (int i = 0; i < target.num_outputs(); ++i) {
+    RunOutput out;
+    out.index = i;
+    out.name = target.output_name(i);
+    const Tensor* t = target.output(i);
+    if (t == nullptr || (t->data == nullptr && t->NumElements() > 0)) {
+      return absl::InternalError(
+          absl::StrCat("output '", out.name, "' has no data"));
+    }
+    out.array.type = t->type;
+    out.array.shape = t->shape;
+    const auto* bytes = static_cast<const uint8_t*>(t->data);
+    out.array.data.assign(bytes, bytes + (bytes == nullptr ? 0 : t->bytes));
+    out.file = SanitizeFileName(out.name, i) + ".npy";
+    for (const RunOutput& earlier : outputs) {
+      if (earlier.file == out.file)
+        out.file = absl::StrCat("output_", i, ".npy");
+    }
+    outputs.push_back(std::move(out));
+  }
+  return outputs;
+}
+
+absl::StatusOr<RunReport> CollectRun(const RunOptions& o) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Interpreter> interpreter,
+                        OpenInterpreter(o.model_path, o.interpreter));
+  SignatureRunner* signature = nullptr;
+  if (!o.signature.empty()) {
+    KILN_ASSIGN_OR_RETURN(signature,
+                          interpreter->GetSignatureRunner(o.signature));
+  }
+  RunTarget target(*interpreter, signature);
+  KILN_ASSIGN_OR_RETURN(const auto values, ReadInputs(o, target));
+  KILN_RETURN_IF_ERROR(target.Allocate());
+  KILN_RETURN_IF_ERROR(SetInputs(o, target, values));
+  KILN_RETURN_IF_ERROR(target.Invoke());
+  RunReport report{o.model_path, o.signature, o.output_dir, {}};
+  KILN_ASSIGN_OR_RETURN(report.outputs, CollectOutputs(target));
+  return report;
+}
+
+// ---- Render --------------------------------------------------------------
+
+std::string OutputPath(const RunReport& r, const RunOutput& out) {
+  return (std::filesystem::path(r.output_dir) / out.file).string();
+}
+
+// The manifest: outputs.json, and the --json output.
+Json RunToJson(const RunReport& r) {
+  Json j;
+  j["model"] = r.model_path;
+  j["signature"] = r.signature;
+  j["outputs"] = Json::array();
+  for (const RunOutput& out : r.outputs) {
+    j["outputs"].push_back({{"index", out.index},
+                            {"name", out.name},
+                            {"file", out.file},
+                            {"dtype", DtypeName(out.array.type)},
+                            {"shape", out.array.shape}});
+  }
+  return j;
+}
+
+std::string RunToText(const RunReport& r) {
+  std::string s;
+  for (const RunOutput& out : r.outputs) {
+    absl::StrAppend(&s, "output ", out.index, " '", out.name, "' ",
+                    DtypeName(out.array.type), " ",
+                    ShapeString(out.array.shape), " -> ", OutputPath(r, out),
+                    "\n");
+  }
+  return s;
+}
+
+// Writes every output as .npy and the manifest into the output directory.
+absl::Status WriteOutputs(const RunReport& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(r.output_dir, ec);
+  if (ec) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "cannot create output directory '", r.output_dir, "': ", ec.message()));
+  }
+  for (const RunOutput& out : r.outputs) {
+    KILN_RETURN_IF_ERROR(WriteNpy(OutputPath(r, out), out.array));
+  }
+  std::ofstream(std::filesystem::path(r.output_dir) / "outputs.json")
+      << RunToJson(r).dump(2) << "\n";
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int RunCommand(std::vector<std::string> args) {
-  InterpreterOptions options;
-  std::string error;
-  if (!ParsePluginFlags(args, &options.plugins, &error) ||
-      !ParseDelegateFlags(args, &options.delegates, &error)) {
-    std::cerr << "kiln run: " << error << "\n";
-    return 2;
-  }
-  std::string model_path, signature, output_dir = "kiln-out";
-  std::vector<std::pair<std::string, std::string>> input_files;
-  bool random_inputs = false;
-  uint32_t seed = 1;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto next = [&](std::string* out) {
-      if (i + 1 >= args.size()) {
-        error = a + " needs a value";
-        return false;
-      }
-      *out = args[++i];
-      return true;
-    };
-    std::string v;
-    if (a == "--help" || a == "-h") {
-      std::cout << kRunHelp << kPluginFlagsHelp << kDelegateFlagsHelp;
-      return 0;
-    } else if (a == "--signature") {
-      if (!next(&signature)) break;
-    } else if (a == "--output-dir") {
-      if (!next(&output_dir)) break;
-    } else if (a == "--seed") {
-      if (!next(&v)) break;
-      seed = static_cast<uint32_t>(std::stoul(v));
-    } else if (a == "--input") {
-      if (!next(&v)) break;
-      if (v == "random") {
-        random_inputs = true;
-        continue;
-      }
-      const size_t eq = v.rfind('=');
-      if (eq == std::string::npos || eq == 0) {
-        error = "--input expects NAME=FILE.npy or 'random', got '" + v + "'";
-        break;
-      }
-      input_files.emplace_back(v.substr(0, eq), v.substr(eq + 1));
-    } else if (!a.empty() && a[0] == '-') {
-      error = "unknown option '" + a + "'; see kiln run --help";
-      break;
-    } else if (model_path.empty()) {
-      model_path = a;
-    } else {
-      error = "unexpected argument '" + a + "'";
-      break;
-    }
-  }
-  if (error.empty() && model_path.empty()) error = "missing MODEL";
-  if (!error.empty()) {
-    std::cerr << "kiln run: " << error << "\n";
-    return 2;
-  }
-
-  absl::StatusOr<std::unique_ptr<Interpreter>> created =
-      OpenInterpreter(model_path, options);
-  if (!created.ok()) {
-    std::cerr << "kiln run: " << created.status().message() << "\n";
-    return 1;
-  }
-  Interpreter& interp = **created;
-  SignatureRunner* runner = nullptr;
-  if (!signature.empty()) {
-    absl::StatusOr<SignatureRunner*> r = interp.GetSignatureRunner(signature);
-    if (!r.ok()) {
-      std::cerr << "kiln run: " << r.status().message() << "\n";
-      return 1;
-    }
-    runner = *r;
-  }
-  auto input_slots = [&]() {
-    std::vector<Slot> slots;
-    if (runner != nullptr) {
-      for (int i = 0; i < runner->num_inputs(); ++i) {
-        slots.push_back(
-            {runner->input_name(i), runner->input(runner->input_name(i))});
-      }
-    } else {
-      for (int i = 0; i < interp.num_inputs(); ++i) {
-        slots.push_back({interp.input(i)->name, interp.input(i)});
-      }
-    }
-    return slots;
-  };
-  auto fail = [&](const absl::Status& s) {
-    std::cerr << "kiln run: " << s.message() << "\n";
-    return 1;
-  };
-
-  // Read the given inputs and resize where their shapes differ.
-  std::vector<std::pair<int, NpyArray>> values;
-  std::vector<Slot> slots = input_slots();
-  for (const auto& [name, file] : input_files) {
-    int index = -1;
-    for (size_t i = 0; i < slots.size(); ++i) {
-      if (slots[i].name == name || std::to_string(i) == name) {
-        index = static_cast<int>(i);
-      }
-    }
-    if (index < 0) {
-      std::string names;
-      for (const Slot& s : slots) absl::StrAppend(&names, " '", s.name, "'");
-      std::cerr << "kiln run: the model has no input named '" << name
-                << "'; its inputs are:" << names << "\n";
-      return 1;
-    }
-    absl::StatusOr<NpyArray> array = ReadNpy(file);
-    if (!array.ok()) return fail(array.status());
-    Tensor* t = slots[static_cast<size_t>(index)].tensor;
-    if (array->type != t->type) {
-      std::cerr << "kiln run: input '" << name << "' is " << DtypeName(t->type)
-                << " but " << file << " holds " << DtypeName(array->type)
-                << "\n";
-      return 1;
-    }
-    if (array->shape != t->shape || !t->has_rank) {
-      absl::Status s =
-          runner != nullptr
-              ? runner->ResizeInput(
-                    name == slots[index].name ? name : slots[index].name,
-                    array->shape)
-              : interp.ResizeInput(index, array->shape);
-      if (!s.ok()) return fail(s);
-    }
-    values.emplace_back(index, *std::move(array));
-  }
-  if (absl::Status s = runner != nullptr ? runner->AllocateTensors()
-                                         : interp.AllocateTensors();
-      !s.ok()) {
-    return fail(s);
-  }
-  slots = input_slots();
-  std::vector<bool> given(slots.size(), false);
-  for (auto& [index, array] : values) {
-    Tensor* t = slots[static_cast<size_t>(index)].tensor;
-    if (t->data == nullptr || t->bytes != array.data.size()) {
-      std::cerr << "kiln run: input '" << slots[index].name << "' expects "
-                << t->bytes << " bytes, the file holds " << array.data.size()
-                << "\n";
-      return 1;
-    }
-    std::memcpy(t->data, array.data.data(), array.data.size());
-    given[static_cast<size_t>(index)] = true;
-  }
-  std::mt19937 rng(seed);
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (given[i]) continue;
-    if (!random_inputs) {
-      std::cerr << "kiln run: no value for input '" << slots[i].name
-                << "'; pass --input " << slots[i].name
-                << "=FILE.npy or --input random\n";
-      return 2;
-    }
-    if (slots[i].tensor->data != nullptr) FillRandom(*slots[i].tensor, rng);
-  }
-  if (absl::Status s = runner != nullptr ? runner->Invoke() : interp.Invoke();
-      !s.ok()) {
-    return fail(s);
-  }
-
-  std::error_code ec;
-  std::filesystem::create_directories(output_dir, ec);
-  if (ec) {
-    std::cerr << "kiln run: cannot create output directory '" << output_dir
-              << "': " << ec.message() << "\n";
-    return 1;
-  }
-  nlohmann::ordered_json manifest;
-  manifest["model"] = model_path;
-  manifest["signature"] = signature;
-  manifest["outputs"] = nlohmann::ordered_json::array();
-  const int num_outputs =
-      runner != nullptr ? runner->num_outputs() : interp.num_outputs();
-  for (int i = 0; i < num_outputs; ++i) {
-    const std::string name =
-        runner != nullptr ? runner->output_name(i) : interp.output(i)->name;
-    const Tensor* t =
-        runner != nullptr ? runner->output(name) : interp.output(i);
-    if (t == nullptr || (t->data == nullptr && t->NumElements() > 0)) {
-      std::cerr << "kiln run: output '" << name << "' has no data\n";
-      return 1;
-    }
-    NpyArray array;
-    array.type = t->type;
-    array.shape = t->shape;
-    const auto* bytes = static_cast<const uint8_t*>(t->data);
-    array.data.assign(bytes, bytes + (bytes == nullptr ? 0 : t->bytes));
-    std::string file = SanitizeFileName(name, i) + ".npy";
-    for (const auto& o : manifest["outputs"]) {
-      if (o["file"] == file) file = absl::StrCat("output_", i, ".npy");
-    }
-    if (absl::Status s = WriteNpy(
-            (std::filesystem::path(output_dir) / file).string(), array);
-        !s.ok()) {
-      return fail(s);
-    }
-    manifest["outputs"].push_back({{"index", i},
-                                   {"name", name},
-                                   {"file", file},
-                                   {"dtype", DtypeName(t->type)},
-                                   {"shape", t->shape}});
-    std::cout << "output " << i << " '" << name << "' " << DtypeName(t->type)
-              << " " << ShapeString(t->shape) << " -> "
-              << (std::filesystem::path(output_dir) / file).string() << "\n";
-  }
-  std::ofstream(std::filesystem::path(output_dir) / "outputs.json")
-      << manifest.dump(2) << "\n";
-  return 0;
+  RunOptions options;
+  return CommandMain(RunFlags(options), args, [&]() -> absl::StatusOr<int> {
+    KILN_ASSIGN_OR_RETURN(const RunReport report, CollectRun(options));
+    KILN_RETURN_IF_ERROR(WriteOutputs(report));
+    std::cout << (options.json ? RunToJson(report).dump(2) + "\n"
+                               : RunToText(report));
+    return kExitSuccess;
+  });
 }
 
 }  // namespace kiln::cli

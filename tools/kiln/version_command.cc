@@ -1,13 +1,14 @@
 // `kiln version [--json]`: the four version numbers, the extension API range
 // this host accepts, and every plugin found with its negotiation result.
-#include <cstdio>
 #include <cstdlib>
-#include <iostream>
+#include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "kiln/kiln_c_api.h"
-#include "nlohmann/json.hpp"
 #include "plugin/install_paths.h"
 #include "plugin/negotiation.h"
 #include "plugin/plugin_loader.h"
@@ -15,126 +16,144 @@
 namespace kiln::cli {
 namespace {
 
-// `kiln version --json`.
-void PrintJson(const KilnVersionInfo& info, const PluginSearchConfig& config,
-               const std::vector<PluginLoadRecord>& records) {
-  nlohmann::ordered_json j;
-  j["runtime_version"] = VersionString(info.runtime_version);
-  j["c_api_version"] = VersionString(info.c_api_version);
-  j["extension_api_version"] = VersionString(info.ext_api_version);
-  j["model_schema_version"] = info.model_schema_version;
+struct VersionOptions {
+  PluginSearchConfig plugins;
+  bool json = false;
+};
+
+// What `kiln version` reports.
+struct VersionReport {
+  uint32_t runtime_version = 0;
+  uint32_t c_api_version = 0;
+  uint32_t ext_api_version = 0;
+  uint32_t min_ext_api_version = 0;
+  uint32_t model_schema_version = 0;
+  std::vector<std::string> plugin_search_path;  // --plugin-dir, then default
+  std::string default_plugin_directory;
+  // How the default plugin directory was found (install_paths.h), whether
+  // it exists and whether it was searched.
+  std::string default_plugin_origin;
+  bool default_plugin_directory_exists = false;
+  bool default_plugin_directory_searched = true;
+  std::string kiln_plugin_path;  // $KILN_PLUGIN_PATH, searched before it
+  std::vector<PluginFacts> plugins;
+};
+
+FlagParser VersionFlags(VersionOptions& o) {
+  FlagParser flags("kiln version",
+                   "Prints the runtime, C API, extension API and model schema\n"
+                   "versions, and every plugin found with its negotiation\n"
+                   "result.");
+  flags.Bool("--json", &o.json, "machine-readable output");
+  AddPluginFlags(flags, &o.plugins);
+  return flags;
+}
+
+absl::StatusOr<VersionReport> CollectVersion(const VersionOptions& o) {
+  KilnVersionInfo info;
+  info.struct_size = KILN_VERSION_INFO_STRUCT_SIZE;
+  if (KilnError* e = KilnGetVersionInfo(&info)) {
+    const absl::Status status = absl::InternalError(KilnErrorMessage(e));
+    KilnErrorDestroy(e);
+    return status;
+  }
+  VersionReport r;
+  r.runtime_version = info.runtime_version;
+  r.c_api_version = info.c_api_version;
+  r.ext_api_version = info.ext_api_version;
+  r.min_ext_api_version = info.min_ext_api_version;
+  r.model_schema_version = info.model_schema_version;
+  const DefaultPluginDirectoryLookup& lookup = LocateDefaultPluginDirectory();
+  r.default_plugin_directory = lookup.directory;
+  r.default_plugin_origin = lookup.origin;
+  r.default_plugin_directory_exists = lookup.exists;
+  r.default_plugin_directory_searched = o.plugins.use_default_locations;
+  if (const char* env = std::getenv("KILN_PLUGIN_PATH")) {
+    r.kiln_plugin_path = env;
+  }
+  r.plugin_search_path = o.plugins.directories;
+  if (o.plugins.use_default_locations) {
+    r.plugin_search_path.push_back(r.default_plugin_directory);
+  }
+  r.plugins = CollectPluginFacts(PluginLoader::LoadAll(o.plugins));
+  return r;
+}
+
+Json VersionToJson(const VersionReport& r) {
+  Json j;
+  j["runtime_version"] = VersionString(r.runtime_version);
+  j["c_api_version"] = VersionString(r.c_api_version);
+  j["extension_api_version"] = VersionString(r.ext_api_version);
+  j["model_schema_version"] = r.model_schema_version;
   j["accepted_extension_api_range"] = {
-      {"min", VersionString(info.min_ext_api_version)},
-      {"max", VersionString(info.ext_api_version)}};
-  j["plugin_search_path"] = nlohmann::ordered_json::array();
-  for (const std::string& d : config.directories) {
-    j["plugin_search_path"].push_back(d);
-  }
-  if (config.use_default_locations) {
-    j["plugin_search_path"].push_back(DefaultPluginDirectory());
-  }
-  const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
-  j["default_plugin_dir"] = {{"path", dir.directory},
-                             {"exists", dir.exists},
-                             {"found", dir.origin},
-                             {"used", config.use_default_locations}};
-  j["plugins"] = nlohmann::ordered_json::array();
-  for (const PluginLoadRecord& r : records) {
-    nlohmann::ordered_json p;
-    p["path"] = r.path;
-    p["name"] = r.name;
-    p["version"] = r.version;
-    p["built_for_extension_api"] =
-        r.abi_version == 0 ? "" : VersionString(r.abi_version);
-    p["status"] = r.plugin ? "loaded" : "refused";
-    if (r.plugin) {
-      p["negotiated_extension_api"] =
-          VersionString(r.plugin->negotiated_version());
-      p["kernels"] = r.plugin->kernels().size();
-      // (A ternary would give a null const char*, which json cannot take.)
-      if (r.plugin->delegate() != nullptr) {
-        p["delegate"] = r.plugin->delegate()->name;
-      } else {
-        p["delegate"] = nullptr;
-      }
+      {"min", VersionString(r.min_ext_api_version)},
+      {"max", VersionString(r.ext_api_version)}};
+  j["plugin_search_path"] = r.plugin_search_path;
+  j["default_plugin_dir"] = {{"path", r.default_plugin_directory},
+                             {"exists", r.default_plugin_directory_exists},
+                             {"found", r.default_plugin_origin},
+                             {"searched", r.default_plugin_directory_searched}};
+  j["plugins"] = Json::array();
+  for (const PluginFacts& p : r.plugins) {
+    Json e;
+    e["path"] = p.path;
+    e["name"] = p.name;
+    e["version"] = p.version;
+    e["built_for_extension_api"] =
+        p.abi_version == 0 ? "" : VersionString(p.abi_version);
+    e["status"] = p.loaded ? "loaded" : "refused";
+    if (p.loaded) {
+      e["negotiated_extension_api"] = VersionString(p.negotiated_version);
+      e["kernels"] = p.num_kernels;
+      e["delegate"] = StringOrNull(p.delegate);
     } else {
-      p["reason"] = r.refusal;
+      e["reason"] = p.refusal;
     }
-    j["plugins"].push_back(p);
+    j["plugins"].push_back(std::move(e));
   }
-  std::cout << j.dump(2) << "\n";
+  return j;
+}
+
+std::string VersionToText(const VersionReport& r) {
+  std::string s = absl::StrFormat(
+      "Kiln runtime         %s\n"
+      "C API                %s\n"
+      "Extension API        %s (accepts plugins built for %s to %s)\n"
+      "Model schema         %u\n"
+      "Default plugin dir   %s%s\n"
+      "  found              %s\n",
+      VersionString(r.runtime_version), VersionString(r.c_api_version),
+      VersionString(r.ext_api_version), VersionString(r.min_ext_api_version),
+      VersionString(r.ext_api_version), r.model_schema_version,
+      r.default_plugin_directory,
+      r.default_plugin_directory_searched ? "" : " (not searched)",
+      r.default_plugin_origin);
+  if (r.default_plugin_directory_searched && !r.kiln_plugin_path.empty()) {
+    absl::StrAppend(&s, "  searched first     $KILN_PLUGIN_PATH=",
+                    r.kiln_plugin_path, "\n");
+  }
+  absl::StrAppendFormat(&s, "Plugins (%u found)\n", r.plugins.size());
+  for (const PluginFacts& p : r.plugins) {
+    if (p.loaded) {
+      absl::StrAppendFormat(
+          &s,
+          "  loaded   %s %s  built for ext API %s, negotiated %s\n"
+          "           %s\n",
+          p.name, p.version, VersionString(p.abi_version),
+          VersionString(p.negotiated_version), p.path);
+    } else {
+      absl::StrAppendFormat(&s, "  refused  %s\n           %s\n", p.path,
+                            p.refusal);
+    }
+  }
+  return s;
 }
 
 }  // namespace
 
 int VersionCommand(std::vector<std::string> args) {
-  PluginSearchConfig config;
-  std::string error;
-  if (!ParsePluginFlags(args, &config, &error)) {
-    std::cerr << "kiln version: " << error << "\n";
-    return 2;
-  }
-  bool json = false;
-  for (const std::string& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--help" || a == "-h") {
-      std::cout << "usage: kiln version [--json] [plugin flags]\n"
-                << kPluginFlagsHelp;
-      return 0;
-    } else {
-      std::cerr << "kiln version: unknown argument '" << a
-                << "'; see kiln version --help\n";
-      return 2;
-    }
-  }
-  KilnVersionInfo info;
-  info.struct_size = KILN_VERSION_INFO_STRUCT_SIZE;
-  if (KilnError* e = KilnGetVersionInfo(&info)) {
-    std::cerr << "kiln version: " << KilnErrorMessage(e) << "\n";
-    KilnErrorDestroy(e);
-    return 1;
-  }
-  const std::vector<PluginLoadRecord> records = PluginLoader::LoadAll(config);
-
-  if (json) {
-    PrintJson(info, config, records);
-    return 0;
-  }
-
-  std::printf("Kiln runtime         %s\n",
-              VersionString(info.runtime_version).c_str());
-  std::printf("C API                %s\n",
-              VersionString(info.c_api_version).c_str());
-  std::printf("Extension API        %s (accepts plugins built for %s to %s)\n",
-              VersionString(info.ext_api_version).c_str(),
-              VersionString(info.min_ext_api_version).c_str(),
-              VersionString(info.ext_api_version).c_str());
-  std::printf("Model schema         %u\n", info.model_schema_version);
-  const DefaultPluginDirectoryLookup& dir = LocateDefaultPluginDirectory();
-  std::printf("Default plugin dir   %s%s\n", dir.directory.c_str(),
-              config.use_default_locations ? "" : " (not searched)");
-  std::printf("  found              %s\n", dir.origin.c_str());
-  const char* env = std::getenv("KILN_PLUGIN_PATH");
-  if (config.use_default_locations && env != nullptr && env[0] != '\0') {
-    std::printf("  searched first     $KILN_PLUGIN_PATH=%s\n", env);
-  }
-  std::printf("Plugins (%zu found)\n", records.size());
-  for (const PluginLoadRecord& r : records) {
-    if (r.plugin) {
-      std::printf(
-          "  loaded   %s %s  built for ext API %s, negotiated %s\n"
-          "           %s\n",
-          r.name.c_str(), r.version.c_str(),
-          VersionString(r.abi_version).c_str(),
-          VersionString(r.plugin->negotiated_version()).c_str(),
-          r.path.c_str());
-    } else {
-      std::printf("  refused  %s\n           %s\n", r.path.c_str(),
-                  r.refusal.c_str());
-    }
-  }
-  return 0;
+  return ReportCommand(args, VersionFlags, CollectVersion, VersionToJson,
+                       VersionToText);
 }
 
 }  // namespace kiln::cli

@@ -3,11 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <numeric>
-#include <set>
 #include <utility>
 
 namespace kiln::opencl {
+
+struct DeviceCandidate {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_device_type type;
+  std::string platform_name, device_name;
+};
+
 namespace {
 
 std::string PlatformString(const ClApi* cl, cl_platform_id p,
@@ -35,13 +41,6 @@ std::string DeviceString(const ClApi* cl, cl_device_id d, cl_device_info what) {
   return s;
 }
 
-struct Candidate {
-  cl_platform_id platform;
-  cl_device_id device;
-  cl_device_type type;
-  std::string platform_name, device_name;
-};
-
 const char* DeviceTypeText(cl_device_type type) {
   if (type & CL_DEVICE_TYPE_GPU) return "GPU";
   if (type & CL_DEVICE_TYPE_CPU) return "CPU";
@@ -52,7 +51,7 @@ const char* DeviceTypeText(cl_device_type type) {
 // Picks the device; on failure returns false with a message listing what
 // was found.
 bool SelectDevice(const ClApi* cl, const DelegateOptions& options,
-                  Candidate* chosen, std::string* error) {
+                  DeviceCandidate* chosen, std::string* error) {
   cl_uint num_platforms = 0;
   cl_int err = cl->clGetPlatformIDs(0, nullptr, &num_platforms);
   if (err != CL_SUCCESS || num_platforms == 0) {
@@ -65,7 +64,7 @@ bool SelectDevice(const ClApi* cl, const DelegateOptions& options,
   }
   std::vector<cl_platform_id> platforms(num_platforms);
   cl->clGetPlatformIDs(num_platforms, platforms.data(), nullptr);
-  std::vector<Candidate> found;
+  std::vector<DeviceCandidate> found;
   std::string seen;
   for (cl_platform_id p : platforms) {
     const std::string platform_name = PlatformString(cl, p, CL_PLATFORM_NAME);
@@ -78,7 +77,8 @@ bool SelectDevice(const ClApi* cl, const DelegateOptions& options,
     std::vector<cl_device_id> devices(n);
     cl->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devices.data(), nullptr);
     for (cl_device_id d : devices) {
-      Candidate c{p, d, 0, platform_name, DeviceString(cl, d, CL_DEVICE_NAME)};
+      DeviceCandidate c{p, d, 0, platform_name,
+                        DeviceString(cl, d, CL_DEVICE_NAME)};
       cl->clGetDeviceInfo(d, CL_DEVICE_TYPE, sizeof(c.type), &c.type, nullptr);
       cl_bool available = CL_FALSE;
       cl->clGetDeviceInfo(d, CL_DEVICE_AVAILABLE, sizeof(available), &available,
@@ -111,9 +111,10 @@ bool SelectDevice(const ClApi* cl, const DelegateOptions& options,
     return false;
   }
   // With device=any prefer a GPU; otherwise keep enumeration order.
-  auto gpu = std::find_if(found.begin(), found.end(), [](const Candidate& c) {
-    return (c.type & CL_DEVICE_TYPE_GPU) != 0;
-  });
+  auto gpu =
+      std::find_if(found.begin(), found.end(), [](const DeviceCandidate& c) {
+        return (c.type & CL_DEVICE_TYPE_GPU) != 0;
+      });
   *chosen = gpu != found.end() ? *gpu : found.front();
   return true;
 }
@@ -164,83 +165,75 @@ float HalfToFloat(uint16_t value) {
   return sign ? -result : result;
 }
 
-KilnStatus Delegate::Create(const KilnHostApi& api, KilnOpaqueContext* context,
-                            const uint8_t* settings, uint64_t settings_size,
-                            std::unique_ptr<Delegate>* out) {
+KilnStatus Delegate::Create(sdk::DelegateContext& context,
+                            const sdk::DelegateSettings& settings,
+                            std::unique_ptr<sdk::Delegate>* out) {
   DelegateOptions options;
   std::string error;
-  if (!ParseDelegateSettings(settings, static_cast<size_t>(settings_size),
-                             &options, &error)) {
-    api.report_error(context, KILN_STATUS_INVALID_ARGUMENT,
-                     ("OpenCL delegate settings: " + error).c_str());
-    return KILN_STATUS_INVALID_ARGUMENT;
+  if (!ApplyDelegateSettings(settings, &options, &error)) {
+    return context.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                        "OpenCL delegate settings: ", error);
   }
-  std::unique_ptr<Delegate> d(new Delegate(api, std::move(options)));
+  std::unique_ptr<Delegate> d(new Delegate(std::move(options)));
   d->cl_ = LoadClApi(&error);
-  if (d->cl_ == nullptr) {
-    api.report_error(context, KILN_STATUS_UNAVAILABLE,
-                     ("the OpenCL delegate cannot run here: " + error).c_str());
-    return KILN_STATUS_UNAVAILABLE;
+  DeviceCandidate chosen;
+  if (d->cl_ == nullptr ||
+      !SelectDevice(d->cl_, d->options_, &chosen, &error)) {
+    return context.Fail(KILN_STATUS_UNAVAILABLE,
+                        "the OpenCL delegate cannot run here: ", error);
   }
-  Candidate chosen;
-  if (!SelectDevice(d->cl_, d->options_, &chosen, &error)) {
-    api.report_error(context, KILN_STATUS_UNAVAILABLE,
-                     ("the OpenCL delegate cannot run here: " + error).c_str());
-    return KILN_STATUS_UNAVAILABLE;
-  }
-  const ClApi* cl = d->cl_;
-  d->device_ = chosen.device;
+  KILN_SDK_RETURN_IF_ERROR(d->OpenDevice(context, chosen));
+  *out = std::move(d);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus Delegate::OpenDevice(sdk::DelegateContext& context,
+                                const DeviceCandidate& chosen) {
+  const ClApi* cl = cl_;
+  device_ = chosen.device;
   cl_int err = CL_SUCCESS;
   cl_context_properties props[] = {
       CL_CONTEXT_PLATFORM,
       reinterpret_cast<cl_context_properties>(chosen.platform), 0};
-  d->context_ =
-      cl->clCreateContext(props, 1, &d->device_, nullptr, nullptr, &err);
-  if (d->context_ == nullptr || err != CL_SUCCESS) {
-    api.report_error(context, KILN_STATUS_UNAVAILABLE,
-                     ("clCreateContext failed for OpenCL device '" +
-                      chosen.device_name + "': " + ClErrorName(err))
-                         .c_str());
-    return KILN_STATUS_UNAVAILABLE;
+  context_ = cl->clCreateContext(props, 1, &device_, nullptr, nullptr, &err);
+  if (context_ == nullptr || err != CL_SUCCESS) {
+    return context.Fail(KILN_STATUS_UNAVAILABLE,
+                        "clCreateContext failed for OpenCL device '",
+                        chosen.device_name, "': ", ClErrorName(err));
   }
-  d->queue_ = cl->clCreateCommandQueue(d->context_, d->device_, 0, &err);
-  if (d->queue_ == nullptr || err != CL_SUCCESS) {
-    api.report_error(context, KILN_STATUS_UNAVAILABLE,
-                     ("clCreateCommandQueue failed for OpenCL device '" +
-                      chosen.device_name + "': " + ClErrorName(err))
-                         .c_str());
-    return KILN_STATUS_UNAVAILABLE;
+  queue_ = cl->clCreateCommandQueue(context_, device_, 0, &err);
+  if (queue_ == nullptr || err != CL_SUCCESS) {
+    return context.Fail(KILN_STATUS_UNAVAILABLE,
+                        "clCreateCommandQueue failed for OpenCL device '",
+                        chosen.device_name, "': ", ClErrorName(err));
   }
   const std::string extensions =
-      DeviceString(cl, d->device_, CL_DEVICE_EXTENSIONS);
+      DeviceString(cl, device_, CL_DEVICE_EXTENSIONS);
   const bool device_has_fp16 =
       extensions.find("cl_khr_fp16") != std::string::npos;
-  d->fp16_storage_ = d->options_.allow_fp16_storage && device_has_fp16;
-  if (d->options_.allow_fp16_storage && !device_has_fp16) {
-    d->Log(KILN_LOG_INFO, "fp16 storage was allowed but OpenCL device '" +
-                              chosen.device_name +
-                              "' has no cl_khr_fp16; using fp32");
+  fp16_storage_ = options_.allow_fp16_storage && device_has_fp16;
+  if (options_.allow_fp16_storage && !device_has_fp16) {
+    Log(KILN_LOG_INFO, "fp16 storage was allowed but OpenCL device '" +
+                           chosen.device_name +
+                           "' has no cl_khr_fp16; using fp32");
   }
-  d->build_options_ = "-cl-std=CL1.2";
-  if (d->fp16_storage_) d->build_options_ += " -DKILN_FP16_STORAGE=1";
+  build_options_ = "-cl-std=CL1.2";
+  if (fp16_storage_) build_options_ += " -DKILN_FP16_STORAGE=1";
   DeviceIdentity identity;
   identity.device_name = chosen.device_name;
-  identity.driver_version = DeviceString(cl, d->device_, CL_DRIVER_VERSION);
+  identity.driver_version = DeviceString(cl, device_, CL_DRIVER_VERSION);
   identity.platform_version =
       PlatformString(cl, chosen.platform, CL_PLATFORM_VERSION);
-  d->description_ = chosen.device_name + " (" + chosen.platform_name + ", " +
-                    identity.driver_version + ")";
-  Delegate* self = d.get();
-  d->programs_ = std::make_unique<ProgramCache>(
-      cl, d->context_, d->device_, identity,
-      ResolveCacheDir(d->options_.cache_dir),
-      [self](int32_t severity, const std::string& message) {
-        self->Log(severity, message);
+  description_ = chosen.device_name + " (" + chosen.platform_name + ", " +
+                 identity.driver_version + ")";
+  programs_ = std::make_unique<ProgramCache>(
+      cl, context_, device_, identity, ResolveCacheDir(options_.cache_dir),
+      [this](int32_t severity, const std::string& message) {
+        Log(severity, message);
       });
-  d->Log(KILN_LOG_INFO,
-         "OpenCL delegate uses " + d->description_ +
-             (d->fp16_storage_ ? " with fp16 storage" : " with fp32 storage"));
-  *out = std::move(d);
+  Log(KILN_LOG_INFO,
+      "OpenCL delegate uses " + description_ +
+          (fp16_storage_ ? " with fp16 storage" : " with fp32 storage"));
   return KILN_STATUS_OK;
 }
 
@@ -251,93 +244,22 @@ Delegate::~Delegate() {
 }
 
 void Delegate::Log(int32_t severity, const std::string& message) const {
-  if (api_.log != nullptr) api_.log(nullptr, severity, message.c_str());
+  if (sdk::Host().log != nullptr) {
+    sdk::Host().log(nullptr, severity, message.c_str());
+  }
 }
 
-KilnStatus Delegate::ClaimNodes(KilnOpaqueContext* context) {
-  decline_reasons_.clear();
-  const int32_t* plan = nullptr;
-  int32_t count = 0;
-  KilnStatus s = api_.context_execution_plan(context, &plan, &count);
-  if (s != KILN_STATUS_OK) return s;
-  const ShapeLookup model_shape = [&](int32_t index,
-                                      std::vector<int32_t>* shape) {
-    KilnOpaqueTensor* t = api_.context_tensor(context, index);
-    const int32_t rank = t == nullptr ? -1 : api_.tensor_rank(t);
-    if (rank < 0) return false;
-    shape->clear();
-    for (int32_t i = 0; i < rank; ++i) {
-      const int32_t d = api_.tensor_dim(t, i);
-      if (d < 0) return false;
-      shape->push_back(d);
-    }
-    return true;
+sdk::NodeSupport Delegate::Supports(const sdk::GraphNode& node) {
+  const ShapeLookup model_shape = [&node](int32_t index,
+                                          std::vector<int32_t>* shape) {
+    return StaticShape(node.tensor(index), shape);
   };
-  std::vector<int32_t> supported;
-  for (int32_t i = 0; i < count; ++i) {
-    const int32_t index = plan[i];
-    const KilnOpaqueNode* node = api_.context_node(context, index);
-    if (node == nullptr) continue;
-    NodePlan node_plan;
-    const std::string why =
-        PlanNode(api_, context, node, model_shape, &node_plan);
-    if (why.empty()) {
-      supported.push_back(index);
-    } else {
-      decline_reasons_[index] = why;
-    }
-  }
-  // Group supported nodes connected by tensors; drop groups smaller than
-  // min_partition_size.
-  std::map<int32_t, int32_t> parent;
-  for (int32_t n : supported) parent[n] = n;
-  auto find = [&](int32_t n) {
-    while (parent[n] != n) n = parent[n] = parent[parent[n]];
-    return n;
-  };
-  std::map<int32_t, int32_t> producer;  // tensor -> supported node
-  for (int32_t n : supported) {
-    const KilnOpaqueNode* node = api_.context_node(context, n);
-    for (int32_t o = 0; o < api_.node_num_outputs(node); ++o) {
-      producer[api_.node_output_index(node, o)] = n;
-    }
-  }
-  for (int32_t n : supported) {
-    const KilnOpaqueNode* node = api_.context_node(context, n);
-    for (int32_t k = 0; k < api_.node_num_inputs(node); ++k) {
-      auto p = producer.find(api_.node_input_index(node, k));
-      if (p != producer.end()) parent[find(n)] = find(p->second);
-    }
-  }
-  std::map<int32_t, int32_t> group_size;
-  for (int32_t n : supported) ++group_size[find(n)];
-  std::vector<int32_t> claimed;
-  for (int32_t n : supported) {
-    const int32_t size = group_size[find(n)];
-    if (size < options_.min_partition_size) {
-      decline_reasons_[n] = "its connected group of supported nodes has " +
-                            std::to_string(size) +
-                            " node(s), fewer than min_partition_size=" +
-                            std::to_string(options_.min_partition_size);
-    } else {
-      claimed.push_back(n);
-    }
-  }
-  for (const auto& [index, why] : decline_reasons_) {
-    Log(KILN_LOG_INFO,
-        "OpenCL delegate declines node " + std::to_string(index) + ": " + why);
-  }
-  Log(KILN_LOG_INFO, "OpenCL delegate claims " +
-                         std::to_string(claimed.size()) + " of " +
-                         std::to_string(count) + " nodes");
-  if (claimed.empty()) return KILN_STATUS_OK;
-  return api_.context_delegate_nodes(context, claimed.data(),
-                                     static_cast<int32_t>(claimed.size()));
+  NodePlan plan;
+  return PlanNode(node, model_shape, &plan);
 }
 
-const char* Delegate::DeclineReason(int32_t node_index) const {
-  auto it = decline_reasons_.find(node_index);
-  return it == decline_reasons_.end() ? nullptr : it->second.c_str();
+std::unique_ptr<sdk::PartitionKernel> Delegate::CreatePartitionKernel() {
+  return std::make_unique<Partition>(this);
 }
 
 void Delegate::FillStats(KilnOpenClStats* stats) const {
@@ -354,22 +276,19 @@ void Delegate::FillStats(KilnOpenClStats* stats) const {
   std::memcpy(stats, &full, std::min<size_t>(stats->struct_size, sizeof(full)));
 }
 
-KilnStatus Delegate::InitPartition(KilnOpaqueContext* context,
-                                   KilnOpaqueNode* partition,
-                                   std::unique_ptr<Partition>* state) {
-  const int32_t* nodes = nullptr;
-  int32_t count = 0;
-  if (api_.node_delegated_nodes(partition, &nodes, &count) != KILN_STATUS_OK ||
-      count <= 0) {
-    api_.report_error(context, KILN_STATUS_INVALID_ARGUMENT,
-                      "the partition node lists no delegated nodes "
-                      "(node_delegated_nodes failed)");
-    return KILN_STATUS_INVALID_ARGUMENT;
-  }
-  *state = std::make_unique<Partition>(
-      this, std::vector<int32_t>(nodes, nodes + count));
-  return KILN_STATUS_OK;
+namespace {
+
+// A tensor's shape as planned inside the partition, else its static shape.
+bool PlannedShape(const sdk::PartitionContext& p,
+                  const std::map<int32_t, std::vector<int32_t>>& planned,
+                  int32_t index, std::vector<int32_t>* shape) {
+  auto it = planned.find(index);
+  if (it == planned.end()) return StaticShape(p.tensor(index), shape);
+  *shape = it->second;
+  return true;
 }
+
+}  // namespace
 
 Partition::~Partition() { Release(); }
 
@@ -388,145 +307,165 @@ void Partition::Release() {
   prepared_ = false;
 }
 
-KilnStatus Partition::Fail(KilnOpaqueContext* context, KilnStatus code,
-                           const std::string& message) const {
-  delegate_->api_.report_error(context, code,
-                               ("OpenCL delegate: " + message).c_str());
-  return code;
+size_t Partition::element_size() const {
+  return delegate_->fp16_storage_ ? sizeof(uint16_t) : sizeof(float);
 }
 
-KilnStatus Partition::Prepare(KilnOpaqueContext* context,
-                              KilnOpaqueNode* partition) {
+KilnStatus Partition::Fail(sdk::PartitionContext& p, KilnStatus code,
+                           const std::string& message) const {
+  return p.Fail(code, "OpenCL delegate: ", message);
+}
+
+KilnStatus Partition::Prepare(sdk::PartitionContext& p) {
   Release();
-  const KilnHostApi& api = delegate_->api_;
-  const ClApi* cl = delegate_->cl_;
-  std::map<int32_t, std::vector<int32_t>> shapes;  // tensors produced here
-  const ShapeLookup shape_of = [&](int32_t index, std::vector<int32_t>* shape) {
-    auto it = shapes.find(index);
-    if (it != shapes.end()) {
-      *shape = it->second;
-      return true;
-    }
-    KilnOpaqueTensor* t = api.context_tensor(context, index);
-    const int32_t rank = t == nullptr ? -1 : api.tensor_rank(t);
-    if (rank < 0) return false;
-    shape->clear();
-    for (int32_t i = 0; i < rank; ++i) {
-      const int32_t d = api.tensor_dim(t, i);
-      if (d < 0) return false;
-      shape->push_back(d);
-    }
-    return true;
-  };
+  PlannedShapes shapes;
   std::set<int32_t> device_tensors;
-  for (int32_t index : nodes_) {
-    const KilnOpaqueNode* node = api.context_node(context, index);
-    if (node == nullptr) {
-      return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
-                  "delegated node " + std::to_string(index) +
-                      " does not exist in the subgraph");
-    }
+  KILN_SDK_RETURN_IF_ERROR(PlanLaunches(p, &shapes, &device_tensors));
+  KILN_SDK_RETURN_IF_ERROR(SizeOutputs(p, shapes));
+  KILN_SDK_RETURN_IF_ERROR(CreateBuffers(p, shapes, device_tensors));
+  KILN_SDK_RETURN_IF_ERROR(CreateKernels(p));
+  // Warm-up with the real NDRanges so that lazy per-NDRange compilation
+  // happens now, not in the first invoke.
+  KILN_SDK_RETURN_IF_ERROR(Enqueue(p));
+  const cl_int err = delegate_->cl_->clFinish(delegate_->queue_);
+  if (err != CL_SUCCESS) {
+    return Fail(p, KILN_STATUS_INTERNAL,
+                "clFinish after the warm-up run failed: " + ClErrorName(err));
+  }
+  prepared_ = true;
+  return KILN_STATUS_OK;
+}
+
+// Plans every delegated node on the shapes planned so far; collects the
+// tensors that need a device buffer.
+KilnStatus Partition::PlanLaunches(sdk::PartitionContext& p,
+                                   PlannedShapes* shapes,
+                                   std::set<int32_t>* device_tensors) {
+  const ShapeLookup shape_of = [&](int32_t index, std::vector<int32_t>* shape) {
+    return PlannedShape(p, *shapes, index, shape);
+  };
+  for (const sdk::GraphNode& node : p.nodes()) {
     NodePlan plan;
-    const std::string why = PlanNode(api, context, node, shape_of, &plan);
-    if (!why.empty() || plan.launches.empty()) {
+    const sdk::NodeSupport support = PlanNode(node, shape_of, &plan);
+    if (!support.supported() || plan.launches.empty()) {
       return Fail(
-          context, KILN_STATUS_INVALID_ARGUMENT,
-          "cannot prepare node " + std::to_string(index) + ": " +
-              (why.empty() ? "its parameter tensors are not readable" : why));
+          p, KILN_STATUS_INVALID_ARGUMENT,
+          "cannot prepare node " + std::to_string(node.index()) + ": " +
+              (support.supported() ? "its parameter tensors are not readable"
+                                   : support.reason()));
     }
-    shapes[plan.output_tensor] = plan.output_shape;
+    (*shapes)[plan.output_tensor] = plan.output_shape;
     for (Launch& l : plan.launches) {
       for (const KernelArg& a : l.args) {
         if (a.kind == KernelArg::Kind::kTensor && a.tensor >= 0) {
-          device_tensors.insert(a.tensor);
+          device_tensors->insert(a.tensor);
         }
       }
       if (l.kernel == nullptr) {
-        device_tensors.insert(l.copy_from);
-        device_tensors.insert(l.copy_to);
+        device_tensors->insert(l.copy_from);
+        device_tensors->insert(l.copy_to);
       }
       BoundLaunch b;
       b.launch = std::move(l);
-      b.node = index;
+      b.node = node.index();
       launches_.push_back(std::move(b));
     }
   }
-  // Partition outputs: size them for the host.
-  const int32_t num_outputs = api.node_num_outputs(partition);
-  for (int32_t i = 0; i < num_outputs; ++i) {
-    const int32_t index = api.node_output_index(partition, i);
+  return KILN_STATUS_OK;
+}
+
+// Sizes the partition's outputs for the host.
+KilnStatus Partition::SizeOutputs(sdk::PartitionContext& p,
+                                  const PlannedShapes& shapes) {
+  for (int32_t i = 0; i < p.num_outputs(); ++i) {
+    const int32_t index = p.output_index(i);
     auto it = shapes.find(index);
     if (it == shapes.end()) {
-      return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+      return Fail(p, KILN_STATUS_INVALID_ARGUMENT,
                   "partition output " + std::to_string(i) + " (tensor " +
                       std::to_string(index) +
                       ") is not produced by any delegated node");
     }
-    KilnOpaqueTensor* t = api.context_tensor(context, index);
-    const KilnStatus s = api.tensor_resize(
-        context, t, static_cast<int32_t>(it->second.size()), it->second.data());
-    if (s != KILN_STATUS_OK) return s;
+    KILN_SDK_RETURN_IF_ERROR(p.Resize(p.tensor(index), it->second));
     outputs_.push_back(index);
   }
-  const size_t element_size =
-      delegate_->fp16_storage_ ? sizeof(uint16_t) : sizeof(float);
+  return KILN_STATUS_OK;
+}
+
+// One buffer per device tensor (and a dummy for absent optional inputs);
+// uploads constants and records the inputs written per invoke.
+KilnStatus Partition::CreateBuffers(sdk::PartitionContext& p,
+                                    const PlannedShapes& shapes,
+                                    const std::set<int32_t>& device_tensors) {
+  const ClApi* cl = delegate_->cl_;
   cl_int err = CL_SUCCESS;
   dummy_ = cl->clCreateBuffer(delegate_->context_, CL_MEM_READ_WRITE,
-                              element_size, nullptr, &err);
+                              element_size(), nullptr, &err);
   if (dummy_ == nullptr) {
-    return Fail(context, KILN_STATUS_RESOURCE_EXHAUSTED,
+    return Fail(p, KILN_STATUS_RESOURCE_EXHAUSTED,
                 "clCreateBuffer failed: " + ClErrorName(err));
   }
   for (int32_t index : device_tensors) {
     Buffer b;
-    if (!shape_of(index, &b.shape)) {
-      return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+    if (!PlannedShape(p, shapes, index, &b.shape)) {
+      return Fail(p, KILN_STATUS_INVALID_ARGUMENT,
                   "tensor " + std::to_string(index) + " has no static shape");
     }
     b.elements = 1;
     for (int32_t d : b.shape) b.elements *= static_cast<size_t>(d);
-    b.mem = cl->clCreateBuffer(delegate_->context_, CL_MEM_READ_WRITE,
-                               std::max<size_t>(b.elements, 1) * element_size,
+    const size_t bytes = std::max<size_t>(b.elements, 1) * element_size();
+    b.mem = cl->clCreateBuffer(delegate_->context_, CL_MEM_READ_WRITE, bytes,
                                nullptr, &err);
     if (b.mem == nullptr || err != CL_SUCCESS) {
-      return Fail(context, KILN_STATUS_RESOURCE_EXHAUSTED,
+      return Fail(p, KILN_STATUS_RESOURCE_EXHAUSTED,
                   "clCreateBuffer of " +
-                      std::to_string(b.elements * element_size) +
+                      std::to_string(b.elements * element_size()) +
                       " bytes for tensor " + std::to_string(index) +
                       " failed: " + ClErrorName(err));
     }
     buffers_[index] = b;
     if (shapes.count(index) != 0) continue;  // produced inside
-    KilnOpaqueTensor* t = api.context_tensor(context, index);
-    if (api.tensor_is_constant(t)) {
-      const float* data = static_cast<const float*>(api.tensor_data(t));
-      if (data == nullptr ||
-          api.tensor_byte_size(t) < b.elements * sizeof(float)) {
-        return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
-                    std::string("constant tensor '") + api.tensor_name(t) +
-                        "' has no data or too few bytes for its shape");
-      }
-      if (delegate_->fp16_storage_) {
-        std::vector<uint16_t> half(b.elements);
-        for (size_t k = 0; k < b.elements; ++k) half[k] = FloatToHalf(data[k]);
-        err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_TRUE, 0,
-                                       half.size() * 2, half.data(), 0, nullptr,
-                                       nullptr);
-      } else {
-        err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_TRUE, 0,
-                                       b.elements * sizeof(float), data, 0,
-                                       nullptr, nullptr);
-      }
-      if (err != CL_SUCCESS) {
-        return Fail(context, KILN_STATUS_INTERNAL,
-                    std::string("uploading constant tensor '") +
-                        api.tensor_name(t) + "' failed: " + ClErrorName(err));
-      }
+    const sdk::Tensor t = p.tensor(index);
+    if (t.is_constant()) {
+      KILN_SDK_RETURN_IF_ERROR(UploadConstant(p, t, b));
     } else {
       inputs_.push_back(index);
     }
   }
-  // Programs and kernels.
+  return KILN_STATUS_OK;
+}
+
+KilnStatus Partition::UploadConstant(sdk::PartitionContext& p,
+                                     const sdk::Tensor& t, const Buffer& b) {
+  const float* data = t.data<const float>();
+  if (data == nullptr || t.byte_size() < b.elements * sizeof(float)) {
+    return Fail(p, KILN_STATUS_INVALID_ARGUMENT,
+                std::string("constant tensor '") + t.name() +
+                    "' has no data or too few bytes for its shape");
+  }
+  const ClApi* cl = delegate_->cl_;
+  cl_int err;
+  if (delegate_->fp16_storage_) {
+    std::vector<uint16_t> half(b.elements);
+    for (size_t k = 0; k < b.elements; ++k) half[k] = FloatToHalf(data[k]);
+    err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_TRUE, 0,
+                                   half.size() * 2, half.data(), 0, nullptr,
+                                   nullptr);
+  } else {
+    err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_TRUE, 0,
+                                   b.elements * sizeof(float), data, 0, nullptr,
+                                   nullptr);
+  }
+  if (err != CL_SUCCESS) {
+    return Fail(p, KILN_STATUS_INTERNAL,
+                std::string("uploading constant tensor '") + t.name() +
+                    "' failed: " + ClErrorName(err));
+  }
+  return KILN_STATUS_OK;
+}
+
+// Builds (or reuses) each program group's program and creates the kernels.
+KilnStatus Partition::CreateKernels(sdk::PartitionContext& p) {
   cl_program programs[kNumProgramGroups] = {};
   for (BoundLaunch& b : launches_) {
     const Launch& l = b.launch;
@@ -538,58 +477,56 @@ KilnStatus Partition::Prepare(KilnOpaqueContext* context,
           ProgramGroupName(l.group), ProgramSource(l.group),
           delegate_->build_options_, &error);
       if (programs[group] == nullptr) {
-        return Fail(context, KILN_STATUS_INTERNAL, error);
+        return Fail(p, KILN_STATUS_INTERNAL, error);
       }
     }
-    b.kernel = cl->clCreateKernel(programs[group], l.kernel, &err);
+    cl_int err = CL_SUCCESS;
+    b.kernel = delegate_->cl_->clCreateKernel(programs[group], l.kernel, &err);
     if (b.kernel == nullptr || err != CL_SUCCESS) {
-      return Fail(context, KILN_STATUS_INTERNAL,
+      return Fail(p, KILN_STATUS_INTERNAL,
                   std::string("clCreateKernel(") + l.kernel +
                       ") failed: " + ClErrorName(err));
     }
-    for (size_t k = 0; k < l.args.size(); ++k) {
-      const KernelArg& a = l.args[k];
-      const cl_uint at = static_cast<cl_uint>(k);
-      switch (a.kind) {
-        case KernelArg::Kind::kTensor: {
-          cl_mem mem = a.tensor >= 0 ? buffers_[a.tensor].mem : dummy_;
-          err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_mem), &mem);
-          break;
-        }
-        case KernelArg::Kind::kInt:
-          err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_int), &a.i);
-          break;
-        case KernelArg::Kind::kFloat:
-          err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_float), &a.f);
-          break;
-        case KernelArg::Kind::kInt4:
-          err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_int4), &a.v);
-          break;
-      }
-      if (err != CL_SUCCESS) {
-        return Fail(context, KILN_STATUS_INTERNAL,
-                    std::string("clSetKernelArg(") + l.kernel + ", " +
-                        std::to_string(k) + ") failed: " + ClErrorName(err));
-      }
-    }
+    KILN_SDK_RETURN_IF_ERROR(SetKernelArgs(p, b));
   }
-  // Warm-up with the real NDRanges so that lazy per-NDRange compilation
-  // happens now, not in the first invoke.
-  KilnStatus s = Enqueue(context);
-  if (s != KILN_STATUS_OK) return s;
-  err = cl->clFinish(delegate_->queue_);
-  if (err != CL_SUCCESS) {
-    return Fail(context, KILN_STATUS_INTERNAL,
-                "clFinish after the warm-up run failed: " + ClErrorName(err));
-  }
-  prepared_ = true;
   return KILN_STATUS_OK;
 }
 
-KilnStatus Partition::Enqueue(KilnOpaqueContext* context) {
+KilnStatus Partition::SetKernelArgs(sdk::PartitionContext& p,
+                                    const BoundLaunch& b) {
   const ClApi* cl = delegate_->cl_;
-  const size_t element_size =
-      delegate_->fp16_storage_ ? sizeof(uint16_t) : sizeof(float);
+  const Launch& l = b.launch;
+  for (size_t k = 0; k < l.args.size(); ++k) {
+    const KernelArg& a = l.args[k];
+    const cl_uint at = static_cast<cl_uint>(k);
+    cl_int err = CL_SUCCESS;
+    switch (a.kind) {
+      case KernelArg::Kind::kTensor: {
+        cl_mem mem = a.tensor >= 0 ? buffers_[a.tensor].mem : dummy_;
+        err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_mem), &mem);
+        break;
+      }
+      case KernelArg::Kind::kInt:
+        err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_int), &a.i);
+        break;
+      case KernelArg::Kind::kFloat:
+        err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_float), &a.f);
+        break;
+      case KernelArg::Kind::kInt4:
+        err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_int4), &a.v);
+        break;
+    }
+    if (err != CL_SUCCESS) {
+      return Fail(p, KILN_STATUS_INTERNAL,
+                  std::string("clSetKernelArg(") + l.kernel + ", " +
+                      std::to_string(k) + ") failed: " + ClErrorName(err));
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus Partition::Enqueue(sdk::PartitionContext& p) {
+  const ClApi* cl = delegate_->cl_;
   for (const BoundLaunch& b : launches_) {
     const Launch& l = b.launch;
     cl_int err = CL_SUCCESS;
@@ -597,7 +534,7 @@ KilnStatus Partition::Enqueue(KilnOpaqueContext* context) {
       if (l.copy_from != l.copy_to && l.copy_elements > 0) {
         err = cl->clEnqueueCopyBuffer(
             delegate_->queue_, buffers_[l.copy_from].mem,
-            buffers_[l.copy_to].mem, 0, 0, l.copy_elements * element_size, 0,
+            buffers_[l.copy_to].mem, 0, 0, l.copy_elements * element_size(), 0,
             nullptr, nullptr);
       }
     } else {
@@ -606,7 +543,7 @@ KilnStatus Partition::Enqueue(KilnOpaqueContext* context) {
           nullptr, l.global.data(), nullptr, 0, nullptr, nullptr);
     }
     if (err != CL_SUCCESS) {
-      return Fail(context, KILN_STATUS_INTERNAL,
+      return Fail(p, KILN_STATUS_INTERNAL,
                   "enqueueing " +
                       std::string(l.kernel != nullptr ? l.kernel : "a copy") +
                       " for node " + std::to_string(b.node) +
@@ -616,35 +553,56 @@ KilnStatus Partition::Enqueue(KilnOpaqueContext* context) {
   return KILN_STATUS_OK;
 }
 
-KilnStatus Partition::Invoke(KilnOpaqueContext* context, KilnOpaqueNode*) {
+KilnStatus Partition::Invoke(sdk::PartitionContext& p) {
   if (!prepared_) {
-    return Fail(context, KILN_STATUS_FAILED_PRECONDITION,
+    return Fail(p, KILN_STATUS_FAILED_PRECONDITION,
                 "partition invoked before a successful prepare");
   }
-  const KilnHostApi& api = delegate_->api_;
   const ClApi* cl = delegate_->cl_;
-  const bool fp16 = delegate_->fp16_storage_;
-  size_t half_total = 0;
-  if (fp16) {
+  if (delegate_->fp16_storage_) {
+    size_t half_total = 0;
     for (int32_t index : inputs_) half_total += buffers_[index].elements;
     for (int32_t index : outputs_) half_total += buffers_[index].elements;
     half_scratch_.resize(half_total);
   }
   size_t half_offset = 0;
+  KILN_SDK_RETURN_IF_ERROR(WriteInputs(p, &half_offset));
+  const KilnStatus s = Enqueue(p);
+  if (s != KILN_STATUS_OK) {
+    cl->clFinish(delegate_->queue_);
+    return s;
+  }
+  KILN_SDK_RETURN_IF_ERROR(ReadOutputs(p, half_offset));
+  const cl_int err = cl->clFinish(delegate_->queue_);  // the one sync
+  if (err != CL_SUCCESS) {
+    return Fail(p, KILN_STATUS_INTERNAL,
+                "clFinish failed: " + ClErrorName(err));
+  }
+  if (delegate_->fp16_storage_) ConvertHalfOutputs(p, half_offset);
+  return KILN_STATUS_OK;
+}
+
+// Enqueues the (non-blocking) uploads of the partition's inputs; with fp16
+// storage converts them into half_scratch_ from *half_offset on, and
+// advances it.
+KilnStatus Partition::WriteInputs(sdk::PartitionContext& p,
+                                  size_t* half_offset) {
+  const ClApi* cl = delegate_->cl_;
   for (int32_t index : inputs_) {
     const Buffer& b = buffers_[index];
-    KilnOpaqueTensor* t = api.context_tensor(context, index);
-    const float* data = static_cast<const float*>(api.tensor_data(t));
-    if (data == nullptr || api.tensor_byte_size(t) < b.elements * 4) {
-      return Fail(context, KILN_STATUS_FAILED_PRECONDITION,
-                  std::string("input tensor '") + api.tensor_name(t) +
+    const sdk::Tensor t = p.tensor(index);
+    const float* data = t.data<const float>();
+    if (data == nullptr || t.byte_size() < b.elements * 4) {
+      cl->clFinish(delegate_->queue_);
+      return Fail(p, KILN_STATUS_FAILED_PRECONDITION,
+                  std::string("input tensor '") + t.name() +
                       "' has no data or too few bytes at invoke");
     }
     cl_int err;
-    if (fp16) {
-      uint16_t* half = half_scratch_.data() + half_offset;
+    if (delegate_->fp16_storage_) {
+      uint16_t* half = half_scratch_.data() + *half_offset;
       for (size_t k = 0; k < b.elements; ++k) half[k] = FloatToHalf(data[k]);
-      half_offset += b.elements;
+      *half_offset += b.elements;
       err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_FALSE, 0,
                                      b.elements * 2, half, 0, nullptr, nullptr);
     } else {
@@ -652,29 +610,33 @@ KilnStatus Partition::Invoke(KilnOpaqueContext* context, KilnOpaqueNode*) {
                                      b.elements * 4, data, 0, nullptr, nullptr);
     }
     if (err != CL_SUCCESS) {
-      return Fail(context, KILN_STATUS_INTERNAL,
-                  std::string("uploading input '") + api.tensor_name(t) +
+      cl->clFinish(delegate_->queue_);
+      return Fail(p, KILN_STATUS_INTERNAL,
+                  std::string("uploading input '") + t.name() +
                       "' failed: " + ClErrorName(err));
     }
   }
-  KilnStatus s = Enqueue(context);
-  if (s != KILN_STATUS_OK) {
-    cl->clFinish(delegate_->queue_);
-    return s;
-  }
-  const size_t output_half_start = half_offset;
+  return KILN_STATUS_OK;
+}
+
+// Enqueues the (non-blocking) reads of the partition's outputs: straight
+// into the host tensors, or with fp16 storage into half_scratch_ from
+// `half_offset` on.
+KilnStatus Partition::ReadOutputs(sdk::PartitionContext& p,
+                                  size_t half_offset) {
+  const ClApi* cl = delegate_->cl_;
   for (int32_t index : outputs_) {
     const Buffer& b = buffers_[index];
-    KilnOpaqueTensor* t = api.context_tensor(context, index);
-    void* data = api.tensor_data(t);
-    if (data == nullptr || api.tensor_byte_size(t) < b.elements * 4) {
+    const sdk::Tensor t = p.tensor(index);
+    void* data = t.data<void>();
+    if (data == nullptr || t.byte_size() < b.elements * 4) {
       cl->clFinish(delegate_->queue_);
-      return Fail(context, KILN_STATUS_FAILED_PRECONDITION,
-                  std::string("output tensor '") + api.tensor_name(t) +
+      return Fail(p, KILN_STATUS_FAILED_PRECONDITION,
+                  std::string("output tensor '") + t.name() +
                       "' has no data or too few bytes at invoke");
     }
     cl_int err;
-    if (fp16) {
+    if (delegate_->fp16_storage_) {
       err = cl->clEnqueueReadBuffer(
           delegate_->queue_, b.mem, CL_FALSE, 0, b.elements * 2,
           half_scratch_.data() + half_offset, 0, nullptr, nullptr);
@@ -685,29 +647,26 @@ KilnStatus Partition::Invoke(KilnOpaqueContext* context, KilnOpaqueNode*) {
     }
     if (err != CL_SUCCESS) {
       cl->clFinish(delegate_->queue_);
-      return Fail(context, KILN_STATUS_INTERNAL,
-                  std::string("reading output '") + api.tensor_name(t) +
+      return Fail(p, KILN_STATUS_INTERNAL,
+                  std::string("reading output '") + t.name() +
                       "' failed: " + ClErrorName(err));
     }
   }
-  const cl_int err = cl->clFinish(delegate_->queue_);  // the one sync
-  if (err != CL_SUCCESS) {
-    return Fail(context, KILN_STATUS_INTERNAL,
-                "clFinish failed: " + ClErrorName(err));
-  }
-  if (fp16) {
-    half_offset = output_half_start;
-    for (int32_t index : outputs_) {
-      const Buffer& b = buffers_[index];
-      float* data = static_cast<float*>(
-          api.tensor_data(api.context_tensor(context, index)));
-      for (size_t k = 0; k < b.elements; ++k) {
-        data[k] = HalfToFloat(half_scratch_[half_offset + k]);
-      }
-      half_offset += b.elements;
-    }
-  }
   return KILN_STATUS_OK;
+}
+
+// With fp16 storage, after the final clFinish: widens the outputs read into
+// half_scratch_ (from `half_offset` on) into the host tensors.
+void Partition::ConvertHalfOutputs(sdk::PartitionContext& p,
+                                   size_t half_offset) {
+  for (int32_t index : outputs_) {
+    const Buffer& b = buffers_[index];
+    float* data = p.tensor(index).data<float>();
+    for (size_t k = 0; k < b.elements; ++k) {
+      data[k] = HalfToFloat(half_scratch_[half_offset + k]);
+    }
+    half_offset += b.elements;
+  }
 }
 
 }  // namespace kiln::opencl

@@ -1,47 +1,46 @@
-// The OpenCL delegate: one instance per KilnDelegateInterface.create, owning
-// one device, context, in-order queue and program cache; and the state of
-// each partition it runs.
+// The OpenCL delegate, on the SDK's delegate helper (kiln/sdk/delegate.h):
+// one instance per KilnDelegateInterface.create, owning one device,
+// context, in-order queue and program cache; and the kernel of each
+// partition it runs.
 #ifndef KILN_PLUGINS_OPENCL_DELEGATE_H_
 #define KILN_PLUGINS_OPENCL_DELEGATE_H_
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "cl_api.h"
-#include "kiln/kiln_extension.h"
 #include "kiln/opencl/opencl_delegate.h"
+#include "kiln/sdk/delegate.h"
 #include "ops.h"
 #include "program_cache.h"
 #include "settings.h"
 
 namespace kiln::opencl {
 
-class Partition;
+struct DeviceCandidate;  // an OpenCL device found by device selection
 
 // Threading: the host drives one instance from one thread at a time
-// (kiln_extension.h); stats() may be called from any thread.
-class Delegate {
+// (kiln_extension.h); FillStats may be called from any thread.
+class Delegate : public sdk::Delegate {
  public:
-  // Parses settings, loads OpenCL and picks the device. On failure returns
-  // the status (UNAVAILABLE when OpenCL or a matching device is missing,
-  // INVALID_ARGUMENT for bad settings) after report_error with the reason.
-  static KilnStatus Create(const KilnHostApi& api, KilnOpaqueContext* context,
-                           const uint8_t* settings, uint64_t settings_size,
-                           std::unique_ptr<Delegate>* delegate);
-  ~Delegate();
+  // sdk::DelegateFactory: applies the settings, loads OpenCL and picks the
+  // device. Fails with UNAVAILABLE when OpenCL or a matching device is
+  // missing, INVALID_ARGUMENT for bad settings, after reporting the reason.
+  static KilnStatus Create(sdk::DelegateContext& context,
+                           const sdk::DelegateSettings& settings,
+                           std::unique_ptr<sdk::Delegate>* delegate);
+  ~Delegate() override;
 
-  // KilnDelegateInterface.partition: claims supported nodes, records a
-  // reason for every declined node and logs it at info level.
-  KilnStatus ClaimNodes(KilnOpaqueContext* context);
-  // Null when `node_index` was claimed or not seen by the last ClaimNodes.
-  const char* DeclineReason(int32_t node_index) const;
-
-  KilnStatus InitPartition(KilnOpaqueContext* context,
-                           KilnOpaqueNode* partition,
-                           std::unique_ptr<Partition>* state);
+  // Supported when PlanNode can plan the node on the model's shapes.
+  sdk::NodeSupport Supports(const sdk::GraphNode& node) override;
+  int32_t min_partition_size() const override {
+    return options_.min_partition_size;
+  }
+  std::unique_ptr<sdk::PartitionKernel> CreatePartitionKernel() override;
 
   void FillStats(KilnOpenClStats* stats) const;
   const std::string& description() const { return description_; }
@@ -49,11 +48,11 @@ class Delegate {
 
  private:
   friend class Partition;
-  Delegate(const KilnHostApi& api, DelegateOptions options)
-      : api_(api), options_(std::move(options)) {}
+  explicit Delegate(DelegateOptions options) : options_(std::move(options)) {}
+  KilnStatus OpenDevice(sdk::DelegateContext& context,
+                        const DeviceCandidate& chosen);
   void Log(int32_t severity, const std::string& message) const;
 
-  const KilnHostApi& api_;
   DelegateOptions options_;
   const ClApi* cl_ = nullptr;
   cl_device_id device_ = nullptr;
@@ -63,22 +62,20 @@ class Delegate {
   std::string build_options_;
   std::string description_;
   std::unique_ptr<ProgramCache> programs_;
-  std::map<int32_t, std::string> decline_reasons_;
 };
 
 // A claimed partition: device buffers for its tensors and its launches.
-class Partition {
+class Partition : public sdk::PartitionKernel {
  public:
-  Partition(Delegate* delegate, std::vector<int32_t> nodes)
-      : delegate_(delegate), nodes_(std::move(nodes)) {}
-  ~Partition();
+  explicit Partition(Delegate* delegate) : delegate_(delegate) {}
+  ~Partition() override;
 
   // Plans shapes, sizes the partition's outputs, creates buffers, uploads
   // constants, builds the programs and runs every kernel once with its real
   // NDRange (drivers such as PoCL compile per NDRange on first enqueue).
-  KilnStatus Prepare(KilnOpaqueContext* context, KilnOpaqueNode* partition);
+  KilnStatus Prepare(sdk::PartitionContext& p) override;
   // Uploads inputs, enqueues all launches, reads outputs, then waits once.
-  KilnStatus Invoke(KilnOpaqueContext* context, KilnOpaqueNode* partition);
+  KilnStatus Invoke(sdk::PartitionContext& p) override;
 
  private:
   struct Buffer {
@@ -91,13 +88,31 @@ class Partition {
     cl_kernel kernel = nullptr;
     int32_t node = -1;
   };
+  // Shapes of the tensors the partition's nodes produce, as planned.
+  using PlannedShapes = std::map<int32_t, std::vector<int32_t>>;
+
   void Release();
-  KilnStatus Fail(KilnOpaqueContext* context, KilnStatus code,
+  size_t element_size() const;
+  KilnStatus Fail(sdk::PartitionContext& p, KilnStatus code,
                   const std::string& message) const;
-  KilnStatus Enqueue(KilnOpaqueContext* context);
+  // Prepare, step by step.
+  KilnStatus PlanLaunches(sdk::PartitionContext& p, PlannedShapes* shapes,
+                          std::set<int32_t>* device_tensors);
+  KilnStatus SizeOutputs(sdk::PartitionContext& p, const PlannedShapes& shapes);
+  KilnStatus CreateBuffers(sdk::PartitionContext& p,
+                           const PlannedShapes& shapes,
+                           const std::set<int32_t>& device_tensors);
+  KilnStatus UploadConstant(sdk::PartitionContext& p, const sdk::Tensor& t,
+                            const Buffer& b);
+  KilnStatus CreateKernels(sdk::PartitionContext& p);
+  KilnStatus SetKernelArgs(sdk::PartitionContext& p, const BoundLaunch& b);
+  KilnStatus Enqueue(sdk::PartitionContext& p);
+  // Invoke, step by step. Each leaves the queue drained on failure.
+  KilnStatus WriteInputs(sdk::PartitionContext& p, size_t* half_offset);
+  KilnStatus ReadOutputs(sdk::PartitionContext& p, size_t half_offset);
+  void ConvertHalfOutputs(sdk::PartitionContext& p, size_t half_offset);
 
   Delegate* delegate_;
-  std::vector<int32_t> nodes_;
   std::map<int32_t, Buffer> buffers_;
   cl_mem dummy_ = nullptr;
   std::vector<BoundLaunch> launches_;

@@ -64,39 +64,20 @@ KernelArg Int4Arg(cl_int4 v) {
 
 const char* TypeText(KilnTensorType t) { return KilnTensorTypeName(t); }
 
-// Node access through the host table, with the checks every op shares.
-class NodeReader {
+using sdk::NodeSupport;
+
+// A delegated node with the checks every op shares. Each check returns
+// Unsupported with a reason phrased to follow "declined because ...".
+class NodeReader : public sdk::GraphNode {
  public:
-  NodeReader(const KilnHostApi& api, KilnOpaqueContext* context,
-             const KilnOpaqueNode* node, const ShapeLookup& shape_of)
-      : api_(api), context_(context), node_(node), shape_of_(shape_of) {}
+  NodeReader(const sdk::GraphNode& node, const ShapeLookup& shape_of)
+      : sdk::GraphNode(node), shape_of_(shape_of) {}
 
-  int32_t num_inputs() const { return api_.node_num_inputs(node_); }
-  int32_t num_outputs() const { return api_.node_num_outputs(node_); }
-  int32_t input_index(int32_t i) const {
-    return api_.node_input_index(node_, i);
-  }
-  int32_t output_index(int32_t i) const {
-    return api_.node_output_index(node_, i);
-  }
-  KilnOpaqueTensor* tensor(int32_t index) const {
-    return index < 0 ? nullptr : api_.context_tensor(context_, index);
-  }
-
-  int64_t OptionInt(uint32_t key, int64_t fallback) const {
-    int64_t v = fallback;
-    return api_.node_option_int(node_, key, &v) == KILN_STATUS_OK ? v
-                                                                  : fallback;
-  }
-  float OptionFloat(uint32_t key, float fallback) const {
-    float v = fallback;
-    return api_.node_option_float(node_, key, &v) == KILN_STATUS_OK ? v
-                                                                    : fallback;
-  }
-  bool OptionIntArray(uint32_t key, Shape* out) const {
+  // False when the option is absent; a present empty array is read.
+  bool ReadIntArrayOption(uint32_t key, Shape* out) const {
     const int32_t* values = nullptr;
     int32_t count = 0;
-    if (api_.node_option_int_array(node_, key, &values, &count) !=
+    if (sdk::Host().node_option_int_array(raw_node(), key, &values, &count) !=
             KILN_STATUS_OK ||
         (values == nullptr && count > 0)) {
       return false;
@@ -107,143 +88,132 @@ class NodeReader {
 
   // A float32 data tensor with a static shape of rank <= 4 and no zero-sized
   // dimension. `what` is e.g. "input 0".
-  std::string FloatTensor(const char* what, int32_t index, Shape* shape) const {
-    KilnOpaqueTensor* t = tensor(index);
-    if (t == nullptr) return std::string(what) + " is missing";
-    const std::string name =
-        std::string(what) + " '" + api_.tensor_name(t) + "'";
-    const KilnTensorType type = api_.tensor_type(t);
-    if (type != KILN_TYPE_FLOAT32) {
-      return name + " has type " + TypeText(type) +
-             "; the OpenCL delegate runs float32 only";
+  NodeSupport FloatTensor(const char* what, int32_t index, Shape* shape) const {
+    const sdk::Tensor t = tensor(index);
+    if (!t.present()) return NodeSupport::Unsupported(what, " is missing");
+    const std::string name = std::string(what) + " '" + t.name() + "'";
+    if (t.type() != KILN_TYPE_FLOAT32) {
+      return NodeSupport::Unsupported(
+          name, " has type ", TypeText(t.type()),
+          "; the OpenCL delegate runs float32 only");
     }
     if (!shape_of_(index, shape)) {
-      return name +
-             " has a dynamic or unknown shape; the OpenCL delegate "
-             "needs static shapes";
+      return NodeSupport::Unsupported(
+          name,
+          " has a dynamic or unknown shape; the OpenCL delegate needs static "
+          "shapes");
     }
     if (shape->size() > 4) {
-      return name + " has rank " + std::to_string(shape->size()) +
-             "; the OpenCL delegate supports rank <= 4";
+      return NodeSupport::Unsupported(
+          name, " has rank ", shape->size(),
+          "; the OpenCL delegate supports rank <= 4");
     }
     for (int32_t d : *shape) {
       if (d <= 0) {
-        return name + " has shape " + ShapeText(*shape) +
-               " with an empty or unknown dimension";
+        return NodeSupport::Unsupported(name, " has shape ", ShapeText(*shape),
+                                        " with an empty or unknown dimension");
       }
     }
     if (NumElements(*shape) > std::numeric_limits<int32_t>::max() / 4) {
-      return name + " is too large for 32-bit indexing";
+      return NodeSupport::Unsupported(name,
+                                      " is too large for 32-bit indexing");
     }
-    return "";
+    return NodeSupport::Supported();
   }
 
   // A constant int32 tensor read on the host (shape, axes, paddings).
   // *values stays empty when the data is not readable yet (then the check
   // is repeated at prepare).
-  std::string ConstInt32Tensor(const char* what, int32_t index, Shape* dims,
+  NodeSupport ConstInt32Tensor(const char* what, int32_t index, Shape* dims,
                                std::vector<int32_t>* values,
                                bool* readable) const {
-    KilnOpaqueTensor* t = tensor(index);
-    if (t == nullptr) return std::string(what) + " is missing";
-    const std::string name =
-        std::string(what) + " '" + api_.tensor_name(t) + "'";
-    if (api_.tensor_type(t) != KILN_TYPE_INT32) {
-      return name + " has type " + TypeText(api_.tensor_type(t)) +
-             ", expected INT32";
+    const sdk::Tensor t = tensor(index);
+    if (!t.present()) return NodeSupport::Unsupported(what, " is missing");
+    const std::string name = std::string(what) + " '" + t.name() + "'";
+    if (t.type() != KILN_TYPE_INT32) {
+      return NodeSupport::Unsupported(name, " has type ", TypeText(t.type()),
+                                      ", expected INT32");
     }
-    if (!api_.tensor_is_constant(t)) {
-      return name +
-             " is not constant; the OpenCL delegate needs it at "
-             "prepare time";
+    if (!t.is_constant()) {
+      return NodeSupport::Unsupported(
+          name,
+          " is not constant; the OpenCL delegate needs it at prepare "
+          "time");
     }
-    const int32_t rank = api_.tensor_rank(t);
-    if (rank < 0) return name + " has an unknown rank";
-    dims->clear();
-    for (int32_t i = 0; i < rank; ++i) dims->push_back(api_.tensor_dim(t, i));
-    const void* data = api_.tensor_data(t);
+    if (t.rank() < 0) {
+      return NodeSupport::Unsupported(name, " has an unknown rank");
+    }
+    *dims = t.shape();
+    const void* data = t.data<const void>();
     *readable = data != nullptr;
     values->clear();
     if (data != nullptr) {
       const size_t n = static_cast<size_t>(NumElements(*dims));
-      if (api_.tensor_byte_size(t) < n * sizeof(int32_t)) {
-        return name + " holds fewer bytes than its shape needs";
+      if (t.byte_size() < n * sizeof(int32_t)) {
+        return NodeSupport::Unsupported(
+            name, " holds fewer bytes than its shape needs");
       }
       values->resize(n);
       std::memcpy(values->data(), data, n * sizeof(int32_t));
     }
-    return "";
+    return NodeSupport::Supported();
   }
 
-  std::string Activation(int* act) const {
+  NodeSupport Activation(int* act) const {
     const int64_t a = OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
     if (a < KILN_ACTIVATION_NONE || a > KILN_ACTIVATION_TANH) {
-      return "fused activation " + std::to_string(a) +
-             (a == KILN_ACTIVATION_SIGN_BIT ? " (SIGN_BIT)" : "") +
-             " is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)";
+      return NodeSupport::Unsupported(
+          "fused activation ", a,
+          (a == KILN_ACTIVATION_SIGN_BIT ? " (SIGN_BIT)" : ""),
+          " is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)");
     }
     *act = static_cast<int>(a);
-    return "";
+    return NodeSupport::Supported();
   }
 
-  std::string Counts(int32_t min_inputs, int32_t max_inputs) const {
+  NodeSupport Counts(int32_t min_inputs, int32_t max_inputs) const {
     const int32_t n = num_inputs();
     if (n < min_inputs || n > max_inputs) {
-      return "it has " + std::to_string(n) + " inputs, expected " +
-             std::to_string(min_inputs) +
-             (min_inputs == max_inputs ? ""
-                                       : ".." + std::to_string(max_inputs));
+      return NodeSupport::Unsupported(
+          "it has ", n, " inputs, expected ", min_inputs,
+          (min_inputs == max_inputs ? "" : ".." + std::to_string(max_inputs)));
     }
     if (num_outputs() != 1) {
-      return "it has " + std::to_string(num_outputs()) + " outputs, expected 1";
+      return NodeSupport::Unsupported("it has ", num_outputs(),
+                                      " outputs, expected 1");
     }
-    if (output_index(0) < 0) return "its output is missing";
-    return "";
+    if (output_index(0) < 0) {
+      return NodeSupport::Unsupported("its output is missing");
+    }
+    return NodeSupport::Supported();
   }
 
-  std::string OutputFloat() const {
-    KilnOpaqueTensor* t = tensor(output_index(0));
-    if (t == nullptr) return "its output is missing";
-    if (api_.tensor_type(t) != KILN_TYPE_FLOAT32) {
-      return std::string("output '") + api_.tensor_name(t) + "' has type " +
-             TypeText(api_.tensor_type(t)) +
-             "; the OpenCL delegate runs float32 only";
+  NodeSupport OutputFloat() const {
+    const sdk::Tensor t = tensor(output_index(0));
+    if (!t.present()) return NodeSupport::Unsupported("its output is missing");
+    if (t.type() != KILN_TYPE_FLOAT32) {
+      return NodeSupport::Unsupported(
+          "output '", t.name(), "' has type ", TypeText(t.type()),
+          "; the OpenCL delegate runs float32 only");
     }
-    return "";
+    return NodeSupport::Supported();
   }
 
   // The output tensor's own (model) shape, when static.
   bool ModelOutputShape(Shape* shape) const {
-    KilnOpaqueTensor* t = tensor(output_index(0));
-    const int32_t rank = t == nullptr ? -1 : api_.tensor_rank(t);
-    if (rank < 0) return false;
-    shape->clear();
-    for (int32_t i = 0; i < rank; ++i) {
-      const int32_t d = api_.tensor_dim(t, i);
-      if (d < 0) return false;
-      shape->push_back(d);
-    }
-    return true;
+    return StaticShape(tensor(output_index(0)), shape);
   }
 
  private:
-  const KilnHostApi& api_;
-  KilnOpaqueContext* context_;
-  const KilnOpaqueNode* node_;
   const ShapeLookup& shape_of_;
 };
 
-#define KILN_RETURN_REASON(expr)                    \
-  do {                                              \
-    std::string kiln_reason_ = (expr);              \
-    if (!kiln_reason_.empty()) return kiln_reason_; \
-  } while (0)
-
-std::string CheckPadding(int64_t padding) {
+NodeSupport CheckPadding(int64_t padding) {
   if (padding != KILN_PADDING_SAME && padding != KILN_PADDING_VALID) {
-    return "padding " + std::to_string(padding) + " is neither SAME nor VALID";
+    return NodeSupport::Unsupported("padding " + std::to_string(padding) +
+                                    " is neither SAME nor VALID");
   }
-  return "";
+  return NodeSupport::Supported();
 }
 
 // TFLite's output size and leading padding for one spatial axis.
@@ -259,14 +229,16 @@ bool SpatialGeometry(int64_t padding, int32_t in, int32_t filter,
   return true;
 }
 
-std::string PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(2, 2));
+NodeSupport PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 2));
   Shape a, b;
-  KILN_RETURN_REASON(r.FloatTensor("input 0", r.input_index(0), &a));
-  KILN_RETURN_REASON(r.FloatTensor("input 1", r.input_index(1), &b));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.FloatTensor("input 0", r.input_index(0), &a));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.FloatTensor("input 1", r.input_index(1), &b));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   int act = 0;
-  KILN_RETURN_REASON(r.Activation(&act));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const size_t rank = std::max(a.size(), b.size());
   Shape out(rank);
   cl_int4 stride_a = Int4(0, 0, 0, 0), stride_b = Int4(0, 0, 0, 0);
@@ -275,8 +247,9 @@ std::string PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
     const int32_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
     const int32_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
     if (da != db && da != 1 && db != 1) {
-      return "input shapes " + ShapeText(a) + " and " + ShapeText(b) +
-             " cannot be broadcast together";
+      return NodeSupport::Unsupported("input shapes " + ShapeText(a) + " and " +
+                                      ShapeText(b) +
+                                      " cannot be broadcast together");
     }
     out[rank - 1 - k] = std::max(da, db);
     stride_a.s[3 - k] = da == 1 ? 0 : step_a;
@@ -298,14 +271,15 @@ std::string PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
             IntArg(act)};
   l.global = {static_cast<size_t>(NumElements(out))};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanUnary(const NodeReader& r, int act, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(1, 1));
+NodeSupport PlanUnary(const NodeReader& r, int act, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_RETURN_REASON(r.FloatTensor("input 0", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.FloatTensor("input 0", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   plan->output_shape = in;
   Launch l;
   l.kernel = "unary_activation";
@@ -313,68 +287,74 @@ std::string PlanUnary(const NodeReader& r, int act, NodePlan* plan) {
             IntArg(act)};
   l.global = {static_cast<size_t>(NumElements(in))};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string OptionalBias(const NodeReader& r, int32_t units, int32_t* bias) {
+NodeSupport OptionalBias(const NodeReader& r, int32_t units, int32_t* bias) {
   *bias = r.num_inputs() > 2 ? r.input_index(2) : -1;
-  if (*bias < 0) return "";
+  if (*bias < 0) return NodeSupport::Supported();
   Shape b;
-  KILN_RETURN_REASON(r.FloatTensor("bias", *bias, &b));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("bias", *bias, &b));
   if (NumElements(b) != units) {
-    return "bias has shape " + ShapeText(b) + ", expected " +
-           std::to_string(units) + " elements";
+    return NodeSupport::Unsupported("bias has shape " + ShapeText(b) +
+                                    ", expected " + std::to_string(units) +
+                                    " elements");
   }
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(2, 3));
+NodeSupport PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 3));
   Shape in, filter;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.FloatTensor("filter", r.input_index(1), &filter));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.FloatTensor("filter", r.input_index(1), &filter));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   if (in.size() != 4 || filter.size() != 4) {
-    return "input " + ShapeText(in) + " and filter " + ShapeText(filter) +
-           " must both have rank 4";
+    return NodeSupport::Unsupported("input " + ShapeText(in) + " and filter " +
+                                    ShapeText(filter) +
+                                    " must both have rank 4");
   }
   int act = 0;
-  KILN_RETURN_REASON(r.Activation(&act));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-  KILN_RETURN_REASON(CheckPadding(padding));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(padding));
   const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
   const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
   const int64_t dw = r.OptionInt(KILN_OPTION_DILATION_W, 1);
   const int64_t dh = r.OptionInt(KILN_OPTION_DILATION_H, 1);
   if (sw < 1 || sh < 1 || dw < 1 || dh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
       dw > 1 << 16 || dh > 1 << 16) {
-    return "strides (" + std::to_string(sh) + "," + std::to_string(sw) +
-           ") and dilations (" + std::to_string(dh) + "," + std::to_string(dw) +
-           ") must be positive";
+    return NodeSupport::Unsupported("strides (" + std::to_string(sh) + "," +
+                                    std::to_string(sw) + ") and dilations (" +
+                                    std::to_string(dh) + "," +
+                                    std::to_string(dw) + ") must be positive");
   }
   const int32_t out_c = filter[depthwise ? 3 : 0];
   int32_t multiplier = 1;
   if (depthwise) {
     if (filter[0] != 1 || out_c % in[3] != 0) {
-      return "depthwise filter " + ShapeText(filter) +
-             " does not match input " + ShapeText(in) +
-             " (expected [1, h, w, channels * multiplier])";
+      return NodeSupport::Unsupported(
+          "depthwise filter " + ShapeText(filter) + " does not match input " +
+          ShapeText(in) + " (expected [1, h, w, channels * multiplier])");
     }
     multiplier = out_c / in[3];
   } else if (filter[3] != in[3]) {
-    return "filter " + ShapeText(filter) + " has " + std::to_string(filter[3]) +
-           " input channels but the input " + ShapeText(in) + " has " +
-           std::to_string(in[3]) + " (grouped convolution is not implemented)";
+    return NodeSupport::Unsupported(
+        "filter " + ShapeText(filter) + " has " + std::to_string(filter[3]) +
+        " input channels but the input " + ShapeText(in) + " has " +
+        std::to_string(in[3]) + " (grouped convolution is not implemented)");
   }
   int32_t bias = -1;
-  KILN_RETURN_REASON(OptionalBias(r, out_c, &bias));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(OptionalBias(r, out_c, &bias));
   int32_t out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
   if (!SpatialGeometry(padding, in[1], filter[1], static_cast<int32_t>(sh),
                        static_cast<int32_t>(dh), &out_h, &pad_top) ||
       !SpatialGeometry(padding, in[2], filter[2], static_cast<int32_t>(sw),
                        static_cast<int32_t>(dw), &out_w, &pad_left)) {
-    return "the filter " + ShapeText(filter) + " does not fit in the input " +
-           ShapeText(in) + " with VALID padding";
+    return NodeSupport::Unsupported("the filter " + ShapeText(filter) +
+                                    " does not fit in the input " +
+                                    ShapeText(in) + " with VALID padding");
   }
   plan->output_shape = {in[0], out_h, out_w, out_c};
   Launch l;
@@ -396,40 +376,45 @@ std::string PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
   l.global = {static_cast<size_t>(out_c), static_cast<size_t>(out_w),
               static_cast<size_t>(in[0]) * static_cast<size_t>(out_h)};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(2, 3));
+NodeSupport PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 3));
   Shape in, weights;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.FloatTensor("weights", r.input_index(1), &weights));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.FloatTensor("weights", r.input_index(1), &weights));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   int act = 0;
-  KILN_RETURN_REASON(r.Activation(&act));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   if (r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0) != 0) {
-    return "weights format " +
-           std::to_string(r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0)) +
-           " is not DEFAULT";
+    return NodeSupport::Unsupported(
+        "weights format " +
+        std::to_string(r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0)) +
+        " is not DEFAULT");
   }
   if (weights.size() != 2) {
-    return "weights " + ShapeText(weights) + " must have rank 2";
+    return NodeSupport::Unsupported("weights " + ShapeText(weights) +
+                                    " must have rank 2");
   }
   const int32_t units = weights[0], depth = weights[1];
   const int64_t n = NumElements(in);
   if (n % depth != 0) {
-    return "input " + ShapeText(in) + " has " + std::to_string(n) +
-           " elements, not a multiple of the weights' depth " +
-           std::to_string(depth);
+    return NodeSupport::Unsupported(
+        "input " + ShapeText(in) + " has " + std::to_string(n) +
+        " elements, not a multiple of the weights' depth " +
+        std::to_string(depth));
   }
   int32_t bias = -1;
-  KILN_RETURN_REASON(OptionalBias(r, units, &bias));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(OptionalBias(r, units, &bias));
   const int32_t rows = static_cast<int32_t>(n / depth);
   if (r.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0) {
     if (in.empty() || in.back() != depth) {
-      return "keep_num_dims needs the input's last dimension to equal the "
-             "weights' depth " +
-             std::to_string(depth);
+      return NodeSupport::Unsupported(
+          "keep_num_dims needs the input's last dimension to equal the "
+          "weights' depth " +
+          std::to_string(depth));
     }
     plan->output_shape = in;
     plan->output_shape.back() = units;
@@ -449,33 +434,36 @@ std::string PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
             IntArg(act)};
   l.global = {static_cast<size_t>(units), static_cast<size_t>(rows)};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(1, 1));
+NodeSupport PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
-  if (in.size() != 4) return "input " + ShapeText(in) + " must have rank 4";
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  if (in.size() != 4)
+    return NodeSupport::Unsupported("input " + ShapeText(in) +
+                                    " must have rank 4");
   int act = 0;
-  KILN_RETURN_REASON(r.Activation(&act));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-  KILN_RETURN_REASON(CheckPadding(padding));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(padding));
   const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
   const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
   const int64_t fw = r.OptionInt(KILN_OPTION_FILTER_W, 1);
   const int64_t fh = r.OptionInt(KILN_OPTION_FILTER_H, 1);
   if (sw < 1 || sh < 1 || fw < 1 || fh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
       fw > 1 << 16 || fh > 1 << 16) {
-    return "filter and stride sizes must be positive";
+    return NodeSupport::Unsupported("filter and stride sizes must be positive");
   }
   int32_t out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
   if (!SpatialGeometry(padding, in[1], static_cast<int32_t>(fh),
                        static_cast<int32_t>(sh), 1, &out_h, &pad_top) ||
       !SpatialGeometry(padding, in[2], static_cast<int32_t>(fw),
                        static_cast<int32_t>(sw), 1, &out_w, &pad_left)) {
-    return "the pooling window does not fit in the input " + ShapeText(in);
+    return NodeSupport::Unsupported(
+        "the pooling window does not fit in the input " + ShapeText(in));
   }
   plan->output_shape = {in[0], out_h, out_w, in[3]};
   Launch l;
@@ -493,15 +481,16 @@ std::string PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
   l.global = {static_cast<size_t>(in[3]), static_cast<size_t>(out_w),
               static_cast<size_t>(in[0]) * static_cast<size_t>(out_h)};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanSoftmax(const NodeReader& r, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(1, 1));
+NodeSupport PlanSoftmax(const NodeReader& r, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
-  if (in.empty()) return "a scalar input has no axis to normalise";
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  if (in.empty())
+    return NodeSupport::Unsupported("a scalar input has no axis to normalise");
   const float beta = r.OptionFloat(KILN_OPTION_BETA, 1.0f);
   plan->output_shape = in;
   Launch l;
@@ -511,33 +500,36 @@ std::string PlanSoftmax(const NodeReader& r, NodePlan* plan) {
             IntArg(in.back()), FloatArg(beta)};
   l.global = {static_cast<size_t>(NumElements(in) / in.back())};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanReshape(const NodeReader& r, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(1, 2));
+NodeSupport PlanReshape(const NodeReader& r, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 2));
   Shape in;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   Shape target;
   bool known = false;
   if (r.num_inputs() > 1 && r.input_index(1) >= 0) {
     Shape dims;
     bool readable = false;
-    KILN_RETURN_REASON(r.ConstInt32Tensor("shape input", r.input_index(1),
-                                          &dims, &target, &readable));
+    KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
+        "shape input", r.input_index(1), &dims, &target, &readable));
     known = readable;
   }
-  if (!known) known = r.OptionIntArray(KILN_OPTION_NEW_SHAPE, &target);
+  if (!known) known = r.ReadIntArrayOption(KILN_OPTION_NEW_SHAPE, &target);
   if (!known) known = r.ModelOutputShape(&target);
-  if (!known) return "the target shape is not known before invoke";
+  if (!known)
+    return NodeSupport::Unsupported(
+        "the target shape is not known before invoke");
   int64_t product = 1;
   int unknown_axis = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1 && unknown_axis < 0) {
       unknown_axis = static_cast<int>(i);
     } else if (target[i] <= 0) {
-      return "target shape " + ShapeText(target) + " is invalid";
+      return NodeSupport::Unsupported("target shape " + ShapeText(target) +
+                                      " is invalid");
     } else {
       product *= target[i];
     }
@@ -545,16 +537,18 @@ std::string PlanReshape(const NodeReader& r, NodePlan* plan) {
   const int64_t n = NumElements(in);
   if (unknown_axis >= 0) {
     if (n % product != 0) {
-      return "target shape " + ShapeText(target) + " does not fit " +
-             std::to_string(n) + " elements";
+      return NodeSupport::Unsupported("target shape " + ShapeText(target) +
+                                      " does not fit " + std::to_string(n) +
+                                      " elements");
     }
     target[static_cast<size_t>(unknown_axis)] =
         static_cast<int32_t>(n / product);
     product = n;
   }
   if (product != n || target.size() > 4) {
-    return "target shape " + ShapeText(target) + " does not match input " +
-           ShapeText(in) + (target.size() > 4 ? " or has rank > 4" : "");
+    return NodeSupport::Unsupported(
+        "target shape " + ShapeText(target) + " does not match input " +
+        ShapeText(in) + (target.size() > 4 ? " or has rank > 4" : ""));
   }
   plan->output_shape = target;
   Launch l;
@@ -562,39 +556,41 @@ std::string PlanReshape(const NodeReader& r, NodePlan* plan) {
   l.copy_to = r.output_index(0);
   l.copy_elements = static_cast<size_t>(n);
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanConcatenation(const NodeReader& r, NodePlan* plan) {
+NodeSupport PlanConcatenation(const NodeReader& r, NodePlan* plan) {
   const int32_t count = r.num_inputs();
-  KILN_RETURN_REASON(r.Counts(1, 1 << 16));
-  KILN_RETURN_REASON(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1 << 16));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
   int act = 0;
-  KILN_RETURN_REASON(r.Activation(&act));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   std::vector<Shape> shapes(static_cast<size_t>(count));
   for (int32_t i = 0; i < count; ++i) {
     const std::string what = "input " + std::to_string(i);
-    KILN_RETURN_REASON(
+    KILN_SDK_RETURN_IF_UNSUPPORTED(
         r.FloatTensor(what.c_str(), r.input_index(i), &shapes[i]));
   }
   const int64_t rank = static_cast<int64_t>(shapes[0].size());
   int64_t axis = r.OptionInt(KILN_OPTION_AXIS, 0);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) {
-    return "axis " + std::to_string(r.OptionInt(KILN_OPTION_AXIS, 0)) +
-           " is out of range for rank " + std::to_string(rank);
+    return NodeSupport::Unsupported(
+        "axis " + std::to_string(r.OptionInt(KILN_OPTION_AXIS, 0)) +
+        " is out of range for rank " + std::to_string(rank));
   }
   Shape out = shapes[0];
   out[static_cast<size_t>(axis)] = 0;
   for (const Shape& s : shapes) {
     if (static_cast<int64_t>(s.size()) != rank) {
-      return "inputs have different ranks";
+      return NodeSupport::Unsupported("inputs have different ranks");
     }
     for (int64_t d = 0; d < rank; ++d) {
       if (d != axis &&
           s[static_cast<size_t>(d)] != shapes[0][static_cast<size_t>(d)]) {
-        return "input shapes " + ShapeText(shapes[0]) + " and " + ShapeText(s) +
-               " differ outside axis " + std::to_string(axis);
+        return NodeSupport::Unsupported(
+            "input shapes " + ShapeText(shapes[0]) + " and " + ShapeText(s) +
+            " differ outside axis " + std::to_string(axis));
       }
     }
     out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
@@ -620,30 +616,31 @@ std::string PlanConcatenation(const NodeReader& r, NodePlan* plan) {
     offset += src_inner;
   }
   plan->output_shape = out;
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanMean(const NodeReader& r, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(2, 2));
+NodeSupport PlanMean(const NodeReader& r, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 2));
   Shape in, axes_dims;
   std::vector<int32_t> axes;
   bool readable = false;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
-  KILN_RETURN_REASON(r.ConstInt32Tensor("axes input", r.input_index(1),
-                                        &axes_dims, &axes, &readable));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
+      "axes input", r.input_index(1), &axes_dims, &axes, &readable));
   if (!readable) {
     // Shape-only plan; the axes are checked again at prepare.
     plan->output_shape.clear();
-    return "";
+    return NodeSupport::Supported();
   }
   const int32_t rank = static_cast<int32_t>(in.size());
   std::vector<bool> reduced(in.size(), false);
   for (int32_t a : axes) {
     const int32_t axis = a < 0 ? a + rank : a;
     if (axis < 0 || axis >= rank) {
-      return "axis " + std::to_string(a) + " is out of range for rank " +
-             std::to_string(rank);
+      return NodeSupport::Unsupported("axis " + std::to_string(a) +
+                                      " is out of range for rank " +
+                                      std::to_string(rank));
     }
     reduced[static_cast<size_t>(axis)] = true;
   }
@@ -670,32 +667,34 @@ std::string PlanMean(const NodeReader& r, NodePlan* plan) {
             FloatArg(1.0f / static_cast<float>(count))};
   l.global = {static_cast<size_t>(NumElements(kept))};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
-std::string PlanPad(const NodeReader& r, NodePlan* plan) {
-  KILN_RETURN_REASON(r.Counts(2, 2));
+NodeSupport PlanPad(const NodeReader& r, NodePlan* plan) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 2));
   Shape in, pad_dims;
   std::vector<int32_t> pads;
   bool readable = false;
-  KILN_RETURN_REASON(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_RETURN_REASON(r.OutputFloat());
-  KILN_RETURN_REASON(r.ConstInt32Tensor("paddings input", r.input_index(1),
-                                        &pad_dims, &pads, &readable));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
+      "paddings input", r.input_index(1), &pad_dims, &pads, &readable));
   if (pad_dims.size() != 2 || pad_dims[0] != static_cast<int32_t>(in.size()) ||
       pad_dims[1] != 2) {
-    return "paddings have shape " + ShapeText(pad_dims) + ", expected [" +
-           std::to_string(in.size()) + ",2]";
+    return NodeSupport::Unsupported("paddings have shape " +
+                                    ShapeText(pad_dims) + ", expected [" +
+                                    std::to_string(in.size()) + ",2]");
   }
   if (!readable) {
     plan->output_shape.clear();
-    return "";
+    return NodeSupport::Supported();
   }
   Shape out(in.size());
   cl_int4 before = Int4(0, 0, 0, 0);
   for (size_t d = 0; d < in.size(); ++d) {
     const int32_t lo = pads[2 * d], hi = pads[2 * d + 1];
-    if (lo < 0 || hi < 0) return "negative paddings are not supported";
+    if (lo < 0 || hi < 0)
+      return NodeSupport::Unsupported("negative paddings are not supported");
     out[d] = in[d] + lo + hi;
     before.s[4 - in.size() + d] = lo;
   }
@@ -706,7 +705,7 @@ std::string PlanPad(const NodeReader& r, NodePlan* plan) {
             Int4Arg(Pad4(in)), Int4Arg(Pad4(out)), Int4Arg(before)};
   l.global = {static_cast<size_t>(NumElements(out))};
   plan->launches.push_back(l);
-  return "";
+  return NodeSupport::Supported();
 }
 
 }  // namespace
@@ -751,89 +750,101 @@ std::string OpName(int32_t builtin_code) {
   return op != nullptr ? op->name : "op " + std::to_string(builtin_code);
 }
 
-std::string PlanNode(const KilnHostApi& api, KilnOpaqueContext* context,
-                     const KilnOpaqueNode* node, const ShapeLookup& shape_of,
-                     NodePlan* plan) {
-  *plan = NodePlan();
-  const int32_t code = api.node_builtin_code(node);
-  const OpSupport* op = FindOpSupport(code);
-  if (op == nullptr) {
+bool StaticShape(const sdk::Tensor& tensor, std::vector<int32_t>* shape) {
+  const int32_t rank = tensor.present() ? tensor.rank() : -1;
+  if (rank < 0) return false;
+  shape->clear();
+  for (int32_t i = 0; i < rank; ++i) {
+    const int32_t d = tensor.dim(i);
+    if (d < 0) return false;
+    shape->push_back(d);
+  }
+  return true;
+}
+
+namespace {
+
+// Whether the delegate implements the node's op at its version; the op's
+// row in *op when it does.
+NodeSupport CheckOp(const sdk::GraphNode& node, const OpSupport** op) {
+  const int32_t code = node.builtin_code();
+  *op = FindOpSupport(code);
+  if (*op == nullptr) {
     if (code == KILN_OP_CUSTOM) {
-      const char* name = api.node_custom_name(node);
-      return std::string("custom op '") + (name != nullptr ? name : "") +
-             "' is not implemented by the OpenCL delegate";
+      const char* name = node.custom_name();
+      return NodeSupport::Unsupported(
+          "custom op '", name != nullptr ? name : "",
+          "' is not implemented by the OpenCL delegate");
     }
-    return std::string(KilnBuiltinOpName(code)) +
-           " is not implemented by the OpenCL delegate";
+    return NodeSupport::Unsupported(
+        KilnBuiltinOpName(code), " is not implemented by the OpenCL delegate");
   }
-  const int32_t version = api.node_op_version(node);
-  if (version < op->min_version || version > op->max_version) {
-    return std::string(op->name) + " version " + std::to_string(version) +
-           " is outside the versions " + std::to_string(op->min_version) +
-           ".." + std::to_string(op->max_version) +
-           " whose semantics the OpenCL delegate implements";
+  const int32_t version = node.op_version();
+  if (version < (*op)->min_version || version > (*op)->max_version) {
+    return NodeSupport::Unsupported(
+        (*op)->name, " version ", version, " is outside the versions ",
+        (*op)->min_version, "..", (*op)->max_version,
+        " whose semantics the OpenCL delegate implements");
   }
-  NodeReader r(api, context, node, shape_of);
-  plan->output_tensor = r.num_outputs() > 0 ? r.output_index(0) : -1;
-  std::string why;
+  return NodeSupport::Supported();
+}
+
+// The launches of a node whose op CheckOp accepted.
+NodeSupport PlanOp(int32_t code, const NodeReader& r, NodePlan* plan) {
   switch (code) {
     case KILN_OP_ADD:
-      why = PlanBinary(r, 0, plan);
-      break;
+      return PlanBinary(r, 0, plan);
     case KILN_OP_SUB:
-      why = PlanBinary(r, 1, plan);
-      break;
+      return PlanBinary(r, 1, plan);
     case KILN_OP_MUL:
-      why = PlanBinary(r, 2, plan);
-      break;
+      return PlanBinary(r, 2, plan);
     case KILN_OP_RELU:
-      why = PlanUnary(r, KILN_ACTIVATION_RELU, plan);
-      break;
+      return PlanUnary(r, KILN_ACTIVATION_RELU, plan);
     case KILN_OP_RELU6:
-      why = PlanUnary(r, KILN_ACTIVATION_RELU6, plan);
-      break;
+      return PlanUnary(r, KILN_ACTIVATION_RELU6, plan);
     case KILN_OP_TANH:
-      why = PlanUnary(r, KILN_ACTIVATION_TANH, plan);
-      break;
+      return PlanUnary(r, KILN_ACTIVATION_TANH, plan);
     case KILN_OP_LOGISTIC:
-      why = PlanUnary(r, kActivationLogistic, plan);
-      break;
+      return PlanUnary(r, kActivationLogistic, plan);
     case KILN_OP_CONV_2D:
-      why = PlanConv(r, false, plan);
-      break;
+      return PlanConv(r, false, plan);
     case KILN_OP_DEPTHWISE_CONV_2D:
-      why = PlanConv(r, true, plan);
-      break;
+      return PlanConv(r, true, plan);
     case KILN_OP_FULLY_CONNECTED:
-      why = PlanFullyConnected(r, plan);
-      break;
+      return PlanFullyConnected(r, plan);
     case KILN_OP_MAX_POOL_2D:
-      why = PlanPool(r, true, plan);
-      break;
+      return PlanPool(r, true, plan);
     case KILN_OP_AVERAGE_POOL_2D:
-      why = PlanPool(r, false, plan);
-      break;
+      return PlanPool(r, false, plan);
     case KILN_OP_SOFTMAX:
-      why = PlanSoftmax(r, plan);
-      break;
+      return PlanSoftmax(r, plan);
     case KILN_OP_RESHAPE:
-      why = PlanReshape(r, plan);
-      break;
+      return PlanReshape(r, plan);
     case KILN_OP_CONCATENATION:
-      why = PlanConcatenation(r, plan);
-      break;
+      return PlanConcatenation(r, plan);
     case KILN_OP_MEAN:
-      why = PlanMean(r, plan);
-      break;
+      return PlanMean(r, plan);
     case KILN_OP_PAD:
-      why = PlanPad(r, plan);
-      break;
+      return PlanPad(r, plan);
     default:
-      why = "not implemented";
-      break;
+      return NodeSupport::Unsupported("not implemented");
   }
-  if (!why.empty()) return std::string(op->name) + ": " + why;
-  return "";
+}
+
+}  // namespace
+
+NodeSupport PlanNode(const sdk::GraphNode& node, const ShapeLookup& shape_of,
+                     NodePlan* plan) {
+  *plan = NodePlan();
+  const OpSupport* op = nullptr;
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckOp(node, &op));
+  const NodeReader r(node, shape_of);
+  plan->output_tensor = r.num_outputs() > 0 ? r.output_index(0) : -1;
+  const NodeSupport support = PlanOp(node.builtin_code(), r, plan);
+  if (!support.supported()) {
+    return NodeSupport::Unsupported(op->name, ": ", support.reason());
+  }
+  return support;
 }
 
 }  // namespace kiln::opencl

@@ -11,7 +11,7 @@
 
 #include "cl_api.h"
 #include "kernel_sources.h"
-#include "kiln/kiln_extension.h"
+#include "kiln/sdk/delegate.h"
 
 namespace kiln::opencl {
 
@@ -59,15 +59,17 @@ struct NodePlan {
 using ShapeLookup =
     std::function<bool(int32_t tensor_index, std::vector<int32_t>* shape)>;
 
+// The static shape of `tensor`; false when it is absent, its rank is
+// unknown or a dimension is dynamic (*shape is then unspecified).
+bool StaticShape(const sdk::Tensor& tensor, std::vector<int32_t>* shape);
+
 // Checks that the delegate supports `node` (op, op version, tensor types,
-// static shapes of rank <= 4, options) and plans it. Returns "" on success
-// with *plan filled, else the reason it is not supported, phrased to follow
-// "declined because ...". Reads constant parameter tensors (RESHAPE shape,
-// MEAN axes, PAD paddings) through api.tensor_data when their data is
-// available.
-std::string PlanNode(const KilnHostApi& api, KilnOpaqueContext* context,
-                     const KilnOpaqueNode* node, const ShapeLookup& shape_of,
-                     NodePlan* plan);
+// static shapes of rank <= 4, options) and plans it. Supported with *plan
+// filled, else Unsupported with the reason. Reads constant parameter tensors
+// (RESHAPE shape, MEAN axes, PAD paddings) when their data is available; a
+// supported plan without launches means they were not readable yet.
+sdk::NodeSupport PlanNode(const sdk::GraphNode& node,
+                          const ShapeLookup& shape_of, NodePlan* plan);
 
 // "CONV_2D" etc., or "op <code>" for ops the delegate does not know.
 std::string OpName(int32_t builtin_code);

@@ -3,8 +3,6 @@
 #include <cstdlib>
 #include <vector>
 
-#include "kiln/sdk/delegate_settings.h"
-
 namespace kiln::opencl {
 namespace {
 
@@ -143,11 +141,9 @@ const char* DeviceKindName(DeviceKind kind) {
   return "any";
 }
 
-bool ParseDelegateSettings(const uint8_t* data, size_t size,
+bool ApplyDelegateSettings(const sdk::DelegateSettings& settings,
                            DelegateOptions* options, std::string* error) {
   *options = DelegateOptions();
-  sdk::DelegateSettings settings;
-  if (!sdk::ParseDelegateSettings(data, size, &settings, error)) return false;
   if (settings.min_partition_size < 0) {
     *error = "min_partition_size " +
              std::to_string(settings.min_partition_size) +

@@ -1,7 +1,9 @@
-// Options of the OpenCL delegate, decoded from a serialized
-// kiln.DelegateSettings (abi/proto/kiln/delegate_settings.proto).
+// Options of the OpenCL delegate, from a kiln.DelegateSettings
+// (abi/proto/kiln/delegate_settings.proto) that the SDK's delegate helper
+// has decoded (kiln/sdk/delegate_settings.h).
 //
-// The plugin decodes the protobuf wire format itself: Debian's static
+// The plugin decodes the protobuf wire format itself, the common fields
+// through the SDK and the OpenClSettings sub-message here: Debian's static
 // libprotobuf(-lite).a is built as PIE, not PIC (local-exec TLS relocations
 // in arena.o, PC32 relocations against stderr in common.o), so it cannot be
 // linked into a shared module, and linking the shared libprotobuf would add
@@ -26,6 +28,8 @@
 #include <cstdint>
 #include <string>
 
+#include "kiln/sdk/delegate_settings.h"
+
 namespace kiln::opencl {
 
 enum class DeviceKind { kAny, kGpu, kCpu };
@@ -41,11 +45,10 @@ struct DelegateOptions {
 
 const char* DeviceKindName(DeviceKind kind);
 
-// Decodes `size` bytes of a serialized kiln.DelegateSettings (data may be
-// null when size is 0: all defaults). Returns true and fills *options, or
-// returns false with *error naming the bad field, key or value; *options is
-// then unspecified.
-bool ParseDelegateSettings(const uint8_t* data, size_t size,
+// The options `settings` select (default-constructed settings: all
+// defaults). Returns true and fills *options, or returns false with *error
+// naming the bad field, key or value; *options is then unspecified.
+bool ApplyDelegateSettings(const sdk::DelegateSettings& settings,
                            DelegateOptions* options, std::string* error);
 
 // The directory of the compiled-program cache for a configured value: the

@@ -1,6 +1,7 @@
-// The plugin's kiln.DelegateSettings decoder against bytes serialised by the
-// protobuf library, one option key at a time (TFLite's GPU delegate once
-// mapped every key to one field).
+// The plugin's kiln.DelegateSettings decoding (the SDK's reader for the
+// common fields, the plugin's for OpenClSettings and the option keys)
+// against bytes serialised by the protobuf library, one option key at a
+// time (TFLite's GPU delegate once mapped every key to one field).
 #include "settings.h"
 
 #include <cstdlib>
@@ -14,6 +15,15 @@ namespace kiln::opencl {
 namespace {
 
 using ::testing::HasSubstr;
+
+// What the plugin does with serialized settings: the SDK's delegate helper
+// decodes them, the plugin applies them.
+bool ParseDelegateSettings(const uint8_t* data, size_t size,
+                           DelegateOptions* options, std::string* error) {
+  sdk::DelegateSettings settings;
+  return sdk::ParseDelegateSettings(data, size, &settings, error) &&
+         ApplyDelegateSettings(settings, options, error);
+}
 
 DelegateOptions Parse(const kiln::DelegateSettings& settings) {
   const std::string bytes = settings.SerializeAsString();

@@ -228,23 +228,28 @@ class KernelContext {
 
 namespace internal {
 
-inline KilnStatus ReportException(KilnOpaqueContext* context,
-                                  const char* what) {
-  std::string message = "C++ exception escaped a kernel callback: ";
+// Reports "C++ exception escaped <where>: <what>" as KILN_STATUS_INTERNAL.
+inline KilnStatus ReportException(KilnOpaqueContext* context, const char* what,
+                                  const char* where = "a kernel callback") {
+  std::string message = "C++ exception escaped ";
+  message += where;
+  message += ": ";
   message += what;
   Host().report_error(context, KILN_STATUS_INTERNAL, message.c_str());
   return KILN_STATUS_INTERNAL;
 }
 
-// Runs `body` and converts any exception into KILN_STATUS_INTERNAL.
+// Runs `body` and converts any exception into KILN_STATUS_INTERNAL, reported
+// as escaping `where` (read only on failure; must outlive the call).
 template <typename Body>
-KilnStatus Guard(KilnOpaqueContext* context, Body&& body) noexcept {
+KilnStatus Guard(KilnOpaqueContext* context, Body&& body,
+                 const char* where = "a kernel callback") noexcept {
   try {
     return body();
   } catch (const std::exception& e) {
-    return ReportException(context, e.what());
+    return ReportException(context, e.what(), where);
   } catch (...) {
-    return ReportException(context, "unknown exception");
+    return ReportException(context, "unknown exception", where);
   }
 }
 

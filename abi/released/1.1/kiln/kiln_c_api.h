@@ -1,0 +1,220 @@
+/* Kiln application C API: load models, configure plugins and delegates,
+ * run inference, query versions. Exported by libkiln.
+ *
+ * Errors: every function that can fail returns KilnError*, NULL on success.
+ * The caller owns a returned error and releases it with KilnErrorDestroy.
+ * Unless stated otherwise, out-params are set to NULL/0 on failure.
+ *
+ * Threading: a KilnModel is immutable after creation and may be shared by
+ * any number of interpreters on any threads. A KilnInterpreter (and its
+ * signature runners and tensors) must be used by one thread at a time.
+ * KilnInterpreterOptions may be destroyed once interpreters are created.
+ */
+#ifndef KILN_KILN_C_API_H_
+#define KILN_KILN_C_API_H_
+
+#include "kiln/kiln_common.h"
+#include "kiln/kiln_version.h"
+
+KILN_EXTERN_C_BEGIN
+
+typedef struct KilnError KilnError;
+typedef struct KilnModel KilnModel;
+typedef struct KilnInterpreterOptions KilnInterpreterOptions;
+typedef struct KilnInterpreter KilnInterpreter;
+typedef struct KilnTensor KilnTensor;
+typedef struct KilnSignatureRunner KilnSignatureRunner;
+typedef struct KilnPluginProbe KilnPluginProbe;
+
+/* ---- Errors ---- */
+KILN_API_EXPORT KilnStatus KilnErrorCode(const KilnError* error);
+/* Human-readable message; owned by `error`. */
+KILN_API_EXPORT const char* KilnErrorMessage(const KilnError* error);
+KILN_API_EXPORT void KilnErrorDestroy(KilnError* error);
+
+/* ---- Versions ---- */
+KILN_API_EXPORT uint32_t KilnRuntimeVersion(void);
+KILN_API_EXPORT const char* KilnRuntimeVersionString(void);
+KILN_API_EXPORT uint32_t KilnCApiVersion(void);
+KILN_API_EXPORT const char* KilnCApiVersionString(void);
+KILN_API_EXPORT uint32_t KilnExtensionApiVersion(void);
+KILN_API_EXPORT const char* KilnExtensionApiVersionString(void);
+KILN_API_EXPORT uint32_t KilnModelSchemaVersion(void);
+
+typedef struct KilnVersionInfo {
+  /* In: set by the caller to KILN_VERSION_INFO_STRUCT_SIZE (or the size of
+   * its own, older definition). The library fills only fields inside it. */
+  uint32_t struct_size;
+  uint32_t runtime_version;    /* KILN_MAKE_VERSION encoding */
+  uint32_t c_api_version;
+  uint32_t ext_api_version;    /* newest extension API served */
+  uint32_t min_ext_api_version; /* oldest plugin extension API accepted */
+  uint32_t model_schema_version;
+} KilnVersionInfo;
+#define KILN_VERSION_INFO_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnVersionInfo, model_schema_version)
+KILN_STATIC_ASSERT(KILN_VERSION_INFO_STRUCT_SIZE == sizeof(KilnVersionInfo),
+                   version_info_size_names_last_field);
+
+/* Fills `info` up to info->struct_size. Fails with INVALID_ARGUMENT when
+ * info is NULL or struct_size is smaller than the 1.0 struct. */
+KILN_API_EXPORT KilnError* KilnGetVersionInfo(KilnVersionInfo* info);
+
+/* ---- Models ---- */
+/* Memory-maps, verifies and validates a .tflite model. The file may be
+ * changed or removed afterwards only if the platform keeps mappings valid. */
+KILN_API_EXPORT KilnError* KilnModelCreateFromFile(const char* path,
+                                                   KilnModel** model);
+/* Like KilnModelCreateFromFile over caller-owned bytes. The buffer is not
+ * copied and must outlive the model and every interpreter made from it. */
+KILN_API_EXPORT KilnError* KilnModelCreateFromBuffer(const void* data,
+                                                     size_t size,
+                                                     KilnModel** model);
+/* The model is reference-counted by its interpreters: destroying it while
+ * interpreters exist is safe. NULL is ignored. */
+KILN_API_EXPORT void KilnModelDestroy(KilnModel* model);
+
+/* ---- Interpreter options ---- */
+KILN_API_EXPORT KilnInterpreterOptions* KilnInterpreterOptionsCreate(void);
+KILN_API_EXPORT void KilnInterpreterOptionsDestroy(
+    KilnInterpreterOptions* options);
+/* Plugins load in this order: explicit paths (in the order added), then
+ * every *.so in each added directory (directories in the order added, files
+ * sorted by name), then the installed default plugin directory (unless
+ * disabled). A plugin whose name is already loaded is skipped with a
+ * warning. A plugin that fails to load is reported and skipped; the others
+ * still load. */
+KILN_API_EXPORT void KilnInterpreterOptionsAddPluginPath(
+    KilnInterpreterOptions* options, const char* path);
+KILN_API_EXPORT void KilnInterpreterOptionsAddPluginDirectory(
+    KilnInterpreterOptions* options, const char* directory);
+/* enabled = 0 skips the installed default plugin directory (and the
+ * KILN_PLUGIN_PATH environment variable, a ':'-separated directory list
+ * searched just before it). */
+KILN_API_EXPORT void KilnInterpreterOptionsSetUseDefaultPlugins(
+    KilnInterpreterOptions* options, int32_t enabled);
+/* Serve plugins at most this extension API version (KILN_MAKE_VERSION);
+ * 0 = newest. For testing plugins against older hosts. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetMaxExtensionApiVersion(
+    KilnInterpreterOptions* options, uint32_t abi_version);
+/* Applies the delegate named `name` (KilnDelegateInterface.name) with
+ * serialized Protocol Buffers settings (may be NULL/0). Copied. */
+KILN_API_EXPORT void KilnInterpreterOptionsAddDelegate(
+    KilnInterpreterOptions* options, const char* name,
+    const void* settings, size_t settings_size);
+/* Same, with settings in Protocol Buffers text format. */
+KILN_API_EXPORT void KilnInterpreterOptionsAddDelegateTextSettings(
+    KilnInterpreterOptions* options, const char* name,
+    const char* text_settings);
+
+/* ---- Plugin probing (what `kiln version` shows) ---- */
+/* Loads every plugin `options` selects (options may be NULL: defaults) and
+ * records each one's negotiation result. Owned by the caller. */
+KILN_API_EXPORT KilnError* KilnPluginProbeCreate(
+    const KilnInterpreterOptions* options, KilnPluginProbe** probe);
+KILN_API_EXPORT void KilnPluginProbeDestroy(KilnPluginProbe* probe);
+KILN_API_EXPORT int32_t KilnPluginProbeCount(const KilnPluginProbe* probe);
+/* Strings are owned by the probe; "" when unknown (e.g. no descriptor). */
+KILN_API_EXPORT const char* KilnPluginProbePath(const KilnPluginProbe* probe,
+                                               int32_t index);
+KILN_API_EXPORT const char* KilnPluginProbeName(const KilnPluginProbe* probe,
+                                               int32_t index);
+KILN_API_EXPORT const char* KilnPluginProbePluginVersion(
+    const KilnPluginProbe* probe, int32_t index);
+/* Extension API version the plugin was built against (0 when unknown). */
+KILN_API_EXPORT uint32_t KilnPluginProbeAbiVersion(
+    const KilnPluginProbe* probe, int32_t index);
+/* Negotiated extension API version, 0 when refused. */
+KILN_API_EXPORT uint32_t KilnPluginProbeNegotiatedVersion(
+    const KilnPluginProbe* probe, int32_t index);
+/* 1 if loaded, 0 if refused; RefusalReason is "" when loaded. */
+KILN_API_EXPORT int32_t KilnPluginProbeLoaded(const KilnPluginProbe* probe,
+                                             int32_t index);
+KILN_API_EXPORT const char* KilnPluginProbeRefusalReason(
+    const KilnPluginProbe* probe, int32_t index);
+
+/* ---- Interpreter ---- */
+/* Loads plugins, resolves every node to a kernel and applies delegates.
+ * Fails if a node's op/version is covered by no loaded plugin; the message
+ * names the node, op, version, available ranges and plugins. `options` may
+ * be NULL. The interpreter keeps the model alive. */
+KILN_API_EXPORT KilnError* KilnInterpreterCreate(
+    const KilnModel* model, const KilnInterpreterOptions* options,
+    KilnInterpreter** interpreter);
+KILN_API_EXPORT void KilnInterpreterDestroy(KilnInterpreter* interpreter);
+/* Plans memory and prepares every node of the main subgraph. Needed after
+ * creation and after any input resize. */
+KILN_API_EXPORT KilnError* KilnInterpreterAllocateTensors(
+    KilnInterpreter* interpreter);
+KILN_API_EXPORT KilnError* KilnInterpreterInvoke(KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t KilnInterpreterInputCount(
+    const KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t KilnInterpreterOutputCount(
+    const KilnInterpreter* interpreter);
+/* Tensors are owned by the interpreter; NULL when index is out of range. */
+KILN_API_EXPORT KilnTensor* KilnInterpreterInput(KilnInterpreter* interpreter,
+                                                 int32_t index);
+KILN_API_EXPORT const KilnTensor* KilnInterpreterOutput(
+    const KilnInterpreter* interpreter, int32_t index);
+KILN_API_EXPORT KilnError* KilnInterpreterResizeInput(
+    KilnInterpreter* interpreter, int32_t index, const int32_t* dims,
+    int32_t rank);
+/* Bytes of the activation arena after the last AllocateTensors. */
+KILN_API_EXPORT uint64_t KilnInterpreterArenaBytes(
+    const KilnInterpreter* interpreter);
+
+/* ---- Tensors ---- */
+KILN_API_EXPORT KilnTensorType KilnTensorGetType(const KilnTensor* tensor);
+KILN_API_EXPORT int32_t KilnTensorNumDims(const KilnTensor* tensor);
+KILN_API_EXPORT int32_t KilnTensorDim(const KilnTensor* tensor, int32_t axis);
+KILN_API_EXPORT size_t KilnTensorByteSize(const KilnTensor* tensor);
+/* NULL before AllocateTensors. Owned by the interpreter. */
+KILN_API_EXPORT void* KilnTensorData(const KilnTensor* tensor);
+KILN_API_EXPORT const char* KilnTensorName(const KilnTensor* tensor);
+/* Quantization (scale, zero point) of a per-tensor quantized tensor;
+ * returns 0 and leaves the out-params untouched when not quantized. */
+KILN_API_EXPORT int32_t KilnTensorQuantization(const KilnTensor* tensor,
+                                               float* scale,
+                                               int64_t* zero_point);
+/* Copies exactly KilnTensorByteSize bytes; INVALID_ARGUMENT otherwise. */
+KILN_API_EXPORT KilnError* KilnTensorCopyFromBuffer(KilnTensor* tensor,
+                                                    const void* data,
+                                                    size_t size);
+KILN_API_EXPORT KilnError* KilnTensorCopyToBuffer(const KilnTensor* tensor,
+                                                  void* data, size_t size);
+
+/* ---- Signatures ---- */
+KILN_API_EXPORT int32_t KilnInterpreterSignatureCount(
+    const KilnInterpreter* interpreter);
+/* Owned by the interpreter; NULL when out of range. */
+KILN_API_EXPORT const char* KilnInterpreterSignatureKey(
+    const KilnInterpreter* interpreter, int32_t index);
+/* Owned by the interpreter, valid until it is destroyed. NOT_FOUND names the
+ * available keys. */
+KILN_API_EXPORT KilnError* KilnInterpreterGetSignatureRunner(
+    KilnInterpreter* interpreter, const char* signature_key,
+    KilnSignatureRunner** runner);
+KILN_API_EXPORT int32_t KilnSignatureRunnerInputCount(
+    const KilnSignatureRunner* runner);
+KILN_API_EXPORT const char* KilnSignatureRunnerInputName(
+    const KilnSignatureRunner* runner, int32_t index);
+KILN_API_EXPORT int32_t KilnSignatureRunnerOutputCount(
+    const KilnSignatureRunner* runner);
+KILN_API_EXPORT const char* KilnSignatureRunnerOutputName(
+    const KilnSignatureRunner* runner, int32_t index);
+/* NULL when no input/output has that name. */
+KILN_API_EXPORT KilnTensor* KilnSignatureRunnerInput(
+    KilnSignatureRunner* runner, const char* name);
+KILN_API_EXPORT const KilnTensor* KilnSignatureRunnerOutput(
+    const KilnSignatureRunner* runner, const char* name);
+KILN_API_EXPORT KilnError* KilnSignatureRunnerResizeInput(
+    KilnSignatureRunner* runner, const char* name, const int32_t* dims,
+    int32_t rank);
+KILN_API_EXPORT KilnError* KilnSignatureRunnerAllocateTensors(
+    KilnSignatureRunner* runner);
+KILN_API_EXPORT KilnError* KilnSignatureRunnerInvoke(
+    KilnSignatureRunner* runner);
+
+KILN_EXTERN_C_END
+
+#endif /* KILN_KILN_C_API_H_ */
