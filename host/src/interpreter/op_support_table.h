@@ -4,6 +4,8 @@
 // in-tree plugins or as a host-intrinsic op, so that a model that cannot be
 // resolved can say whether upgrading Kiln would help. It is kept by hand:
 // when a release adds an op version, append a row with that release.
+// OpSupportTableTest checks the rows against what the CPU plugin registers
+// and the host runs, both ways, and prints the rows a new kernel needs.
 //
 // Thread-safety: the table is immutable; all functions are reentrant.
 #ifndef KILN_HOST_INTERPRETER_OP_SUPPORT_TABLE_H_

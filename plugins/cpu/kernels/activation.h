@@ -1,4 +1,5 @@
-// Fused activation functions (KILN_ACTIVATION_*).
+// Fused activation functions (KILN_ACTIVATION_*) applied to values. Reading
+// and validating the option: kiln::sdk::ReadFusedActivation (checks.h).
 #ifndef KILN_PLUGINS_CPU_KERNELS_ACTIVATION_H_
 #define KILN_PLUGINS_CPU_KERNELS_ACTIVATION_H_
 
@@ -11,12 +12,6 @@
 #include "kiln/kiln_extension.h"
 
 namespace kiln::cpu {
-
-inline bool IsSupportedActivation(int64_t a) {
-  return a == KILN_ACTIVATION_NONE || a == KILN_ACTIVATION_RELU ||
-         a == KILN_ACTIVATION_RELU_N1_TO_1 || a == KILN_ACTIVATION_RELU6 ||
-         a == KILN_ACTIVATION_TANH || a == KILN_ACTIVATION_SIGN_BIT;
-}
 
 inline float ApplyActivation(int64_t activation, float x) {
   switch (activation) {

@@ -57,49 +57,4 @@ bool QuantizedActivationRange(int64_t activation, float scale,
   }
 }
 
-KilnStatus ReadTensorQuantization(sdk::KernelContext& k, const char* op,
-                                  const char* what, const sdk::Tensor& t,
-                                  int32_t channels, int32_t axis,
-                                  TensorQuantization* out) {
-  KilnQuantizationParams q{};
-  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &q));
-  if (q.num_channels <= 0 || q.scales == nullptr || q.zero_points == nullptr) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                  "' has type ", sdk::TypeName(t.type()),
-                  " but no quantization parameters; quantized ", op,
-                  " needs a scale and zero point (re-export the model with "
-                  "quantization parameters)");
-  }
-  const bool per_tensor = q.num_channels == 1;
-  const bool per_channel = channels > 0 && q.num_channels == channels &&
-                           q.quantized_dimension == axis;
-  if (!per_tensor && !per_channel) {
-    if (channels > 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                    "' has ", q.num_channels,
-                    " quantization channels along dimension ",
-                    q.quantized_dimension, "; expected 1 (per-tensor) or ",
-                    channels, " along dimension ", axis, " (per-channel)");
-    }
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                  "' has ", q.num_channels,
-                  " quantization channels; this kernel needs per-tensor "
-                  "quantization (one scale and zero point)");
-  }
-  out->scales.assign(q.scales, q.scales + q.num_channels);
-  out->zero_points.resize(static_cast<size_t>(q.num_channels));
-  for (int32_t i = 0; i < q.num_channels; ++i) {
-    const float scale = q.scales[i];
-    if (!(scale > 0.f) || !std::isfinite(scale)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                    "' has scale ", scale, " at channel ", i,
-                    "; quantization scales must be finite and positive");
-    }
-    out->zero_points[static_cast<size_t>(i)] =
-        static_cast<int32_t>(q.zero_points[i]);
-  }
-  out->quantized_dimension = q.quantized_dimension;
-  return KILN_STATUS_OK;
-}
-
 }  // namespace kiln::cpu

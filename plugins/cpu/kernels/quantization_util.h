@@ -6,10 +6,8 @@
 
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "kiln/kiln_extension.h"
-#include "kiln/sdk/plugin.h"
 
 namespace kiln::cpu {
 
@@ -74,23 +72,6 @@ inline int32_t MultiplyByQuantizedMultiplierSmallerThanOne(
 bool QuantizedActivationRange(int64_t activation, float scale,
                               int32_t zero_point, int32_t qmin, int32_t qmax,
                               int32_t* lo, int32_t* hi);
-
-// A tensor's quantization parameters, copied out of the host.
-struct TensorQuantization {
-  std::vector<float> scales;  // all finite and > 0
-  std::vector<int32_t> zero_points;
-  int32_t quantized_dimension = 0;
-};
-
-// Reads the quantization parameters of `t` (extension API 1.1) into *out.
-// Fails, naming `op` and the tensor role `what`, when the tensor is not
-// quantized, a scale is not finite and positive, or the channel count is not
-// 1 (per-tensor) or, when `channels` > 0, `channels` along `axis`. *out is
-// unspecified on failure.
-KilnStatus ReadTensorQuantization(sdk::KernelContext& k, const char* op,
-                                  const char* what, const sdk::Tensor& t,
-                                  int32_t channels, int32_t axis,
-                                  TensorQuantization* out);
 
 }  // namespace kiln::cpu
 

@@ -356,8 +356,10 @@ TEST_F(CpuKernelTest, ScatterNdRejectsOutOfRangeAndBadUpdatesShape) {
   r2.SetOp(KILN_OP_SCATTER_ND, 1, {i2, u2, s2}, {o2});
   s = r2.Run(Kernel(KILN_OP_SCATTER_ND));
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("updates 't1' have shape [3]; expected [2]"));
+  EXPECT_THAT(
+      std::string(s.message()),
+      HasSubstr("SCATTER_ND input 1 (updates, tensor 't1') has shape [3]; "
+                "SCATTER_ND expects [2]"));
 }
 
 }  // namespace

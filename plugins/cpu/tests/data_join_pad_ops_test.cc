@@ -69,9 +69,10 @@ TEST_F(CpuKernelTest, ConcatenationRefusesMismatchedShapesAndRequantization) {
   q.SetOp(KILN_OP_CONCATENATION, 2, {qa, qb}, {qo});
   s = q.Run(Kernel(KILN_OP_CONCATENATION, 2));
   ASSERT_FALSE(s.ok());
-  EXPECT_THAT(std::string(s.message()),
-              HasSubstr("input 1 't1' and output 't2' have different "
-                        "quantization parameters"));
+  EXPECT_THAT(
+      std::string(s.message()),
+      HasSubstr("CONCATENATION input 1 (tensor 't1') and output 0 "
+                "(tensor 't2') have different quantization parameters"));
 }
 
 TEST_F(CpuKernelTest, ConcatenationInt8SameQuantization) {

@@ -136,8 +136,8 @@ TEST_F(CpuKernelTest, ReshapeRefusesOutputTypeMismatch) {
   absl::Status s = r.Run(Kernel(KILN_OP_RESHAPE));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("output 't1' has type INT32 but the input has type "
-                        "FLOAT32"));
+              HasSubstr("RESHAPE output 0 (tensor 't1') has type INT32 but "
+                        "input 0 (tensor 't0') has type FLOAT32"));
 }
 
 TEST_F(CpuKernelTest, DataKernelsRefuseUnsupportedElementTypes) {
@@ -150,8 +150,9 @@ TEST_F(CpuKernelTest, DataKernelsRefuseUnsupportedElementTypes) {
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnimplemented);
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("input 't0' has type FLOAT16, which the CPU "
-                        "data-movement kernels do not support"));
+              HasSubstr("TRANSPOSE input 0 (tensor 't0') has type FLOAT16; "
+                        "supports FLOAT32, INT32, UINT8, INT64, BOOL, INT16, "
+                        "INT8"));
 }
 
 // ---- The dynamic-shape prepare contract -------------------------------------
@@ -394,7 +395,8 @@ TEST_F(CpuKernelTest, TransposeRejectsRankAboveSix) {
   absl::Status s = r.Run(Kernel(KILN_OP_TRANSPOSE, 6));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("has rank 7; this kernel supports rank <= 6"));
+              HasSubstr("TRANSPOSE input 0 (tensor 't0') has rank 7; "
+                        "supports rank <= 6"));
 }
 
 TEST_F(CpuKernelTest, SpaceToDepthAndBack) {

@@ -84,10 +84,11 @@ TEST_F(ElementwiseTest, CastRefusesUnsupportedTypes) {
       Run<float>(KILN_OP_CAST, {Typed<float>(KILN_TYPE_COMPLEX64, {1}, {1, 0})},
                  KILN_TYPE_FLOAT32);
   ASSERT_FALSE(r.status.ok());
-  EXPECT_THAT(Message(r),
-              HasSubstr("has type COMPLEX64; CAST supports FLOAT32, FLOAT16, "
-                        "FLOAT64, INT8, INT16, INT32, INT64, UINT8, UINT16, "
-                        "UINT32, BOOL"));
+  EXPECT_THAT(
+      Message(r),
+      HasSubstr("CAST input 0 (tensor 't0') has type COMPLEX64; supports "
+                "FLOAT32, FLOAT16, INT32, UINT8, INT64, BOOL, INT16, "
+                "INT8, FLOAT64, UINT32, UINT16"));
 }
 
 TEST_F(ElementwiseTest, QuantizePerTensorRoundsHalfAwayAndClamps) {
@@ -150,8 +151,8 @@ TEST_F(ElementwiseTest, QuantizeRefusesMissingOrBadParameters) {
   auto none = RunOn<int8_t>(Kernel(KILN_OP_QUANTIZE), KILN_OP_QUANTIZE, 1,
                             {F32({1}, {1.f})}, OutputSpec{KILN_TYPE_INT8, {}});
   ASSERT_FALSE(none.status.ok());
-  EXPECT_THAT(Message(none), HasSubstr("QUANTIZE: output 0 (tensor 't1') "
-                                       "(INT8) has no quantization "
+  EXPECT_THAT(Message(none), HasSubstr("QUANTIZE output 0 (tensor 't1') "
+                                       "has type INT8 but no quantization "
                                        "parameters"));
   Quantization zero_scale;
   zero_scale.scales = {0.f};
@@ -159,14 +160,16 @@ TEST_F(ElementwiseTest, QuantizeRefusesMissingOrBadParameters) {
   auto bad =
       RunOn<int8_t>(Kernel(KILN_OP_QUANTIZE), KILN_OP_QUANTIZE, 1,
                     {F32({1}, {1.f})}, OutputSpec{KILN_TYPE_INT8, zero_scale});
-  EXPECT_THAT(Message(bad), HasSubstr("scales must be positive and finite"));
+  EXPECT_THAT(Message(bad),
+              HasSubstr("has scale 0 at channel 0; quantization scales "
+                        "must be finite and positive"));
   Quantization zp;
   zp.scales = {1.f};
   zp.zero_points = {300};
   auto bad_zp =
       RunOn<int8_t>(Kernel(KILN_OP_QUANTIZE), KILN_OP_QUANTIZE, 1,
                     {F32({1}, {1.f})}, OutputSpec{KILN_TYPE_INT8, zp});
-  EXPECT_THAT(Message(bad_zp), HasSubstr("zero point 300 for channel 0, "
+  EXPECT_THAT(Message(bad_zp), HasSubstr("zero point 300 at channel 0, "
                                          "outside the INT8 range [-128, 127]"));
   Quantization channels;
   channels.scales = {1.f, 1.f, 1.f};
@@ -174,13 +177,15 @@ TEST_F(ElementwiseTest, QuantizeRefusesMissingOrBadParameters) {
   auto mismatch = RunOn<int8_t>(Kernel(KILN_OP_QUANTIZE, 3), KILN_OP_QUANTIZE,
                                 3, {F32({2}, {1.f, 2.f})},
                                 OutputSpec{KILN_TYPE_INT8, channels});
-  EXPECT_THAT(Message(mismatch), HasSubstr("has 3 per-channel scales but "
-                                           "dimension 0 has extent 2"));
+  EXPECT_THAT(Message(mismatch), HasSubstr("has 3 quantization channels along "
+                                           "dimension 0 but that dimension has "
+                                           "extent 2"));
   auto float_out =
       RunOn<float>(Kernel(KILN_OP_QUANTIZE), KILN_OP_QUANTIZE, 1,
                    {F32({1}, {1.f})}, OutputSpec{KILN_TYPE_FLOAT32, {}});
-  EXPECT_THAT(Message(float_out), HasSubstr("has type FLOAT32; QUANTIZE "
-                                            "supports INT8, UINT8, INT16"));
+  EXPECT_THAT(Message(float_out), HasSubstr("QUANTIZE output 0 (tensor 't1') "
+                                            "has type FLOAT32; supports "
+                                            "UINT8, INT16, INT8"));
 }
 
 TEST_F(ElementwiseTest, DequantizePerTensorAllIntegerTypes) {
@@ -214,7 +219,7 @@ TEST_F(ElementwiseTest, DequantizePerChannelInt8) {
                         .Quantized({1.f, 2.f, -1.f}, {0, 0, 1}, 1)});
   // A negative scale is refused: scales must be positive.
   ASSERT_FALSE(cols.status.ok());
-  EXPECT_THAT(Message(cols), HasSubstr("has scale -1 for channel 2"));
+  EXPECT_THAT(Message(cols), HasSubstr("has scale -1 at channel 2"));
   auto cols_ok = RunF(KILN_OP_DEQUANTIZE,
                       {Typed<int8_t>(KILN_TYPE_INT8, {2, 3}, {1, 2, 3, 4, 5, 6})
                            .Quantized({1.f, 2.f, 10.f}, {0, 0, 1}, 1)});
@@ -241,10 +246,13 @@ TEST_F(ElementwiseTest, DequantizeRefusesUnquantizedAndWrongTypes) {
   auto none =
       RunF(KILN_OP_DEQUANTIZE, {Typed<int8_t>(KILN_TYPE_INT8, {1}, {1})});
   ASSERT_FALSE(none.status.ok());
-  EXPECT_THAT(Message(none), HasSubstr("has no quantization parameters"));
+  EXPECT_THAT(Message(none),
+              HasSubstr("DEQUANTIZE input 0 (tensor 't0') has type INT8 "
+                        "but no quantization parameters"));
   auto f32 = RunF(KILN_OP_DEQUANTIZE, {F32({1}, {1.f})});
-  EXPECT_THAT(Message(f32), HasSubstr("has type FLOAT32; DEQUANTIZE supports "
-                                      "INT8, UINT8, INT16, FLOAT16"));
+  EXPECT_THAT(Message(f32), HasSubstr("DEQUANTIZE input 0 (tensor 't0') has "
+                                      "type FLOAT32; supports FLOAT16, UINT8, "
+                                      "INT16, INT8"));
 }
 
 }  // namespace

@@ -58,12 +58,14 @@ TEST_F(ElementwiseTest, ComparisonsRefuseWrongTypes) {
                                 KILN_TYPE_BOOL);
   ASSERT_FALSE(bool_less.status.ok());
   EXPECT_THAT(Message(bool_less),
-              HasSubstr("has type BOOL; LESS supports FLOAT32, INT32, INT64"));
+              HasSubstr("LESS input 0 (tensor 't0') has type BOOL; supports "
+                        "FLOAT32, INT32, INT64"));
   auto float_out = Run<float>(KILN_OP_GREATER, {F32({1}, {1}), F32({1}, {0})},
                               KILN_TYPE_FLOAT32);
   ASSERT_FALSE(float_out.status.ok());
-  EXPECT_THAT(Message(float_out), HasSubstr("output 0 (tensor 't2') has type "
-                                            "FLOAT32; GREATER supports BOOL"));
+  EXPECT_THAT(Message(float_out),
+              HasSubstr("GREATER output 0 (tensor 't2') has "
+                        "type FLOAT32; supports BOOL"));
 }
 
 TEST_F(ElementwiseTest, LogicalOps) {
@@ -84,7 +86,8 @@ TEST_F(ElementwiseTest, LogicalOps) {
                                 {F32({1}, {1}), F32({1}, {1})}, KILN_TYPE_BOOL);
   ASSERT_FALSE(float_and.status.ok());
   EXPECT_THAT(Message(float_and),
-              HasSubstr("has type FLOAT32; LOGICAL_AND supports BOOL"));
+              HasSubstr("LOGICAL_AND input 0 (tensor 't0') has type FLOAT32; "
+                        "supports BOOL"));
 }
 
 TEST_F(ElementwiseTest, SelectV2BroadcastsAllThreeInputs) {
@@ -114,7 +117,7 @@ TEST_F(ElementwiseTest, SelectV2RefusesNonBoolConditionAndMixedTypes) {
       RunF(KILN_OP_SELECT_V2, {F32({1}, {1}), F32({1}, {1}), F32({1}, {2})});
   ASSERT_FALSE(cond.status.ok());
   EXPECT_THAT(Message(cond),
-              HasSubstr("input 0 (tensor 't0') has type FLOAT32; SELECT_V2 "
+              HasSubstr("SELECT_V2 input 0 (tensor 't0') has type FLOAT32; "
                         "supports BOOL"));
   auto mixed =
       RunF(KILN_OP_SELECT_V2, {Bool({1}, {1}), F32({1}, {1}), I32({1}, {2})});

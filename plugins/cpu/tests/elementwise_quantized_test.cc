@@ -93,7 +93,9 @@ TEST_F(QuantizedAddTest, RefusesMissingQuantizationAndTanh) {
                           PerTensor(0.1f, 0), PerTensor(0.1f, 0),
                           PerTensor(0.1f, 0), KILN_ACTIVATION_TANH);
   ASSERT_FALSE(tanh.status.ok());
-  EXPECT_THAT(Message(tanh), HasSubstr("TANH is not defined for quantized"));
+  EXPECT_THAT(Message(tanh),
+              HasSubstr("ADD fused activation TANH is not defined "
+                        "for INT8 outputs"));
 }
 
 }  // namespace

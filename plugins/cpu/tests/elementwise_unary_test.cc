@@ -192,11 +192,12 @@ TEST_F(ElementwiseTest, GeluExactAndApproximateMatchNumpy) {
 TEST_F(ElementwiseTest, UnaryRefusesWrongTypes) {
   auto exp = Run<int32_t>(KILN_OP_EXP, {I32({1}, {1})}, KILN_TYPE_INT32);
   ASSERT_FALSE(exp.status.ok());
-  EXPECT_THAT(Message(exp), HasSubstr("input 0 (tensor 't0') has type INT32; "
-                                      "EXP supports FLOAT32"));
+  EXPECT_THAT(Message(exp), HasSubstr("EXP input 0 (tensor 't0') has type "
+                                      "INT32; supports FLOAT32"));
   auto abs64 = Run<int64_t>(KILN_OP_ABS, {I64({1}, {1})}, KILN_TYPE_INT64);
   EXPECT_THAT(Message(abs64),
-              HasSubstr("has type INT64; ABS supports FLOAT32, INT32"));
+              HasSubstr("ABS input 0 (tensor 't0') has type INT64; supports "
+                        "FLOAT32, INT32"));
   auto out = Run<int32_t>(KILN_OP_RELU, {F32({1}, {1})}, KILN_TYPE_INT32);
   EXPECT_THAT(Message(out), HasSubstr("output 0 (tensor 't1') has type INT32 "
                                       "but input 0"));

@@ -616,7 +616,8 @@ TEST_F(CpuKernelTest, FullyConnectedRefusesHybridAndShuffledWeights) {
     absl::Status s = r.Run(Kernel(KILN_OP_FULLY_CONNECTED, 3));
     ASSERT_FALSE(s.ok());
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("FULLY_CONNECTED weights 't1' has type INT8"));
+                HasSubstr("FULLY_CONNECTED input 1 (weights, tensor 't1') "
+                          "has type INT8; supports FLOAT32"));
   }
   {
     SingleNodeRunner r;

@@ -273,7 +273,8 @@ TEST_F(CpuKernelTest, PoolRefusesInt8AndMissingFilter) {
     absl::Status s = r.Run(Kernel(KILN_OP_MAX_POOL_2D));
     ASSERT_FALSE(s.ok());
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("MAX_POOL_2D input 't0' has type INT8"));
+                HasSubstr("MAX_POOL_2D input 0 (tensor 't0') has type INT8; "
+                          "supports FLOAT32"));
   }
   {
     SingleNodeRunner r;

@@ -13,12 +13,15 @@
 #include <string>
 
 #include "flatbuffers/flexbuffers.h"
+#include "kiln/sdk/checks.h"
 #include "kiln/sdk/plugin.h"
 
 namespace kiln_example {
 namespace {
 
+using kiln::sdk::Input;
 using kiln::sdk::KernelContext;
+using kiln::sdk::Output;
 using kiln::sdk::Tensor;
 
 constexpr char kOpName[] = "Sinh";
@@ -58,41 +61,27 @@ KilnStatus CheckCustomOptions(KernelContext& k, KilnTensorType input_type) {
 }
 
 KilnStatus SinhPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor in = k.input(0), out = k.output(0);
-  if (!in.present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input is missing");
-  }
-  KILN_SDK_RETURN_IF_ERROR(CheckCustomOptions(k, in.type()));
-  if (in.type() != KILN_TYPE_FLOAT32) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, "input '", in.name(),
-                  "' has type ", kiln::sdk::TypeName(in.type()), "; ", kOpName,
-                  " is implemented for FLOAT32 only");
-  }
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("output", out, KILN_TYPE_FLOAT32));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(CheckCustomOptions(k, k.input(0).type()));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Input(0), {KILN_TYPE_FLOAT32}));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Output(0), {KILN_TYPE_FLOAT32}));
+  const Tensor in = k.input(0);
   if (in.rank() < 0) return KILN_STATUS_OK;  // shape not known yet
-  return k.Resize(out, in.shape());
+  return k.Resize(k.output(0), in.shape());
 }
 
 KilnStatus SinhInvoke(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const int64_t n = in.num_elements();
-  if (out.shape() != in.shape()) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, "output '", out.name(),
-                  "' does not have the input's shape; prepare must run after "
-                  "the input shape changes");
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectOutputShape(k, Output(0), k.input(0).shape()));
+  const float* x = nullptr;
+  float* y = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Input(0), &x));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Output(0), &y));
+  for (int64_t i = 0, n = k.input(0).num_elements(); i < n; ++i) {
+    y[i] = std::sinh(x[i]);
   }
-  if (n == 0) return KILN_STATUS_OK;
-  const float* x = in.data<float>();
-  float* y = out.data<float>();
-  const uint64_t bytes = static_cast<uint64_t>(n) * sizeof(float);
-  if (x == nullptr || y == nullptr || in.byte_size() < bytes ||
-      out.byte_size() < bytes) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION,
-                  "input or output buffer missing or too small at invoke");
-  }
-  for (int64_t i = 0; i < n; ++i) y[i] = std::sinh(x[i]);
   return KILN_STATUS_OK;
 }
 

@@ -131,8 +131,8 @@ TEST_F(SinhPluginTest, RefusesNonFloatInput) {
   absl::Status s = r.Run(Sinh());
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("input 't0' has type INT32; Sinh is implemented for "
-                        "FLOAT32 only"));
+              HasSubstr("Sinh input 0 (tensor 't0') has type INT32; supports "
+                        "FLOAT32"));
 }
 
 }  // namespace

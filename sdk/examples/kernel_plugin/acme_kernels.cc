@@ -16,12 +16,15 @@
 #include <vector>
 
 #include "flatbuffers/flexbuffers.h"
+#include "kiln/sdk/checks.h"
 #include "kiln/sdk/plugin.h"
 
 namespace acme {
 namespace {
 
+using kiln::sdk::Input;
 using kiln::sdk::KernelContext;
+using kiln::sdk::Output;
 using kiln::sdk::Tensor;
 
 // ---- acme.SoftSign -------------------------------------------------------
@@ -67,20 +70,21 @@ KilnStatus ParseSoftSignOptions(KernelContext& k, SoftSignOptions* options) {
 }
 
 KilnStatus SoftSignPrepare(KernelContext& k, SoftSignOptions& options) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("input 0", in, KILN_TYPE_FLOAT32));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("output 0", out, KILN_TYPE_FLOAT32));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Input(0), {KILN_TYPE_FLOAT32}));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Output(0), {KILN_TYPE_FLOAT32}));
   KILN_SDK_RETURN_IF_ERROR(ParseSoftSignOptions(k, &options));
-  return k.Resize(out, in.shape());
+  return k.Resize(k.output(0), k.input(0).shape());
 }
 
 KilnStatus SoftSignInvoke(KernelContext& k, SoftSignOptions& options) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const float* x = in.data<float>();
-  float* y = out.data<float>();
-  const int64_t n = in.num_elements();
+  const float* x = nullptr;
+  float* y = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Input(0), &x));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Output(0), &y));
+  const int64_t n = k.input(0).num_elements();
   for (int64_t i = 0; i < n; ++i) {
     y[i] = x[i] / (options.alpha + std::fabs(x[i]));
   }
@@ -89,58 +93,37 @@ KilnStatus SoftSignInvoke(KernelContext& k, SoftSignOptions& options) {
 
 // ---- RELU (builtin override, op versions 1..2) ---------------------------
 
-bool IsQuantizedRelu(KilnTensorType type) {
-  return type == KILN_TYPE_INT8 || type == KILN_TYPE_UINT8;
-}
+// FLOAT32 (version 1) and per-tensor quantized INT8/UINT8 (version 2).
+constexpr kiln::sdk::TypeSet kReluTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT8,
+                                        KILN_TYPE_UINT8};
 
-// Per-tensor scale and zero point. Needs extension API 1.1
-// (KilnHostApi.tensor_quantization): KernelContext::Quantization checks
-// with kiln::sdk::HostHas and fails this node with a message naming the
-// missing host function on an older host; the plugin itself still loads
-// there (min host 1.0) and float32 RELU keeps working.
-KilnStatus PerTensorQuantization(KernelContext& k, const Tensor& t,
-                                 float* scale, int64_t* zero_point) {
-  KilnQuantizationParams params;
-  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &params));
-  if (params.num_channels != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "tensor '", t.name(),
-                  "' must be quantized per tensor (got ", params.num_channels,
-                  " channels)");
-  }
-  *scale = params.scales[0];
-  *zero_point = params.zero_points[0];
-  return KILN_STATUS_OK;
-}
-
+// Quantized RELU reads per-tensor scales and zero points, which needs
+// extension API 1.1 (KilnHostApi.tensor_quantization): ReadQuantization
+// fails this node with a message naming the missing host function on an
+// older host; the plugin itself still loads there (min host 1.0) and
+// float32 RELU keeps working.
 KilnStatus ReluPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor in = k.input(0), out = k.output(0);
-  if (!in.present() || !out.present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input or output is missing");
-  }
-  const KilnTensorType type = in.type();
-  if (type != KILN_TYPE_FLOAT32 && !IsQuantizedRelu(type)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input type ",
-                  kiln::sdk::TypeName(type),
-                  " is not supported (FLOAT32, INT8, UINT8)");
-  }
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("output 0", out, type));
-  if (IsQuantizedRelu(type)) {
-    float scale = 0;
-    int64_t zero_point = 0;
-    KILN_SDK_RETURN_IF_ERROR(PerTensorQuantization(k, in, &scale, &zero_point));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectType(k, Input(0), kReluTypes));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectSameType(k, Output(0), Input(0)));
+  if (k.input(0).type() != KILN_TYPE_FLOAT32) {
+    kiln::sdk::TensorQuantization q;
     KILN_SDK_RETURN_IF_ERROR(
-        PerTensorQuantization(k, out, &scale, &zero_point));
+        kiln::sdk::ReadQuantization(k, Input(0), kiln::sdk::kPerTensor, &q));
+    KILN_SDK_RETURN_IF_ERROR(
+        kiln::sdk::ReadQuantization(k, Output(0), kiln::sdk::kPerTensor, &q));
   }
-  return k.Resize(out, in.shape());
+  return k.Resize(k.output(0), k.input(0).shape());
 }
 
 template <typename T>
-void QuantizedRelu(const T* x, T* y, int64_t n, float in_scale, int64_t in_zero,
-                   float out_scale, int64_t out_zero) {
+void QuantizedRelu(const T* x, T* y, int64_t n,
+                   const kiln::sdk::TensorQuantization& in,
+                   const kiln::sdk::TensorQuantization& out) {
   constexpr int64_t kLow = std::numeric_limits<T>::min();
   constexpr int64_t kHigh = std::numeric_limits<T>::max();
+  const float in_scale = in.scales[0], out_scale = out.scales[0];
+  const int64_t in_zero = in.zero_points[0], out_zero = out.zero_points[0];
   for (int64_t i = 0; i < n; ++i) {
     const float real =
         std::max(0.0f, in_scale * static_cast<float>(x[i] - in_zero));
@@ -151,25 +134,29 @@ void QuantizedRelu(const T* x, T* y, int64_t n, float in_scale, int64_t in_zero,
 }
 
 KilnStatus ReluInvoke(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const int64_t n = in.num_elements();
-  if (in.type() == KILN_TYPE_FLOAT32) {
-    const float* x = in.data<float>();
-    float* y = out.data<float>();
-    for (int64_t i = 0; i < n; ++i) y[i] = std::max(0.0f, x[i]);
+  const KilnTensorType type = k.input(0).type();
+  const int64_t n = k.input(0).num_elements();
+  const void* x = nullptr;
+  void* y = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Input(0), &x));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Output(0), &y));
+  if (type == KILN_TYPE_FLOAT32) {
+    const float* xf = static_cast<const float*>(x);
+    float* yf = static_cast<float*>(y);
+    for (int64_t i = 0; i < n; ++i) yf[i] = std::max(0.0f, xf[i]);
     return KILN_STATUS_OK;
   }
-  float in_scale = 0, out_scale = 0;
-  int64_t in_zero = 0, out_zero = 0;
-  KILN_SDK_RETURN_IF_ERROR(PerTensorQuantization(k, in, &in_scale, &in_zero));
+  kiln::sdk::TensorQuantization qin, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      PerTensorQuantization(k, out, &out_scale, &out_zero));
-  if (in.type() == KILN_TYPE_INT8) {
-    QuantizedRelu(in.data<int8_t>(), out.data<int8_t>(), n, in_scale, in_zero,
-                  out_scale, out_zero);
+      kiln::sdk::ReadQuantization(k, Input(0), kiln::sdk::kPerTensor, &qin));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ReadQuantization(k, Output(0), kiln::sdk::kPerTensor, &qout));
+  if (type == KILN_TYPE_INT8) {
+    QuantizedRelu(static_cast<const int8_t*>(x), static_cast<int8_t*>(y), n,
+                  qin, qout);
   } else {
-    QuantizedRelu(in.data<uint8_t>(), out.data<uint8_t>(), n, in_scale, in_zero,
-                  out_scale, out_zero);
+    QuantizedRelu(static_cast<const uint8_t*>(x), static_cast<uint8_t*>(y), n,
+                  qin, qout);
   }
   return KILN_STATUS_OK;
 }

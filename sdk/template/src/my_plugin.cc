@@ -1,29 +1,36 @@
 // A Kiln kernel plugin with one kernel: CUSTOM op "my_vendor.Scale2",
 // float32, y = 2 * x. Replace it with your own kernels.
+#include "kiln/sdk/checks.h"
 #include "kiln/sdk/plugin.h"
 
 namespace my_vendor {
 namespace {
 
+using kiln::sdk::Input;
 using kiln::sdk::KernelContext;
-using kiln::sdk::Tensor;
+using kiln::sdk::Output;
 
 // Validates the node and sizes the output. Called after every shape change.
+// The checks (kiln/sdk/checks.h) report why a node is refused, e.g.
+// "my_vendor.Scale2 input 0 (tensor 'x') has type INT8; supports FLOAT32".
 KilnStatus Scale2Prepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("input 0", in, KILN_TYPE_FLOAT32));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectType("output 0", out, KILN_TYPE_FLOAT32));
-  return k.Resize(out, in.shape());
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Input(0), {KILN_TYPE_FLOAT32}));
+  KILN_SDK_RETURN_IF_ERROR(
+      kiln::sdk::ExpectType(k, Output(0), {KILN_TYPE_FLOAT32}));
+  return k.Resize(k.output(0), k.input(0).shape());
 }
 
 // Computes the output. Called once per inference.
 KilnStatus Scale2Invoke(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const float* x = in.data<float>();
-  float* y = out.data<float>();
-  for (int64_t i = 0, n = in.num_elements(); i < n; ++i) y[i] = 2.0f * x[i];
+  const float* x = nullptr;
+  float* y = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Input(0), &x));
+  KILN_SDK_RETURN_IF_ERROR(kiln::sdk::BufferOf(k, Output(0), &y));
+  for (int64_t i = 0, n = k.input(0).num_elements(); i < n; ++i) {
+    y[i] = 2.0f * x[i];
+  }
   return KILN_STATUS_OK;
 }
 

@@ -13,16 +13,6 @@ namespace {
 using sdk::KernelContext;
 using sdk::Tensor;
 
-bool IsQuantizableType(KilnTensorType t) {
-  return t == KILN_TYPE_INT8 || t == KILN_TYPE_UINT8 || t == KILN_TYPE_INT16;
-}
-
-int64_t Product(const Shape& s, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end; ++i) n *= s[i];
-  return n;
-}
-
 // ---- CONCATENATION / PACK --------------------------------------------------
 
 struct JoinPlan : PlanBase {
@@ -32,40 +22,35 @@ struct JoinPlan : PlanBase {
 // Checks that every input has input 0's type and that the output has it too
 // (and the same quantization for quantized types).
 KilnStatus CheckJoinTypes(KernelContext& k) {
-  const Tensor first = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input 0", first));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kMovableTypes));
   for (int32_t i = 1; i < k.num_inputs(); ++i) {
-    const std::string what = "input " + std::to_string(i);
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectSameType(k, what.c_str(), k.input(i), first.type(), "input 0"));
+        sdk::ExpectSameType(k, sdk::Input(i), sdk::Input(0)));
   }
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectSameType(k, "output", out, first.type(), "input 0"));
-  if (IsQuantizableType(first.type())) {
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  if (sdk::kQuantizedTypes.contains(k.input(0).type())) {
     for (int32_t i = 0; i < k.num_inputs(); ++i) {
-      const std::string what = "input " + std::to_string(i);
-      KILN_SDK_RETURN_IF_ERROR(
-          ExpectSameQuantization(k, what.c_str(), k.input(i), "output", out));
+      KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameQuantization(
+          k, sdk::Input(i), sdk::Output(0),
+          "the CPU kernel only moves bytes and does not requantize"));
     }
   }
   return KILN_STATUS_OK;
 }
 
 KilnStatus PlanConcatenation(KernelContext& k, JoinPlan& plan) {
-  if (k.num_inputs() < 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 input");
-  }
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, INT32_MAX));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   KILN_SDK_RETURN_IF_ERROR(CheckJoinTypes(k));
-  const int64_t activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-  if (!IsSupportedActivation(activation)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown fused activation ",
-                  activation);
-  }
+  int64_t activation = KILN_ACTIVATION_NONE;
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &activation));
   if (activation != KILN_ACTIVATION_NONE &&
       k.input(0).type() != KILN_TYPE_FLOAT32) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, "fused activation ", activation,
-                  " on ", sdk::TypeName(k.input(0).type()),
+    return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k),
+                  " fused activation ", sdk::ActivationName(activation), " on ",
+                  sdk::TypeName(k.input(0).type()),
                   " is not supported; only FLOAT32 concatenation applies a "
                   "fused activation");
   }
@@ -75,7 +60,7 @@ KilnStatus PlanConcatenation(KernelContext& k, JoinPlan& plan) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
                   "cannot concatenate scalars (input 0 has rank 0)");
   }
-  KILN_SDK_RETURN_IF_ERROR(NormalizeAxis(
+  KILN_SDK_RETURN_IF_ERROR(sdk::NormalizeAxis(
       k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0), rank, &plan.axis));
   for (int32_t i = 1; i < k.num_inputs(); ++i) {
     const Shape s = k.input(i).shape();
@@ -97,10 +82,8 @@ KilnStatus PlanConcatenation(KernelContext& k, JoinPlan& plan) {
 }
 
 KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
-  if (k.num_inputs() < 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 input");
-  }
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, INT32_MAX));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const int64_t count = k.OptionInt(KILN_OPTION_VALUES_COUNT, k.num_inputs());
   if (count != k.num_inputs()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "values_count ", count,
@@ -118,8 +101,8 @@ KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
     }
   }
   KILN_SDK_RETURN_IF_ERROR(
-      NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
-                    static_cast<int>(in_shape.size()) + 1, &plan.axis));
+      sdk::NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
+                         static_cast<int>(in_shape.size()) + 1, &plan.axis));
   Shape out_shape = in_shape;
   out_shape.insert(out_shape.begin() + plan.axis, k.num_inputs());
   plan.output_shapes = {out_shape};
@@ -131,18 +114,18 @@ KilnStatus PlanPack(KernelContext& k, JoinPlan& plan) {
 KilnStatus RunJoin(KernelContext& k, const JoinPlan& plan) {
   const Tensor out = k.output(0);
   const Shape& out_shape = plan.output_shapes[0];
-  const size_t elem = ElementBytes(out.type());
-  const int64_t outer = Product(out_shape, 0, static_cast<size_t>(plan.axis));
-  const int64_t inner =
-      Product(out_shape, static_cast<size_t>(plan.axis) + 1, out_shape.size());
+  const size_t elem = sdk::TypeByteSize(out.type());
+  const int64_t outer =
+      DimProduct(out_shape, 0, static_cast<size_t>(plan.axis));
+  const int64_t inner = DimProduct(
+      out_shape, static_cast<size_t>(plan.axis) + 1, out_shape.size());
   const bool is_pack = k.builtin_code() == KILN_OP_PACK;
   std::vector<const uint8_t*> src(static_cast<size_t>(k.num_inputs()));
   std::vector<size_t> slab(src.size());
   for (int32_t i = 0; i < k.num_inputs(); ++i) {
     const Tensor in = k.input(i);
     const void* data = nullptr;
-    const std::string what = "input " + std::to_string(i);
-    KILN_SDK_RETURN_IF_ERROR(InputData(k, what.c_str(), in, &data));
+    KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(i), &data));
     src[i] = static_cast<const uint8_t*>(data);
     const int64_t dim = is_pack ? 1 : in.dim(plan.axis);
     slab[i] = static_cast<size_t>(dim * inner) * elem;
@@ -174,31 +157,26 @@ struct SplitPlan : PlanBase {
   std::vector<int64_t> sizes;  // per output, along axis (1 for UNPACK)
 };
 
-KilnStatus CheckSplitTypes(KernelContext& k, const Tensor& in) {
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
+KilnStatus CheckSplitTypes(KernelContext& k, sdk::Operand in) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, in, kMovableTypes));
   for (int32_t i = 0; i < k.num_outputs(); ++i) {
-    const std::string what = "output " + std::to_string(i);
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectSameType(k, what.c_str(), k.output(i), in.type(), "the input"));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(k, sdk::Output(i), in));
   }
   return KILN_STATUS_OK;
 }
 
-// Reads a one-value axis tensor; *ready false when it has no data yet.
-KilnStatus ReadAxisInput(KernelContext& k, const Tensor& t, int rank, int* axis,
-                         SplitPlan& plan) {
+// Reads a one-value axis operand; marks the plan not ready when it has no
+// data yet.
+KilnStatus ReadAxisInput(KernelContext& k, sdk::Operand axis_input, int rank,
+                         int* axis, SplitPlan& plan) {
   std::vector<int64_t> values;
-  bool ready = true;
-  KILN_SDK_RETURN_IF_ERROR(ReadIntegers(k, "axis input", t, &values, &ready));
-  if (!ready) {
-    plan.NotReady(std::string("axis input '") + t.name() + "' has no data");
-    return KILN_STATUS_OK;
-  }
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexValues(k, axis_input, plan, &values));
+  if (!plan.ready) return KILN_STATUS_OK;
   if (values.size() != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "axis input '", t.name(),
-                  "' must hold one value, has ", values.size());
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, axis_input),
+                  " must hold one value, has ", values.size());
   }
-  return NormalizeAxis(k, "axis", values[0], rank, axis);
+  return sdk::NormalizeAxis(k, "axis", values[0], rank, axis);
 }
 
 void SetSplitShapes(const Shape& in_shape, SplitPlan& plan, bool drop_axis) {
@@ -225,17 +203,16 @@ KilnStatus CheckNumSplits(KernelContext& k) {
 
 // SPLIT: inputs (axis, input) -- the axis comes first.
 KilnStatus PlanSplit(KernelContext& k, SplitPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  if (k.num_outputs() < 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 output");
-  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1, INT32_MAX));
   KILN_SDK_RETURN_IF_ERROR(CheckNumSplits(k));
   plan.data_input = 1;
   const Tensor in = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, sdk::Input(1)));
   const Shape in_shape = in.shape();
-  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(
-      k, k.input(0), static_cast<int>(in_shape.size()), &plan.axis, plan));
+  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(k, sdk::Input(0, "axis"),
+                                         static_cast<int>(in_shape.size()),
+                                         &plan.axis, plan));
   if (!plan.ready) return KILN_STATUS_OK;
   const int32_t dim = in_shape[plan.axis];
   if (dim % k.num_outputs() != 0) {
@@ -251,26 +228,20 @@ KilnStatus PlanSplit(KernelContext& k, SplitPlan& plan) {
 
 // SPLIT_V: inputs (input, size_splits, axis).
 KilnStatus PlanSplitV(KernelContext& k, SplitPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 3));
-  if (k.num_outputs() < 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "expected at least 1 output");
-  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 3, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1, INT32_MAX));
   KILN_SDK_RETURN_IF_ERROR(CheckNumSplits(k));
   plan.data_input = 0;
   const Tensor in = k.input(0), sizes_tensor = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, sdk::Input(0)));
   const Shape in_shape = in.shape();
-  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(
-      k, k.input(2), static_cast<int>(in_shape.size()), &plan.axis, plan));
+  KILN_SDK_RETURN_IF_ERROR(ReadAxisInput(k, sdk::Input(2, "axis"),
+                                         static_cast<int>(in_shape.size()),
+                                         &plan.axis, plan));
   if (!plan.ready) return KILN_STATUS_OK;
-  bool ready = true;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadIntegers(k, "size_splits input", sizes_tensor, &plan.sizes, &ready));
-  if (!ready) {
-    plan.NotReady(std::string("size_splits input '") + sizes_tensor.name() +
-                  "' has no data");
-    return KILN_STATUS_OK;
-  }
+      ReadIndexValues(k, sdk::Input(1, "size_splits"), plan, &plan.sizes));
+  if (!plan.ready) return KILN_STATUS_OK;
   if (static_cast<int32_t>(plan.sizes.size()) != k.num_outputs()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "size_splits '",
                   sizes_tensor.name(), "' has ", plan.sizes.size(),
@@ -301,14 +272,14 @@ KilnStatus PlanSplitV(KernelContext& k, SplitPlan& plan) {
 }
 
 KilnStatus PlanUnpack(KernelContext& k, SplitPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
   plan.data_input = 0;
   const Tensor in = k.input(0);
-  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, in));
+  KILN_SDK_RETURN_IF_ERROR(CheckSplitTypes(k, sdk::Input(0)));
   const Shape in_shape = in.shape();
   KILN_SDK_RETURN_IF_ERROR(
-      NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
-                    static_cast<int>(in_shape.size()), &plan.axis));
+      sdk::NormalizeAxis(k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0),
+                         static_cast<int>(in_shape.size()), &plan.axis));
   const int32_t dim = in_shape[plan.axis];
   const int64_t num = k.OptionInt(KILN_OPTION_NUM, dim);
   if (num != dim || k.num_outputs() != dim) {
@@ -326,12 +297,13 @@ KilnStatus PlanUnpack(KernelContext& k, SplitPlan& plan) {
 KilnStatus RunSplit(KernelContext& k, const SplitPlan& plan) {
   const Tensor in = k.input(plan.data_input);
   const void* data = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &data));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::BufferOf(k, sdk::Input(plan.data_input), &data));
   const Shape in_shape = in.shape();
-  const size_t elem = ElementBytes(in.type());
-  const int64_t outer = Product(in_shape, 0, static_cast<size_t>(plan.axis));
+  const size_t elem = sdk::TypeByteSize(in.type());
+  const int64_t outer = DimProduct(in_shape, 0, static_cast<size_t>(plan.axis));
   const int64_t inner =
-      Product(in_shape, static_cast<size_t>(plan.axis) + 1, in_shape.size());
+      DimProduct(in_shape, static_cast<size_t>(plan.axis) + 1, in_shape.size());
   const uint8_t* src = static_cast<const uint8_t*>(data);
   std::vector<uint8_t*> dst(plan.sizes.size());
   std::vector<size_t> slab(plan.sizes.size());

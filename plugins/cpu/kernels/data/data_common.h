@@ -1,9 +1,9 @@
 // Shared machinery of the data-movement kernels (kernels/data).
 //
 // These kernels move elements without looking at their values, so they are
-// generic over the element size. Supported element types: FLOAT32, INT32,
-// INT64, BOOL, INT8, UINT8, INT16. Everything else (STRING, INT4, FLOAT16,
-// ...) is refused in prepare with a message naming the tensor and its type.
+// generic over the element size. Supported element types: kMovableTypes.
+// Everything else (STRING, INT4, FLOAT16, ...) is refused in prepare with
+// the kiln/sdk/checks.h message naming the tensor and its type.
 //
 // Prepare/invoke contract (shared by every kernel here, see PlannedKernel):
 //   - A kernel's Plan function validates the node and computes the output
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kiln/sdk/plugin.h"
+#include "kiln/sdk/checks.h"
 
 namespace kiln::cpu::data {
 
@@ -33,55 +33,25 @@ using Shape = std::vector<int32_t>;
 // Highest tensor rank the data kernels accept.
 inline constexpr int kMaxRank = 6;
 
-// Bytes per element for the supported element types, 0 for any other type.
-size_t ElementBytes(KilnTensorType type);
+// The element types these kernels move.
+inline constexpr sdk::TypeSet kMovableTypes{
+    KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64, KILN_TYPE_BOOL,
+    KILN_TYPE_INT8,    KILN_TYPE_UINT8, KILN_TYPE_INT16};
 
-// "FLOAT32, INT32, INT64, BOOL, INT8, UINT8, INT16": for messages.
-const char* SupportedTypeList();
+using sdk::ShapeString;
 
 int64_t NumElements(const Shape& shape);
+// Product of dims [begin, end) of `shape`.
+int64_t DimProduct(const Shape& shape, size_t begin, size_t end);
+// {0, step, 2 * step, ...}: `count` offsets, a dim map that reads a whole
+// dimension whose elements lie `step` apart.
+std::vector<int64_t> Arithmetic(int64_t count, int64_t step);
 // Row-major element strides of `shape`.
 std::vector<int64_t> Strides(const Shape& shape);
-std::string ShapeString(const Shape& shape);
 
-// Fails unless `t` is present and has a supported element type.
-KilnStatus ExpectMovableType(sdk::KernelContext& k, const char* what,
-                             const sdk::Tensor& t);
-// Fails unless `t` is present and has type `expected` (named in the message
-// as the type of `reference_what`).
-KilnStatus ExpectSameType(sdk::KernelContext& k, const char* what,
-                          const sdk::Tensor& t, KilnTensorType expected,
-                          const char* reference_what);
-KilnStatus ExpectRankAtMost(sdk::KernelContext& k, const char* what,
-                            const sdk::Tensor& t, int max_rank);
-
-// True when the tensor's rank and all its dims are known (>= 0).
-bool ShapeKnown(const sdk::Tensor& t);
-
-// Reads the integer values of an index-like tensor (INT32 or INT64; INT16 too
-// when `allow_int16`) into *values. *ready is false, and OK is returned, when
-// the values are not available yet (no data and at least one element); an
-// empty tensor is always ready. Fails on other types.
-KilnStatus ReadIntegers(sdk::KernelContext& k, const char* what,
-                        const sdk::Tensor& t, std::vector<int64_t>* values,
-                        bool* ready, bool allow_int16 = false);
-
-// At invoke: *data = the input's buffer; fails when a non-empty input has no
-// buffer or one smaller than its shape needs. *data may be null for an
-// empty tensor.
-KilnStatus InputData(sdk::KernelContext& k, const char* what,
-                     const sdk::Tensor& t, const void** data);
-
-// Normalizes a possibly negative axis against `rank` (valid range
-// [-rank, rank)); fails with a message naming `what`.
-KilnStatus NormalizeAxis(sdk::KernelContext& k, const char* what, int64_t axis,
-                         int rank, int* normalized);
-
-// Quantization equality of two tensors (scales and zero points), through
-// extension API 1.1. Fails (naming both tensors) when they differ.
-KilnStatus ExpectSameQuantization(sdk::KernelContext& k, const char* what_a,
-                                  const sdk::Tensor& a, const char* what_b,
-                                  const sdk::Tensor& b);
+// Operand `in` has a movable type and output 0 has the same type.
+KilnStatus ExpectMovableInOut(sdk::KernelContext& k,
+                              sdk::Operand in = sdk::Input(0));
 
 // out[o] = in[base + sum_d maps[d][i_d]] for every output multi-index
 // (i_0, ..., i_{r-1}), with maps[d].size() the extent of output dim d and
@@ -106,6 +76,12 @@ struct PlanBase {
     not_ready_reason = std::move(reason);
   }
 };
+
+// Reads the values of index-like operand `o` (sdk::ReadIntegers) and marks
+// the plan not ready when they are not known yet. *values is empty then.
+KilnStatus ReadIndexValues(sdk::KernelContext& k, sdk::Operand o,
+                           PlanBase& plan, std::vector<int64_t>* values,
+                           sdk::TypeSet allowed = sdk::kIndexTypes);
 
 // Resizes every output to plan.output_shapes.
 KilnStatus ResizeOutputs(sdk::KernelContext& k, const PlanBase& plan);

@@ -14,33 +14,19 @@ namespace {
 using sdk::KernelContext;
 using sdk::Tensor;
 
-int64_t Product(const Shape& s, size_t begin, size_t end) {
-  int64_t n = 1;
-  for (size_t i = begin; i < end; ++i) n *= s[i];
-  return n;
-}
+constexpr sdk::Operand kGatherIndices = sdk::Input(1, "indices");
+constexpr sdk::TypeSet kGatherIndexTypes =
+    sdk::kIndexTypes | sdk::TypeSet{KILN_TYPE_INT16};
 
-KilnStatus ExpectIndexType(KernelContext& k, const Tensor& indices,
-                           bool allow_int16) {
-  const KilnTensorType t = indices.type();
-  if (t == KILN_TYPE_INT32 || t == KILN_TYPE_INT64 ||
-      (allow_int16 && t == KILN_TYPE_INT16)) {
-    return KILN_STATUS_OK;
-  }
-  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "indices '", indices.name(),
-                "' have type ", sdk::TypeName(t), "; expected INT32",
-                allow_int16 ? ", INT16" : "", " or INT64");
-}
-
-// All index values, at invoke.
-KilnStatus ReadIndicesAtInvoke(KernelContext& k, const Tensor& indices,
+// All values of index operand `o`, at invoke.
+KilnStatus ReadIndicesAtInvoke(KernelContext& k, sdk::Operand o,
                                std::vector<int64_t>* values) {
   bool ready = true;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadIntegers(k, "indices", indices, values, &ready, true));
+      sdk::ReadIntegers(k, o, values, &ready, kGatherIndexTypes));
   if (!ready) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, "indices '", indices.name(),
-                  "' have no data at invoke");
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, sdk::Describe(k, o),
+                  " has no data at invoke");
   }
   return KILN_STATUS_OK;
 }
@@ -53,13 +39,12 @@ struct GatherPlan : PlanBase {
 };
 
 KilnStatus PlanGather(KernelContext& k, GatherPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor params = k.input(0), indices = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "params", params));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor params = k.input(0), indices = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k, sdk::Input(0, "params")));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectSameType(k, "output", out, params.type(), "params"));
-  KILN_SDK_RETURN_IF_ERROR(ExpectIndexType(k, indices, true));
+      sdk::ExpectType(k, kGatherIndices, kGatherIndexTypes));
   const Shape p = params.shape(), ix = indices.shape();
   const int p_rank = static_cast<int>(p.size());
   const int ix_rank = static_cast<int>(ix.size());
@@ -67,7 +52,7 @@ KilnStatus PlanGather(KernelContext& k, GatherPlan& plan) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "params '", params.name(),
                   "' is a scalar; GATHER needs rank >= 1");
   }
-  KILN_SDK_RETURN_IF_ERROR(NormalizeAxis(
+  KILN_SDK_RETURN_IF_ERROR(sdk::NormalizeAxis(
       k, "axis", k.OptionInt(KILN_OPTION_AXIS, 0), p_rank, &plan.axis));
   int64_t batch_dims = k.OptionInt(KILN_OPTION_BATCH_DIMS, 0);
   if (batch_dims < 0) batch_dims += ix_rank;
@@ -96,17 +81,17 @@ KilnStatus RunGather(KernelContext& k, const GatherPlan& plan) {
   const Tensor params = k.input(0), indices = k.input(1), out = k.output(0);
   const Shape p = params.shape(), ix = indices.shape();
   std::vector<int64_t> index;
-  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, indices, &index));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, kGatherIndices, &index));
   const void* data = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "params", params, &data));
-  const size_t elem = ElementBytes(params.type());
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &data));
+  const size_t elem = sdk::TypeByteSize(params.type());
   const size_t bd = static_cast<size_t>(plan.batch_dims);
   const size_t axis = static_cast<size_t>(plan.axis);
-  const int64_t batches = Product(p, 0, bd);
-  const int64_t outer = Product(p, bd, axis);
+  const int64_t batches = DimProduct(p, 0, bd);
+  const int64_t outer = DimProduct(p, bd, axis);
   const int64_t axis_size = p[axis];
-  const int64_t inner = Product(p, axis + 1, p.size());
-  const int64_t coords = Product(ix, bd, ix.size());
+  const int64_t inner = DimProduct(p, axis + 1, p.size());
+  const int64_t coords = DimProduct(ix, bd, ix.size());
   const size_t slab = static_cast<size_t>(inner) * elem;
   const uint8_t* src = static_cast<const uint8_t*>(data);
   uint8_t* dst = out.data<uint8_t>();
@@ -165,13 +150,12 @@ KilnStatus TupleOffset(KernelContext& k, const std::vector<int64_t>& index,
 // ---- GATHER_ND -------------------------------------------------------------
 
 KilnStatus PlanGatherNd(KernelContext& k, NdPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor params = k.input(0), indices = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "params", params));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor params = k.input(0), indices = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k, sdk::Input(0, "params")));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectSameType(k, "output", out, params.type(), "params"));
-  KILN_SDK_RETURN_IF_ERROR(ExpectIndexType(k, indices, true));
+      sdk::ExpectType(k, kGatherIndices, kGatherIndexTypes));
   const Shape p = params.shape(), ix = indices.shape();
   if (ix.empty()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "indices '", indices.name(),
@@ -184,8 +168,8 @@ KilnStatus PlanGatherNd(KernelContext& k, NdPlan& plan) {
                   "') exceeds the rank ", p.size(), " of params '",
                   params.name(), "'");
   }
-  plan.tuples = Product(ix, 0, ix.size() - 1);
-  plan.slice = Product(p, static_cast<size_t>(plan.depth), p.size());
+  plan.tuples = DimProduct(ix, 0, ix.size() - 1);
+  plan.slice = DimProduct(p, static_cast<size_t>(plan.depth), p.size());
   Shape out_shape(ix.begin(), ix.end() - 1);
   out_shape.insert(out_shape.end(), p.begin() + plan.depth, p.end());
   plan.output_shapes = {out_shape};
@@ -195,12 +179,12 @@ KilnStatus PlanGatherNd(KernelContext& k, NdPlan& plan) {
 KilnStatus RunGatherNd(KernelContext& k, const NdPlan& plan) {
   const Tensor params = k.input(0), indices = k.input(1), out = k.output(0);
   std::vector<int64_t> index;
-  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, indices, &index));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, kGatherIndices, &index));
   const void* data = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "params", params, &data));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &data));
   const Shape p = params.shape();
   const std::vector<int64_t> strides = Strides(p);
-  const size_t elem = ElementBytes(params.type());
+  const size_t elem = sdk::TypeByteSize(params.type());
   const size_t slab = static_cast<size_t>(plan.slice) * elem;
   const uint8_t* src = static_cast<const uint8_t*>(data);
   uint8_t* dst = out.data<uint8_t>();
@@ -217,45 +201,31 @@ KilnStatus RunGatherNd(KernelContext& k, const NdPlan& plan) {
 
 // ---- SCATTER_ND ------------------------------------------------------------
 
-bool IsScatterType(KilnTensorType t) {
-  return t == KILN_TYPE_FLOAT32 || t == KILN_TYPE_INT32 ||
-         t == KILN_TYPE_INT64 || t == KILN_TYPE_INT8 || t == KILN_TYPE_UINT8 ||
-         t == KILN_TYPE_INT16 || t == KILN_TYPE_BOOL;
-}
+constexpr sdk::Operand kScatterIndices = sdk::Input(0, "indices");
+constexpr sdk::Operand kUpdates = sdk::Input(1, "updates");
 
 // Inputs (indices, updates, shape).
 KilnStatus PlanScatterNd(KernelContext& k, NdPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor indices = k.input(0), updates = k.input(1),
-               shape_tensor = k.input(2), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "updates", updates));
-  if (!IsScatterType(updates.type())) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, "updates '", updates.name(),
-                  "' have type ", sdk::TypeName(updates.type()),
-                  ", not supported by SCATTER_ND");
-  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 3, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor indices = k.input(0);
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k, kUpdates));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectSameType(k, "output", out, updates.type(), "updates"));
-  KILN_SDK_RETURN_IF_ERROR(ExpectIndexType(k, indices, false));
+      sdk::ExpectType(k, kScatterIndices, sdk::kIndexTypes));
   std::vector<int64_t> shape_values;
-  bool ready = true;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadIntegers(k, "shape input", shape_tensor, &shape_values, &ready));
-  if (!ready) {
-    plan.NotReady(std::string("shape input '") + shape_tensor.name() +
-                  "' has no data");
-    return KILN_STATUS_OK;
-  }
+      ReadIndexValues(k, sdk::Input(2, "shape"), plan, &shape_values));
+  if (!plan.ready) return KILN_STATUS_OK;
   Shape out_shape;
   for (const int64_t d : shape_values) {
     if (d < 0 || d > INT32_MAX) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "shape input '",
-                    shape_tensor.name(), "' has invalid dimension ", d);
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                    sdk::Describe(k, sdk::Input(2, "shape")),
+                    " has invalid dimension ", d);
     }
     out_shape.push_back(static_cast<int32_t>(d));
   }
-  const Shape ix = indices.shape(), up = updates.shape();
+  const Shape ix = indices.shape();
   if (ix.empty()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "indices '", indices.name(),
                   "' must have rank >= 1");
@@ -268,16 +238,13 @@ KilnStatus PlanScatterNd(KernelContext& k, NdPlan& plan) {
   Shape expected_updates(ix.begin(), ix.end() - 1);
   expected_updates.insert(expected_updates.end(),
                           out_shape.begin() + plan.depth, out_shape.end());
-  if (up != expected_updates) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "updates '", updates.name(),
-                  "' have shape ", ShapeString(up), "; expected ",
-                  ShapeString(expected_updates),
-                  " (indices shape without its last dim, then the output "
-                  "shape after the index depth)");
-  }
-  plan.tuples = Product(ix, 0, ix.size() - 1);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectShape(
+      k, kUpdates, expected_updates,
+      "indices shape without its last dim, then the output shape after the "
+      "index depth"));
+  plan.tuples = DimProduct(ix, 0, ix.size() - 1);
   plan.slice =
-      Product(out_shape, static_cast<size_t>(plan.depth), out_shape.size());
+      DimProduct(out_shape, static_cast<size_t>(plan.depth), out_shape.size());
   plan.output_shapes = {out_shape};
   return KILN_STATUS_OK;
 }
@@ -315,9 +282,9 @@ KilnStatus ScatterTyped(KernelContext& k, const NdPlan& plan,
 KilnStatus RunScatterNd(KernelContext& k, const NdPlan& plan) {
   const Tensor updates = k.input(1), out = k.output(0);
   std::vector<int64_t> index;
-  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, k.input(0), &index));
+  KILN_SDK_RETURN_IF_ERROR(ReadIndicesAtInvoke(k, kScatterIndices, &index));
   const void* data = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "updates", updates, &data));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(1), &data));
   if (NumElements(plan.output_shapes[0]) == 0) return KILN_STATUS_OK;
   switch (updates.type()) {
     case KILN_TYPE_FLOAT32:

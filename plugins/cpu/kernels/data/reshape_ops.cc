@@ -10,20 +10,12 @@ namespace {
 using sdk::KernelContext;
 using sdk::Tensor;
 
-// Shared by the pure reshapes: input 0 and output 0 are movable and of the
-// same type.
-KilnStatus ExpectSameTypeInOut(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
-  return ExpectSameType(k, "output", out, in.type(), "the input");
-}
-
 KilnStatus RunCopy(KernelContext& k, const PlanBase&) {
   const Tensor in = k.input(0), out = k.output(0);
   const void* src = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &src));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
   const size_t bytes =
-      static_cast<size_t>(in.num_elements()) * ElementBytes(in.type());
+      static_cast<size_t>(in.num_elements()) * sdk::TypeByteSize(in.type());
   void* dst = out.data<void>();
   if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
   return KILN_STATUS_OK;
@@ -32,8 +24,8 @@ KilnStatus RunCopy(KernelContext& k, const PlanBase&) {
 // ---- RESHAPE -------------------------------------------------------------
 
 KilnStatus PlanReshape(KernelContext& k, PlanBase& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor in = k.input(0);
   if (in.present() && in.type() == KILN_TYPE_STRING) {
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, "RESHAPE of STRING tensor '",
@@ -42,21 +34,16 @@ KilnStatus PlanReshape(KernelContext& k, PlanBase& plan) {
                   "gives kernels no way to allocate variable-length string "
                   "outputs");
   }
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
 
   // The shape comes from a 1-D shape input when there is one, else from the
   // new_shape option (TFLite's rule).
   std::vector<int64_t> requested;
   const Tensor shape_input = k.num_inputs() == 2 ? k.input(1) : Tensor();
   if (shape_input.present() && shape_input.rank() == 1) {
-    bool ready = true;
     KILN_SDK_RETURN_IF_ERROR(
-        ReadIntegers(k, "shape input", shape_input, &requested, &ready));
-    if (!ready) {
-      plan.NotReady(std::string("shape input '") + shape_input.name() +
-                    "' has no data");
-      return KILN_STATUS_OK;
-    }
+        ReadIndexValues(k, sdk::Input(1, "shape"), plan, &requested));
+    if (!plan.ready) return KILN_STATUS_OK;
   } else {
     const std::vector<int32_t> option = k.OptionIntArray(KILN_OPTION_NEW_SHAPE);
     if (shape_input.present() && option.empty()) {
@@ -118,9 +105,9 @@ KilnStatus PlanReshape(KernelContext& k, PlanBase& plan) {
 // ---- SQUEEZE -------------------------------------------------------------
 
 KilnStatus PlanSqueeze(KernelContext& k, PlanBase& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const Shape in_shape = k.input(0).shape();
   const int rank = static_cast<int>(in_shape.size());
   std::vector<bool> drop(in_shape.size(), false);
@@ -130,7 +117,8 @@ KilnStatus PlanSqueeze(KernelContext& k, PlanBase& plan) {
   } else {
     for (const int32_t d : dims) {
       int axis = 0;
-      KILN_SDK_RETURN_IF_ERROR(NormalizeAxis(k, "squeeze dim", d, rank, &axis));
+      KILN_SDK_RETURN_IF_ERROR(
+          sdk::NormalizeAxis(k, "squeeze dim", d, rank, &axis));
       if (in_shape[axis] != 1) {
         return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "cannot squeeze dim ", d,
                       " of input shape ", ShapeString(in_shape),
@@ -150,27 +138,20 @@ KilnStatus PlanSqueeze(KernelContext& k, PlanBase& plan) {
 // ---- EXPAND_DIMS ---------------------------------------------------------
 
 KilnStatus PlanExpandDims(KernelContext& k, PlanBase& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
-  const Tensor axis_tensor = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
+  constexpr sdk::Operand kAxis = sdk::Input(1, "axis");
   std::vector<int64_t> axis_values;
-  bool ready = true;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadIntegers(k, "axis input", axis_tensor, &axis_values, &ready));
-  if (!ready) {
-    plan.NotReady(std::string("axis input '") + axis_tensor.name() +
-                  "' has no data");
-    return KILN_STATUS_OK;
-  }
+  KILN_SDK_RETURN_IF_ERROR(ReadIndexValues(k, kAxis, plan, &axis_values));
+  if (!plan.ready) return KILN_STATUS_OK;
   if (axis_values.size() != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "axis input '",
-                  axis_tensor.name(), "' must hold exactly one value, has ",
-                  axis_values.size());
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, kAxis),
+                  " must hold exactly one value, has ", axis_values.size());
   }
   Shape shape = k.input(0).shape();
   int axis = 0;
-  KILN_SDK_RETURN_IF_ERROR(NormalizeAxis(
+  KILN_SDK_RETURN_IF_ERROR(sdk::NormalizeAxis(
       k, "axis", axis_values[0], static_cast<int>(shape.size()) + 1, &axis));
   shape.insert(shape.begin() + axis, 1);
   plan.output_shapes = {shape};
@@ -180,17 +161,12 @@ KilnStatus PlanExpandDims(KernelContext& k, PlanBase& plan) {
 // ---- SHAPE ---------------------------------------------------------------
 
 KilnStatus PlanShape(KernelContext& k, PlanBase& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor out = k.output(0);
-  if (!k.input(0).present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input is missing");
-  }
-  if (out.type() != KILN_TYPE_INT32 && out.type() != KILN_TYPE_INT64) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "output '", out.name(),
-                  "' has type ", sdk::TypeName(out.type()),
-                  "; SHAPE writes INT32 or INT64");
-  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectPresent(k, sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectType(k, sdk::Output(0), sdk::kIndexTypes));
   const int64_t out_type = k.OptionInt(KILN_OPTION_OUTPUT_TYPE, out.type());
   if (out_type != out.type()) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "out_type option ",

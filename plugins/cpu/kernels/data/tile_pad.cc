@@ -17,33 +17,15 @@ struct MapPlan : PlanBase {
   std::vector<std::vector<int64_t>> maps;
 };
 
-KilnStatus ExpectSameTypeInOut(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
-  return ExpectSameType(k, "output", out, in.type(), "the input");
-}
-
-// Reads the values of input `index`; marks the plan not ready without data.
-KilnStatus ReadValuesInput(KernelContext& k, int32_t index, const char* what,
-                           std::vector<int64_t>* values, MapPlan& plan) {
-  const Tensor t = k.input(index);
-  bool ready = true;
-  KILN_SDK_RETURN_IF_ERROR(ReadIntegers(k, what, t, values, &ready));
-  if (!ready) {
-    plan.NotReady(std::string(what) + " '" + t.name() + "' has no data");
-  }
-  return KILN_STATUS_OK;
-}
-
 // Copies input 0 through the plan's maps; `fill` (element bytes, or null for
 // zeros) goes where a map entry is negative.
 KilnStatus RunMapped(KernelContext& k, const MapPlan& plan, const void* fill) {
   const Tensor in = k.input(0), out = k.output(0);
   const void* src = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &src));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
   if (NumElements(plan.output_shapes[0]) == 0) return KILN_STATUS_OK;
-  CopyWithDimMaps(plan.maps, 0, ElementBytes(in.type()), src, out.data<void>(),
-                  fill);
+  CopyWithDimMaps(plan.maps, 0, sdk::TypeByteSize(in.type()), src,
+                  out.data<void>(), fill);
   return KILN_STATUS_OK;
 }
 
@@ -54,12 +36,12 @@ KilnStatus RunCopyMaps(KernelContext& k, const MapPlan& plan) {
 // ---- TILE ------------------------------------------------------------------
 
 KilnStatus PlanTile(KernelContext& k, MapPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   std::vector<int64_t> multiples;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadValuesInput(k, 1, "multiples input", &multiples, plan));
+      ReadIndexValues(k, sdk::Input(1, "multiples"), plan, &multiples));
   if (!plan.ready) return KILN_STATUS_OK;
   const Shape in_shape = k.input(0).shape();
   if (multiples.size() != in_shape.size()) {
@@ -89,11 +71,12 @@ KilnStatus PlanTile(KernelContext& k, MapPlan& plan) {
 // ---- BROADCAST_TO ----------------------------------------------------------
 
 KilnStatus PlanBroadcastTo(KernelContext& k, MapPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   std::vector<int64_t> target;
-  KILN_SDK_RETURN_IF_ERROR(ReadValuesInput(k, 1, "shape input", &target, plan));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadIndexValues(k, sdk::Input(1, "shape"), plan, &target));
   if (!plan.ready) return KILN_STATUS_OK;
   const Shape in_shape = k.input(0).shape();
   constexpr size_t kMaxBroadcastToRank = 8;
@@ -134,7 +117,7 @@ KilnStatus ReadPaddings(KernelContext& k, MapPlan& plan,
                         std::vector<int64_t>* before,
                         std::vector<int64_t>* after) {
   const Tensor in = k.input(0), paddings = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(ExpectRankAtMost(k, "input", in, kMaxRank));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRankAtMost(k, sdk::Input(0), kMaxRank));
   const size_t rank = static_cast<size_t>(in.rank());
   if (!paddings.present() || paddings.rank() != 2 ||
       paddings.dim(0) != static_cast<int32_t>(rank) || paddings.dim(1) != 2) {
@@ -143,7 +126,7 @@ KilnStatus ReadPaddings(KernelContext& k, MapPlan& plan,
   }
   std::vector<int64_t> values;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadValuesInput(k, 1, "paddings input", &values, plan));
+      ReadIndexValues(k, sdk::Input(1, "paddings"), plan, &values));
   if (!plan.ready) return KILN_STATUS_OK;
   before->resize(rank);
   after->resize(rank);
@@ -166,14 +149,14 @@ KilnStatus ReadPaddings(KernelContext& k, MapPlan& plan,
 
 KilnStatus PlanPad(KernelContext& k, MapPlan& plan) {
   const bool v2 = k.builtin_code() == KILN_OP_PADV2;
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, v2 ? 3 : 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, v2 ? 3 : 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const Tensor in = k.input(0);
   if (k.num_inputs() == 3 && k.input(2).present()) {
     const Tensor value = k.input(2);
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectSameType(k, "constant_values", value, in.type(), "the input"));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(
+        k, sdk::Input(2, "constant_values"), sdk::Input(0)));
     if (value.num_elements() != 1) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "constant_values '",
                     value.name(), "' must hold one value, has ",
@@ -205,9 +188,8 @@ KilnStatus RunPad(KernelContext& k, const MapPlan& plan) {
   uint8_t fill[8] = {};
   if (k.num_inputs() == 3 && k.input(2).present()) {
     const void* value = nullptr;
-    KILN_SDK_RETURN_IF_ERROR(
-        InputData(k, "constant_values", k.input(2), &value));
-    std::memcpy(fill, value, ElementBytes(in.type()));
+    KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(2), &value));
+    std::memcpy(fill, value, sdk::TypeByteSize(in.type()));
   } else if (in.type() == KILN_TYPE_INT8 || in.type() == KILN_TYPE_UINT8) {
     // Quantized zero is the output's zero point.
     KilnQuantizationParams q{};
@@ -227,9 +209,9 @@ KilnStatus RunPad(KernelContext& k, const MapPlan& plan) {
 }
 
 KilnStatus PlanMirrorPad(KernelContext& k, MapPlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const int64_t mode = k.OptionInt(KILN_OPTION_MIRROR_PAD_MODE, 0);
   if (mode != 0 && mode != 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown mirror pad mode ",

@@ -16,45 +16,28 @@ struct PermutePlan : PlanBase {
   std::vector<std::vector<int64_t>> maps;
 };
 
-std::vector<int64_t> Arithmetic(int64_t count, int64_t step) {
-  std::vector<int64_t> v(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) v[static_cast<size_t>(i)] = i * step;
-  return v;
-}
-
-KilnStatus ExpectSameTypeInOut(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectMovableType(k, "input", in));
-  return ExpectSameType(k, "output", out, in.type(), "the input");
-}
-
 KilnStatus RunPermute(KernelContext& k, const PermutePlan& plan) {
   const Tensor in = k.input(0), out = k.output(0);
   const void* src = nullptr;
-  KILN_SDK_RETURN_IF_ERROR(InputData(k, "input", in, &src));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
   if (in.num_elements() == 0) return KILN_STATUS_OK;
-  CopyWithDimMaps(plan.maps, 0, ElementBytes(in.type()), src, out.data<void>(),
-                  nullptr);
+  CopyWithDimMaps(plan.maps, 0, sdk::TypeByteSize(in.type()), src,
+                  out.data<void>(), nullptr);
   return KILN_STATUS_OK;
 }
 
 // ---- TRANSPOSE -----------------------------------------------------------
 
 KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const Tensor in = k.input(0), perm_tensor = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(ExpectRankAtMost(k, "input", in, kMaxRank));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRankAtMost(k, sdk::Input(0), kMaxRank));
   std::vector<int64_t> perm;
-  bool ready = true;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadIntegers(k, "permutation input", perm_tensor, &perm, &ready));
-  if (!ready) {
-    plan.NotReady(std::string("permutation input '") + perm_tensor.name() +
-                  "' has no data");
-    return KILN_STATUS_OK;
-  }
+      ReadIndexValues(k, sdk::Input(1, "permutation"), plan, &perm));
+  if (!plan.ready) return KILN_STATUS_OK;
   const Shape in_shape = in.shape();
   const int rank = static_cast<int>(in_shape.size());
   if (static_cast<int>(perm.size()) != rank) {
@@ -69,7 +52,7 @@ KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
   for (int i = 0; i < rank; ++i) {
     int axis = 0;
     KILN_SDK_RETURN_IF_ERROR(
-        NormalizeAxis(k, "permutation entry", perm[i], rank, &axis));
+        sdk::NormalizeAxis(k, "permutation entry", perm[i], rank, &axis));
     if (seen[axis]) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "permutation '",
                     perm_tensor.name(), "' names dimension ", axis,
@@ -85,27 +68,24 @@ KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
 
 // ---- SPACE_TO_DEPTH / DEPTH_TO_SPACE (NHWC) ------------------------------
 
-KilnStatus ReadBlockSize(KernelContext& k, const Tensor& in, int32_t* block) {
+KilnStatus ReadBlockSize(KernelContext& k, int32_t* block) {
   const int64_t b = k.OptionInt(KILN_OPTION_BLOCK_SIZE, 0);
   if (b < 1 || b > 65536) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "block_size ", b,
                   " is invalid; it must be >= 1");
   }
-  if (in.rank() != 4) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "input '", in.name(),
-                  "' must be 4-D NHWC, has rank ", in.rank());
-  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
   *block = static_cast<int32_t>(b);
   return KILN_STATUS_OK;
 }
 
 KilnStatus PlanSpaceToDepth(KernelContext& k, PermutePlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const Tensor in = k.input(0);
   int32_t b = 0;
-  KILN_SDK_RETURN_IF_ERROR(ReadBlockSize(k, in, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadBlockSize(k, &b));
   const Shape s = in.shape();
   const int32_t n = s[0], h = s[1], w = s[2], c = s[3];
   if (h % b != 0 || w % b != 0) {
@@ -123,12 +103,12 @@ KilnStatus PlanSpaceToDepth(KernelContext& k, PermutePlan& plan) {
 }
 
 KilnStatus PlanDepthToSpace(KernelContext& k, PermutePlan& plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectSameTypeInOut(k));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(ExpectMovableInOut(k));
   const Tensor in = k.input(0);
   int32_t b = 0;
-  KILN_SDK_RETURN_IF_ERROR(ReadBlockSize(k, in, &b));
+  KILN_SDK_RETURN_IF_ERROR(ReadBlockSize(k, &b));
   const Shape s = in.shape();
   const int32_t n = s[0], h = s[1], w = s[2], c = s[3];
   if (c % (b * b) != 0) {

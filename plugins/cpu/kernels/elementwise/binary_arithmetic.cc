@@ -19,16 +19,16 @@
 namespace kiln::cpu {
 namespace {
 
-using elementwise::Describe;
-using elementwise::TypeList;
+using sdk::Input;
 using sdk::KernelContext;
+using sdk::Output;
 using sdk::Tensor;
+using sdk::TypeSet;
 
-constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                             KILN_TYPE_INT64};
-constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
-                                               KILN_TYPE_INT32};
-constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
+constexpr TypeSet kFloatIntTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                 KILN_TYPE_INT64};
+constexpr TypeSet kFloatInt32Types{KILN_TYPE_FLOAT32, KILN_TYPE_INT32};
+constexpr TypeSet kFloatTypes{KILN_TYPE_FLOAT32};
 
 // Integer arithmetic wraps (two's complement) instead of overflowing into
 // undefined behaviour, matching what TFLite's kernels produce in practice.
@@ -68,8 +68,7 @@ enum class OperandCheck {
 };
 
 struct AddOp {
-  static constexpr const char* kName = "ADD";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -80,8 +79,7 @@ struct AddOp {
 };
 
 struct SubOp {
-  static constexpr const char* kName = "SUB";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -92,8 +90,7 @@ struct SubOp {
 };
 
 struct MulOp {
-  static constexpr const char* kName = "MUL";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -106,8 +103,7 @@ struct MulOp {
 // Float division follows IEEE (x/0 = +-inf, 0/0 = NaN); integer division
 // truncates and a zero divisor fails the invoke, as in TFLite.
 struct DivOp {
-  static constexpr const char* kName = "DIV";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = true;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
   template <typename T>
@@ -118,8 +114,7 @@ struct DivOp {
 };
 
 struct SquaredDifferenceOp {
-  static constexpr const char* kName = "SQUARED_DIFFERENCE";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -135,8 +130,7 @@ struct SquaredDifferenceOp {
 
 // As TFLite: x > y ? x : y (a NaN in x yields y).
 struct MaximumOp {
-  static constexpr const char* kName = "MAXIMUM";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -146,8 +140,7 @@ struct MaximumOp {
 };
 
 struct MinimumOp {
-  static constexpr const char* kName = "MINIMUM";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -159,8 +152,7 @@ struct MinimumOp {
 // Float: std::pow. INT32: exact integer power (wrapping); a negative exponent
 // fails the invoke, as in TFLite.
 struct PowOp {
-  static constexpr const char* kName = "POW";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr TypeSet kTypes = kFloatInt32Types;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonNegativeIntExp;
   template <typename T>
@@ -181,8 +173,7 @@ struct PowOp {
 // floor(x / y). A zero divisor fails the invoke for every type, float
 // included, as in TFLite (whose kernel validates the whole denominator).
 struct FloorDivOp {
-  static constexpr const char* kName = "FLOOR_DIV";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroDivisor;
   template <typename T>
@@ -199,8 +190,7 @@ struct FloorDivOp {
 // x - floor(x / y) * y: the result takes the sign of y (Python/TFLite).
 // Float: NaN for y == 0. Integer: a zero divisor fails.
 struct FloorModOp {
-  static constexpr const char* kName = "FLOOR_MOD";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr TypeSet kTypes = kFloatIntTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNonZeroIntegerDivisor;
   template <typename T>
@@ -217,8 +207,7 @@ struct FloorModOp {
 
 // atan2(input 0, input 1), i.e. atan2(y, x).
 struct Atan2Op {
-  static constexpr const char* kName = "ATAN2";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr TypeSet kTypes = kFloatTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -229,8 +218,7 @@ struct Atan2Op {
 
 // x >= 0 ? x : alpha * x, alpha (input 1) broadcast against x.
 struct PreluOp {
-  static constexpr const char* kName = "PRELU";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr TypeSet kTypes = kFloatTypes;
   static constexpr bool kFusedActivation = false;
   static constexpr OperandCheck kCheck = OperandCheck::kNone;
   template <typename T>
@@ -257,75 +245,31 @@ struct BinaryState {
   QuantizedAddParams quantized;  // set only for UINT8/INT8 ADD
 };
 
-const char* ActivationName(int64_t activation) {
-  switch (activation) {
-    case KILN_ACTIVATION_NONE:
-      return "NONE";
-    case KILN_ACTIVATION_RELU:
-      return "RELU";
-    case KILN_ACTIVATION_RELU_N1_TO_1:
-      return "RELU_N1_TO_1";
-    case KILN_ACTIVATION_RELU6:
-      return "RELU6";
-    case KILN_ACTIVATION_TANH:
-      return "TANH";
-    case KILN_ACTIVATION_SIGN_BIT:
-      return "SIGN_BIT";
-    default:
-      return "UNKNOWN";
-  }
-}
-
-// Reads the per-tensor scale and zero point of quantized tensor `t`.
-KilnStatus ReadPerTensorQuantization(KernelContext& k, const char* op,
-                                     const char* role, int32_t index,
-                                     const Tensor& t, float* scale,
-                                     int32_t* zero_point) {
-  KilnQuantizationParams q{};
-  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &q));
-  if (q.num_channels != 1 || q.scales == nullptr || q.zero_points == nullptr) {
-    return k.Fail(
-        KILN_STATUS_INVALID_ARGUMENT, op, ": ", Describe(role, index, t),
-        " has type ", sdk::TypeName(t.type()), " but ",
-        q.num_channels == 0 ? "no quantization parameters"
-                            : "per-channel quantization",
-        "; quantized ", op, " needs one scale and zero point per tensor");
-  }
-  if (!(q.scales[0] > 0.f) || !std::isfinite(q.scales[0])) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ",
-                  Describe(role, index, t), " has scale ", q.scales[0],
-                  "; quantization scales must be finite and positive");
-  }
-  *scale = q.scales[0];
-  *zero_point = static_cast<int32_t>(q.zero_points[0]);
-  return KILN_STATUS_OK;
-}
-
 // Prepare of UINT8/INT8 ADD: both inputs and the output share the type
 // (checked by the caller); fused activation must be a clamp.
 KilnStatus QuantizedAddPrepare(KernelContext& k, BinaryState& state) {
-  constexpr const char* op = "ADD";
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  float scale_a = 0, scale_b = 0, scale_out = 0;
-  int32_t zp_a = 0, zp_b = 0, zp_out = 0;
+  sdk::TensorQuantization qa, qb, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "input", 0, a, &scale_a, &zp_a));
+      sdk::ReadQuantization(k, Input(0), sdk::kPerTensor, &qa));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "input", 1, b, &scale_b, &zp_b));
+      sdk::ReadQuantization(k, Input(1), sdk::kPerTensor, &qb));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadPerTensorQuantization(k, op, "output", 0, out, &scale_out, &zp_out));
-  const int64_t act =
-      k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+      sdk::ReadQuantization(k, Output(0), sdk::kPerTensor, &qout));
+  const float scale_a = qa.scales[0], scale_b = qb.scales[0];
+  const float scale_out = qout.scales[0];
+  const int32_t zp_a = qa.zero_points[0], zp_b = qb.zero_points[0];
+  const int32_t zp_out = qout.zero_points[0];
+  int64_t act = KILN_ACTIVATION_NONE;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadFusedActivation(k, state.type, &act));
   const bool is_uint8 = state.type == KILN_TYPE_UINT8;
   const int32_t qmin = is_uint8 ? 0 : -128, qmax = is_uint8 ? 255 : 127;
   QuantizedAddParams& p = state.quantized;
   if (!QuantizedActivationRange(act, scale_out, zp_out, qmin, qmax,
                                 &p.activation_min, &p.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": fused activation ",
-                  ActivationName(act), " is not defined for quantized ",
-                  sdk::TypeName(state.type),
-                  " outputs; quantized ADD supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
+    return k.Fail(KILN_STATUS_INTERNAL,
+                  "ADD: no quantized range for fused "
+                  "activation ",
+                  sdk::ActivationName(act));
   }
   state.activation = act;
   p.input0_offset = -zp_a;
@@ -343,24 +287,22 @@ KilnStatus QuantizedAddPrepare(KernelContext& k, BinaryState& state) {
        static_cast<double>(scale_out));
   p.output_multiplier = QuantizeMultiplier(real_output_multiplier);
   if (p.output_multiplier.shift > 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output '", out.name(),
-                  "' scale ", scale_out, " is too small for inputs of scale ",
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, Output(0)),
+                  " has scale ", scale_out, ", too small for inputs of scale ",
                   scale_a, " and ", scale_b,
                   " (the output rescale factor must be below 1); requantize "
                   "the model");
   }
-  return elementwise::PrepareBroadcast(k, op, 2, &state.plan);
+  return elementwise::PrepareBroadcast(k, 2, &state.plan);
 }
 
 template <typename T>
 KilnStatus RunQuantizedAdd(KernelContext& k, const BinaryState& state) {
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const T *pa = nullptr, *pb = nullptr;
+  T* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(0), &pa));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(1), &pb));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Output(0), &po));
   const QuantizedAddParams& p = state.quantized;
   BroadcastBinary(state.plan, pa, pb, po, [&p](T x, T y) {
     constexpr int32_t kScale = 1 << QuantizedAddParams::kLeftShift;
@@ -381,58 +323,33 @@ KilnStatus RunQuantizedAdd(KernelContext& k, const BinaryState& state) {
 
 template <typename Op>
 KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  if constexpr (std::is_same_v<Op, AddOp>) {
-    if (a.type() == KILN_TYPE_UINT8 || a.type() == KILN_TYPE_INT8) {
-      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
-          k, Op::kName, "input", 1, b, "input", 0, a));
-      KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(
-          k, Op::kName, "output", 0, out, "input", 0, a));
-      state.type = a.type();
-      return QuantizedAddPrepare(k, state);
-    }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
+  const KilnTensorType type = k.input(0).type();
+  constexpr bool kQuantizedAdd = std::is_same_v<Op, AddOp>;
+  if (!(kQuantizedAdd && (type == KILN_TYPE_UINT8 || type == KILN_TYPE_INT8))) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, Input(0), Op::kTypes));
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectSameType(k, Op::kName, "input", 1, b, "input", 0, a));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(k, Op::kName, "output",
-                                                       0, out, "input", 0, a));
-  state.type = a.type();
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(k, Input(1), Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectSameType(k, Output(0), Input(0)));
+  state.type = type;
+  if (type == KILN_TYPE_UINT8 || type == KILN_TYPE_INT8) {
+    return QuantizedAddPrepare(k, state);
+  }
   state.activation = KILN_ACTIVATION_NONE;
   if constexpr (Op::kFusedActivation) {
-    const int64_t act =
-        k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-    if (!IsSupportedActivation(act)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
-                    ": unknown fused activation ", act,
-                    "; expected NONE, RELU, RELU_N1_TO_1, RELU6, TANH or "
-                    "SIGN_BIT");
-    }
-    int64_t lo = 0, hi = 0;
-    if (state.type != KILN_TYPE_FLOAT32 &&
-        !ActivationClampRange<int64_t>(act, &lo, &hi)) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName,
-                    ": fused activation ", ActivationName(act),
-                    " is not defined for ", sdk::TypeName(state.type),
-                    " outputs; integer types support NONE, RELU, "
-                    "RELU_N1_TO_1 and RELU6");
-    }
-    state.activation = act;
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ReadFusedActivation(k, state.type, &state.activation));
   }
-  return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+  return elementwise::PrepareBroadcast(k, 2, &state.plan);
 }
 
 template <typename Op, typename T>
 KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  T* po = out.data<T>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const T *pa = nullptr, *pb = nullptr;
+  T* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(0), &pa));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Input(1), &pb));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, Output(0), &po));
   constexpr bool kIntegral = std::is_integral_v<T>;
   constexpr bool kCheckZero =
       Op::kCheck == OperandCheck::kNonZeroDivisor ||
@@ -440,18 +357,17 @@ KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
   constexpr bool kCheckNegative =
       kIntegral && Op::kCheck == OperandCheck::kNonNegativeIntExp;
   if constexpr (kCheckZero || kCheckNegative) {
-    const int64_t n = b.num_elements();
+    const int64_t n = k.input(1).num_elements();
     for (int64_t i = 0; i < n; ++i) {
       if (kCheckZero && pb[i] == T(0)) {
-        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
-                      Describe("input", 1, b), " holds 0 at element ", i,
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, Input(1)),
+                      " holds 0 at element ", i,
                       kIntegral ? "; integer division by zero is undefined"
                                 : "; FLOOR_DIV refuses a zero divisor");
       }
       if (kCheckNegative && pb[i] < T(0)) {
-        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Op::kName, ": ",
-                      Describe("input", 1, b), " holds ",
-                      static_cast<int64_t>(pb[i]), " at element ", i,
+        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, Input(1)),
+                      " holds ", static_cast<int64_t>(pb[i]), " at element ", i,
                       "; integer POW needs non-negative exponents");
       }
     }
@@ -470,12 +386,12 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
     case KILN_TYPE_FLOAT32:
       return RunBinary<Op, float>(k, state);
     case KILN_TYPE_INT32:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT32)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT32)) {
         return RunBinary<Op, int32_t>(k, state);
       }
       break;
     case KILN_TYPE_INT64:
-      if constexpr (elementwise::Contains(Op::kTypes, KILN_TYPE_INT64)) {
+      if constexpr (Op::kTypes.contains(KILN_TYPE_INT64)) {
         return RunBinary<Op, int64_t>(k, state);
       }
       break;
@@ -492,7 +408,7 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
     default:
       break;
   }
-  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
                 sdk::TypeName(state.type), " that prepare did not accept");
 }
 

@@ -14,6 +14,7 @@
 
 #include "kernels/elementwise/elementwise_common.h"
 #include "kernels/registry.h"
+#include "kiln/sdk/float16.h"
 
 namespace kiln::cpu {
 namespace {
@@ -21,8 +22,7 @@ namespace {
 using sdk::KernelContext;
 using sdk::Tensor;
 
-constexpr const char* kOp = "CAST";
-constexpr KilnTensorType kCastTypes[] = {
+constexpr sdk::TypeSet kCastTypes{
     KILN_TYPE_FLOAT32, KILN_TYPE_FLOAT16, KILN_TYPE_FLOAT64, KILN_TYPE_INT8,
     KILN_TYPE_INT16,   KILN_TYPE_INT32,   KILN_TYPE_INT64,   KILN_TYPE_UINT8,
     KILN_TYPE_UINT16,  KILN_TYPE_UINT32,  KILN_TYPE_BOOL};
@@ -43,7 +43,7 @@ To FromDouble(double d) {
   if constexpr (std::is_same_v<To, Bool>) {
     return Bool{static_cast<uint8_t>(d != 0.0)};
   } else if constexpr (std::is_same_v<To, Half>) {
-    return Half{elementwise::FloatToHalf(static_cast<float>(d))};
+    return Half{sdk::FloatToHalf(static_cast<float>(d))};
   } else if constexpr (std::is_floating_point_v<To>) {
     return static_cast<To>(d);
   } else {
@@ -61,7 +61,7 @@ To FromDouble(double d) {
 template <typename To, typename From>
 To Convert(From x) {
   if constexpr (std::is_same_v<From, Half>) {
-    return FromDouble<To>(elementwise::HalfToFloat(x.bits));
+    return FromDouble<To>(sdk::HalfToFloat(x.bits));
   } else if constexpr (std::is_same_v<From, Bool>) {
     return Convert<To>(static_cast<uint8_t>(x.byte != 0 ? 1 : 0));
   } else if constexpr (std::is_floating_point_v<From>) {
@@ -71,7 +71,7 @@ To Convert(From x) {
     if constexpr (std::is_same_v<To, Bool>) {
       return Bool{static_cast<uint8_t>(x != 0)};
     } else if constexpr (std::is_same_v<To, Half>) {
-      return Half{elementwise::FloatToHalf(static_cast<float>(x))};
+      return Half{sdk::FloatToHalf(static_cast<float>(x))};
     } else {
       return static_cast<To>(x);  // int->int wraps; int->float rounds
     }
@@ -148,29 +148,26 @@ CastFn FindCast(KilnTensorType from, KilnTensorType to) {
 }
 
 KilnStatus CastPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, kOp, 1, 1));
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "input", 0, in, kCastTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "output", 0, out, kCastTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kCastTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Output(0), kCastTypes));
   std::vector<int32_t> shape;
-  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
-  return k.Resize(out, shape);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0), &shape));
+  return k.Resize(k.output(0), shape);
 }
 
 KilnStatus CastInvoke(KernelContext& k) {
   const Tensor in = k.input(0), out = k.output(0);
   const CastFn cast = FindCast(in.type(), out.type());
   if (cast == nullptr) {
-    return k.Fail(KILN_STATUS_INTERNAL, kOp, ": invoke reached ",
+    return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached ",
                   sdk::TypeName(in.type()), " -> ", sdk::TypeName(out.type()),
                   " that prepare did not accept");
   }
   const void* pi = in.data<void>();
   void* po = out.data<void>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, in, pi));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pi));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   cast(pi, po, out.num_elements());
   return KILN_STATUS_OK;
 }

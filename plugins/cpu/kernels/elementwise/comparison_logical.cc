@@ -12,78 +12,68 @@
 namespace kiln::cpu {
 namespace {
 
-using elementwise::TypeList;
 using sdk::KernelContext;
-using sdk::Tensor;
 
-constexpr KilnTensorType kOrderedTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                            KILN_TYPE_INT64};
-constexpr KilnTensorType kEqualityTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                             KILN_TYPE_INT64, KILN_TYPE_BOOL};
-constexpr KilnTensorType kBoolTypes[] = {KILN_TYPE_BOOL};
-constexpr KilnTensorType kSelectTypes[] = {
+constexpr sdk::TypeSet kOrderedTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                     KILN_TYPE_INT64};
+constexpr sdk::TypeSet kEqualityTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                      KILN_TYPE_INT64, KILN_TYPE_BOOL};
+constexpr sdk::TypeSet kBoolTypes{KILN_TYPE_BOOL};
+constexpr sdk::TypeSet kSelectTypes{
     KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64, KILN_TYPE_BOOL,
     KILN_TYPE_UINT8,   KILN_TYPE_INT8,  KILN_TYPE_INT16};
 
 struct LessOp {
-  static constexpr const char* kName = "LESS";
-  static constexpr TypeList kTypes = kOrderedTypes;
+  static constexpr sdk::TypeSet kTypes = kOrderedTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x < y;
   }
 };
 struct LessEqualOp {
-  static constexpr const char* kName = "LESS_EQUAL";
-  static constexpr TypeList kTypes = kOrderedTypes;
+  static constexpr sdk::TypeSet kTypes = kOrderedTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x <= y;
   }
 };
 struct GreaterOp {
-  static constexpr const char* kName = "GREATER";
-  static constexpr TypeList kTypes = kOrderedTypes;
+  static constexpr sdk::TypeSet kTypes = kOrderedTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x > y;
   }
 };
 struct GreaterEqualOp {
-  static constexpr const char* kName = "GREATER_EQUAL";
-  static constexpr TypeList kTypes = kOrderedTypes;
+  static constexpr sdk::TypeSet kTypes = kOrderedTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x >= y;
   }
 };
 struct EqualOp {
-  static constexpr const char* kName = "EQUAL";
-  static constexpr TypeList kTypes = kEqualityTypes;
+  static constexpr sdk::TypeSet kTypes = kEqualityTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x == y;
   }
 };
 struct NotEqualOp {
-  static constexpr const char* kName = "NOT_EQUAL";
-  static constexpr TypeList kTypes = kEqualityTypes;
+  static constexpr sdk::TypeSet kTypes = kEqualityTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x != y;
   }
 };
 struct LogicalAndOp {
-  static constexpr const char* kName = "LOGICAL_AND";
-  static constexpr TypeList kTypes = kBoolTypes;
+  static constexpr sdk::TypeSet kTypes = kBoolTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x && y;
   }
 };
 struct LogicalOrOp {
-  static constexpr const char* kName = "LOGICAL_OR";
-  static constexpr TypeList kTypes = kBoolTypes;
+  static constexpr sdk::TypeSet kTypes = kBoolTypes;
   template <typename T>
   static bool Apply(T x, T y) {
     return x || y;
@@ -97,27 +87,22 @@ struct CompareState {
 
 template <typename Op>
 KilnStatus ComparePrepare(KernelContext& k, CompareState& state) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 2, 1));
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), Op::kTypes));
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, a, Op::kTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectSameType(k, Op::kName, "input", 1, b, "input", 0, a));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, Op::kName, "output", 0, out, kBoolTypes));
-  state.type = a.type();
-  return elementwise::PrepareBroadcast(k, Op::kName, 2, &state.plan);
+      sdk::ExpectSameType(k, sdk::Input(1), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Output(0), kBoolTypes));
+  state.type = k.input(0).type();
+  return elementwise::PrepareBroadcast(k, 2, &state.plan);
 }
 
 template <typename Op, typename T>
 KilnStatus RunCompare(KernelContext& k, const CompareState& state) {
-  const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
-  uint8_t* po = out.data<uint8_t>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, a, pa));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, b, pb));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const T *pa = nullptr, *pb = nullptr;
+  uint8_t* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pa));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(1), &pb));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   if constexpr (std::is_same_v<T, uint8_t>) {  // BOOL: normalise the bytes
     BroadcastBinary(state.plan, pa, pb, po, [](uint8_t x, uint8_t y) {
       return static_cast<uint8_t>(Op::template Apply<bool>(x != 0, y != 0));
@@ -132,56 +117,52 @@ KilnStatus RunCompare(KernelContext& k, const CompareState& state) {
 
 template <typename Op>
 KilnStatus CompareInvoke(KernelContext& k, CompareState& state) {
-  constexpr TypeList types = Op::kTypes;
+  constexpr sdk::TypeSet types = Op::kTypes;
   switch (state.type) {
     case KILN_TYPE_FLOAT32:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_FLOAT32)) {
+      if constexpr (types.contains(KILN_TYPE_FLOAT32)) {
         return RunCompare<Op, float>(k, state);
       }
       break;
     case KILN_TYPE_INT32:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_INT32)) {
+      if constexpr (types.contains(KILN_TYPE_INT32)) {
         return RunCompare<Op, int32_t>(k, state);
       }
       break;
     case KILN_TYPE_INT64:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_INT64)) {
+      if constexpr (types.contains(KILN_TYPE_INT64)) {
         return RunCompare<Op, int64_t>(k, state);
       }
       break;
     case KILN_TYPE_BOOL:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_BOOL)) {
+      if constexpr (types.contains(KILN_TYPE_BOOL)) {
         return RunCompare<Op, uint8_t>(k, state);
       }
       break;
     default:
       break;
   }
-  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
                 sdk::TypeName(state.type), " that prepare did not accept");
 }
 
 // ---- LOGICAL_NOT ----------------------------------------------------------
 
 KilnStatus LogicalNotPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, "LOGICAL_NOT", 1, 1));
-  const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, "LOGICAL_NOT", "input", 0, in, kBoolTypes));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectTypeIn(k, "LOGICAL_NOT", "output",
-                                                     0, out, kBoolTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kBoolTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Output(0), kBoolTypes));
   std::vector<int32_t> shape;
-  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
-  return k.Resize(out, shape);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0), &shape));
+  return k.Resize(k.output(0), shape);
 }
 
 KilnStatus LogicalNotInvoke(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const uint8_t* pi = in.data<uint8_t>();
-  uint8_t* po = out.data<uint8_t>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, in, pi));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
-  const int64_t n = out.num_elements();
+  const uint8_t* pi = nullptr;
+  uint8_t* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pi));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
+  const int64_t n = k.output(0).num_elements();
   for (int64_t i = 0; i < n; ++i) po[i] = pi[i] == 0 ? 1 : 0;
   return KILN_STATUS_OK;
 }
@@ -194,35 +175,15 @@ struct SelectState {
 };
 
 KilnStatus SelectPrepare(KernelContext& k, SelectState& state) {
-  constexpr const char* kOp = "SELECT_V2";
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, kOp, 3, 1));
-  const Tensor cond = k.input(0), x = k.input(1), y = k.input(2);
-  const Tensor out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 3, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kBoolTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(1), kSelectTypes));
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "input", 0, cond, kBoolTypes));
+      sdk::ExpectSameType(k, sdk::Input(2), sdk::Input(1)));
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "input", 1, x, kSelectTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectSameType(k, kOp, "input", 2, y, "input", 1, x));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectSameType(k, kOp, "output", 0, out, "input", 1, x));
-  switch (x.type()) {
-    case KILN_TYPE_BOOL:
-    case KILN_TYPE_UINT8:
-    case KILN_TYPE_INT8:
-      state.element_size = 1;
-      break;
-    case KILN_TYPE_INT16:
-      state.element_size = 2;
-      break;
-    case KILN_TYPE_INT64:
-      state.element_size = 8;
-      break;
-    default:
-      state.element_size = 4;
-      break;
-  }
-  return elementwise::PrepareBroadcast(k, kOp, 3, &state.plan);
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(1)));
+  state.element_size = sdk::TypeByteSize(k.input(1).type());
+  return elementwise::PrepareBroadcast(k, 3, &state.plan);
 }
 
 // Copies elements as raw bits of their size: selection never converts.
@@ -244,16 +205,13 @@ void RunSelect(const BroadcastPlan& plan, const uint8_t* cond, const Bits* x,
 }
 
 KilnStatus SelectInvoke(KernelContext& k, SelectState& state) {
-  const Tensor cond = k.input(0), x = k.input(1), y = k.input(2);
-  const Tensor out = k.output(0);
-  const uint8_t* pc = cond.data<uint8_t>();
-  const void* px = x.data<void>();
-  const void* py = y.data<void>();
-  void* po = out.data<void>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, cond, pc));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 1, x, px));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 2, y, py));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const uint8_t* pc = nullptr;
+  const void *px = nullptr, *py = nullptr;
+  void* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pc));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(1), &px));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(2), &py));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   switch (state.element_size) {
     case 1:
       RunSelect(state.plan, pc, static_cast<const uint8_t*>(px),

@@ -17,117 +17,46 @@
 
 #include "kernels/elementwise/elementwise_common.h"
 #include "kernels/registry.h"
+#include "kiln/sdk/float16.h"
 
 namespace kiln::cpu {
 namespace {
 
-using elementwise::Describe;
 using sdk::KernelContext;
 using sdk::Tensor;
 
-constexpr KilnTensorType kQuantizedTypes[] = {KILN_TYPE_INT8, KILN_TYPE_UINT8,
-                                              KILN_TYPE_INT16};
-constexpr KilnTensorType kQuantizeInputTypes[] = {
-    KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16};
-constexpr KilnTensorType kDequantizeInputTypes[] = {
+constexpr sdk::TypeSet kQuantizedTypes{KILN_TYPE_INT8, KILN_TYPE_UINT8,
+                                       KILN_TYPE_INT16};
+constexpr sdk::TypeSet kQuantizeInputTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT8,
+                                           KILN_TYPE_UINT8, KILN_TYPE_INT16};
+constexpr sdk::TypeSet kDequantizeInputTypes{
     KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16, KILN_TYPE_FLOAT16};
-constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
+constexpr sdk::TypeSet kFloatTypes{KILN_TYPE_FLOAT32};
 
-// Validated affine parameters of one tensor. Pointers are owned by the host
-// and stay valid as long as the tensor handle (i.e. for the node's life).
-struct AffineParams {
-  int32_t num_channels = 0;  // 1: per-tensor
-  int32_t axis = 0;
-  int64_t inner = 1;  // elements per step along `axis`
-  const float* scales = nullptr;
-  const int64_t* zero_points = nullptr;
+// Validated affine parameters of one tensor, with the number of elements
+// per step along the quantized dimension.
+struct AffineParams : sdk::TensorQuantization {
+  int64_t inner = 1;
 };
 
-void TypeRange(KilnTensorType type, int64_t* lo, int64_t* hi) {
-  switch (type) {
-    case KILN_TYPE_INT8:
-      *lo = std::numeric_limits<int8_t>::min();
-      *hi = std::numeric_limits<int8_t>::max();
-      break;
-    case KILN_TYPE_UINT8:
-      *lo = 0;
-      *hi = std::numeric_limits<uint8_t>::max();
-      break;
-    default:
-      *lo = std::numeric_limits<int16_t>::min();
-      *hi = std::numeric_limits<int16_t>::max();
-      break;
-  }
-}
-
-// Reads and validates the quantization of `t`. `per_channel_ok` allows more
-// than one channel.
-KilnStatus ReadAffine(KernelContext& k, const char* op, const char* role,
-                      int32_t index, const Tensor& t, bool per_channel_ok,
+// Reads and validates the quantization of operand `o`. `per_channel_ok`
+// allows one channel per element of any dimension.
+KilnStatus ReadAffine(KernelContext& k, sdk::Operand o, bool per_channel_ok,
                       AffineParams* out) {
-  KilnQuantizationParams q;
-  KILN_SDK_RETURN_IF_ERROR(k.Quantization(t, &q));
-  const std::string who = Describe(role, index, t);
-  if (q.num_channels <= 0 || q.scales == nullptr || q.zero_points == nullptr) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who, " (",
-                  sdk::TypeName(t.type()),
-                  ") has no quantization parameters; the model must give it "
-                  "a scale and zero point");
-  }
-  for (int32_t c = 0; c < q.num_channels; ++c) {
-    if (!(q.scales[c] > 0.f) || !std::isfinite(q.scales[c])) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who, " has scale ",
-                    q.scales[c], " for channel ", c,
-                    "; scales must be positive and finite");
-    }
-  }
-  int64_t lo = 0, hi = 0;
-  TypeRange(t.type(), &lo, &hi);
-  if (t.type() != KILN_TYPE_FLOAT32) {
-    for (int32_t c = 0; c < q.num_channels; ++c) {
-      if (q.zero_points[c] < lo || q.zero_points[c] > hi) {
-        return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who,
-                      " has zero point ", q.zero_points[c], " for channel ", c,
-                      ", outside the ", sdk::TypeName(t.type()), " range [", lo,
-                      ", ", hi, "]");
-      }
-    }
-  }
-  out->num_channels = q.num_channels;
-  out->axis = 0;
+  const sdk::QuantizationRule rule =
+      per_channel_ok ? sdk::PerChannel(sdk::QuantizationRule::kAnyChannelAxis)
+                     : sdk::kPerTensor;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadQuantization(k, o, rule, out));
+  const Tensor t = sdk::TensorOf(k, o);
   out->inner = 1;
-  out->scales = q.scales;
-  out->zero_points = q.zero_points;
-  if (q.num_channels == 1) return KILN_STATUS_OK;
-  if (!per_channel_ok) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who, " has ",
-                  q.num_channels,
-                  " per-channel scales; only per-tensor quantization is "
-                  "supported here");
-  }
-  const int32_t rank = t.rank();
-  if (q.quantized_dimension < 0 || q.quantized_dimension >= rank) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who,
-                  " has quantized_dimension ", q.quantized_dimension,
-                  " outside its rank ", rank);
-  }
-  if (t.dim(q.quantized_dimension) != q.num_channels) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": ", who, " has ",
-                  q.num_channels, " per-channel scales but dimension ",
-                  q.quantized_dimension, " has extent ",
-                  t.dim(q.quantized_dimension));
-  }
-  out->axis = q.quantized_dimension;
-  for (int32_t d = q.quantized_dimension + 1; d < rank; ++d) {
-    out->inner *= t.dim(d);
-  }
+  if (out->per_tensor()) return KILN_STATUS_OK;
+  for (int32_t d = out->axis + 1; d < t.rank(); ++d) out->inner *= t.dim(d);
   return KILN_STATUS_OK;
 }
 
 int32_t ChannelOf(const AffineParams& p, int64_t i) {
-  return p.num_channels == 1
-             ? 0
-             : static_cast<int32_t>((i / p.inner) % p.num_channels);
+  return p.per_tensor() ? 0
+                        : static_cast<int32_t>((i / p.inner) % p.channels());
 }
 
 // ---- QUANTIZE -------------------------------------------------------------
@@ -138,22 +67,20 @@ struct QuantizeState {
 };
 
 KilnStatus QuantizePrepare(KernelContext& k, QuantizeState& state) {
-  constexpr const char* kOp = "QUANTIZE";
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, kOp, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
   const Tensor in = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "input", 0, in, kQuantizeInputTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "output", 0, out, kQuantizedTypes));
+      sdk::ExpectType(k, sdk::Input(0), kQuantizeInputTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Output(0), kQuantizedTypes));
   std::vector<int32_t> shape;
-  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0), &shape));
   KILN_SDK_RETURN_IF_ERROR(k.Resize(out, shape));
   const bool requantize = in.type() != KILN_TYPE_FLOAT32;
-  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, kOp, "output", 0, out,
+  KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Output(0),
                                       /*per_channel_ok=*/!requantize,
                                       &state.out_params));
   if (requantize) {
-    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, kOp, "input", 0, in,
+    KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(0),
                                         /*per_channel_ok=*/false,
                                         &state.in_params));
   }
@@ -211,10 +138,10 @@ void QuantizeFrom(const Tensor& in, const Tensor& out, int64_t n,
 
 KilnStatus QuantizeInvoke(KernelContext& k, QuantizeState& state) {
   const Tensor in = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectData(k, "input", 0, in, in.data<void>()));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectData(k, "output", 0, out, out.data<void>()));
+  const void* pi = nullptr;
+  void* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pi));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   const int64_t n = out.num_elements();
   switch (in.type()) {
     case KILN_TYPE_FLOAT32:
@@ -240,25 +167,22 @@ struct DequantizeState {
 };
 
 KilnStatus DequantizePrepare(KernelContext& k, DequantizeState& state) {
-  constexpr const char* kOp = "DEQUANTIZE";
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, kOp, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
   const Tensor in = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "input", 0, in, kDequantizeInputTypes));
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, kOp, "output", 0, out, kFloatTypes));
+      sdk::ExpectType(k, sdk::Input(0), kDequantizeInputTypes));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Output(0), kFloatTypes));
   std::vector<int32_t> shape;
-  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0), &shape));
   KILN_SDK_RETURN_IF_ERROR(k.Resize(out, shape));
   if (in.type() == KILN_TYPE_FLOAT16) return KILN_STATUS_OK;
-  return ReadAffine(k, kOp, "input", 0, in, /*per_channel_ok=*/true,
-                    &state.params);
+  return ReadAffine(k, sdk::Input(0), /*per_channel_ok=*/true, &state.params);
 }
 
 template <typename In>
 void DequantizeLoop(const In* in, float* out, int64_t n,
                     const AffineParams& p) {
-  if (p.num_channels == 1) {
+  if (p.per_tensor()) {
     const float scale = p.scales[0];
     const int64_t zero_point = p.zero_points[0];
     for (int64_t i = 0; i < n; ++i) {
@@ -277,14 +201,14 @@ void DequantizeLoop(const In* in, float* out, int64_t n,
 KilnStatus DequantizeInvoke(KernelContext& k, DequantizeState& state) {
   const Tensor in = k.input(0), out = k.output(0);
   float* po = out.data<float>();
-  KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectData(k, "input", 0, in, in.data<void>()));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const void* pi = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pi));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   const int64_t n = out.num_elements();
   switch (in.type()) {
     case KILN_TYPE_FLOAT16: {
-      const uint16_t* pi = in.data<uint16_t>();
-      for (int64_t i = 0; i < n; ++i) po[i] = elementwise::HalfToFloat(pi[i]);
+      const uint16_t* half = in.data<uint16_t>();
+      for (int64_t i = 0; i < n; ++i) po[i] = sdk::HalfToFloat(half[i]);
       break;
     }
     case KILN_TYPE_INT8:

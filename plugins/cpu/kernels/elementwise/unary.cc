@@ -14,15 +14,12 @@
 namespace kiln::cpu {
 namespace {
 
-using elementwise::TypeList;
 using sdk::KernelContext;
-using sdk::Tensor;
 
-constexpr KilnTensorType kFloatTypes[] = {KILN_TYPE_FLOAT32};
-constexpr KilnTensorType kFloatInt32Types[] = {KILN_TYPE_FLOAT32,
-                                               KILN_TYPE_INT32};
-constexpr KilnTensorType kFloatIntTypes[] = {KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
-                                             KILN_TYPE_INT64};
+constexpr sdk::TypeSet kFloatTypes{KILN_TYPE_FLOAT32};
+constexpr sdk::TypeSet kFloatInt32Types{KILN_TYPE_FLOAT32, KILN_TYPE_INT32};
+constexpr sdk::TypeSet kFloatIntTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                      KILN_TYPE_INT64};
 
 // Node options some unary ops read (once per invoke, never per element).
 struct UnaryParams {
@@ -41,8 +38,7 @@ T WrapNegate(T x) {
 }
 
 struct AbsOp : NoParams {
-  static constexpr const char* kName = "ABS";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr sdk::TypeSet kTypes = kFloatInt32Types;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     if constexpr (std::is_integral_v<T>) return x < 0 ? WrapNegate(x) : x;
@@ -50,8 +46,7 @@ struct AbsOp : NoParams {
   }
 };
 struct NegOp : NoParams {
-  static constexpr const char* kName = "NEG";
-  static constexpr TypeList kTypes = kFloatIntTypes;
+  static constexpr sdk::TypeSet kTypes = kFloatIntTypes;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     if constexpr (std::is_integral_v<T>) return WrapNegate(x);
@@ -59,43 +54,39 @@ struct NegOp : NoParams {
   }
 };
 
-#define KILN_FLOAT_UNARY_OP(Struct, kOpName, expr)  \
-  struct Struct : NoParams {                        \
-    static constexpr const char* kName = kOpName;   \
-    static constexpr TypeList kTypes = kFloatTypes; \
-    template <typename T>                           \
-    static T Apply(T x, const UnaryParams&) {       \
-      return expr;                                  \
-    }                                               \
+#define KILN_FLOAT_UNARY_OP(Struct, expr)               \
+  struct Struct : NoParams {                            \
+    static constexpr sdk::TypeSet kTypes = kFloatTypes; \
+    template <typename T>                               \
+    static T Apply(T x, const UnaryParams&) {           \
+      return expr;                                      \
+    }                                                   \
   }
 
-KILN_FLOAT_UNARY_OP(ExpOp, "EXP", std::exp(x));
-KILN_FLOAT_UNARY_OP(LogOp, "LOG", std::log(x));
-KILN_FLOAT_UNARY_OP(SqrtOp, "SQRT", std::sqrt(x));
-KILN_FLOAT_UNARY_OP(RsqrtOp, "RSQRT", T(1) / std::sqrt(x));
-KILN_FLOAT_UNARY_OP(SquareOp, "SQUARE", x* x);
-KILN_FLOAT_UNARY_OP(SinOp, "SIN", std::sin(x));
-KILN_FLOAT_UNARY_OP(CosOp, "COS", std::cos(x));
-KILN_FLOAT_UNARY_OP(FloorOp, "FLOOR", std::floor(x));
-KILN_FLOAT_UNARY_OP(CeilOp, "CEIL", std::ceil(x));
-KILN_FLOAT_UNARY_OP(TanhOp, "TANH", std::tanh(x));
+KILN_FLOAT_UNARY_OP(ExpOp, std::exp(x));
+KILN_FLOAT_UNARY_OP(LogOp, std::log(x));
+KILN_FLOAT_UNARY_OP(SqrtOp, std::sqrt(x));
+KILN_FLOAT_UNARY_OP(RsqrtOp, T(1) / std::sqrt(x));
+KILN_FLOAT_UNARY_OP(SquareOp, x* x);
+KILN_FLOAT_UNARY_OP(SinOp, std::sin(x));
+KILN_FLOAT_UNARY_OP(CosOp, std::cos(x));
+KILN_FLOAT_UNARY_OP(FloorOp, std::floor(x));
+KILN_FLOAT_UNARY_OP(CeilOp, std::ceil(x));
+KILN_FLOAT_UNARY_OP(TanhOp, std::tanh(x));
 // Clamps let NaN through, as TFLite's reference kernels do.
-KILN_FLOAT_UNARY_OP(ReluOp, "RELU", x < T(0) ? T(0) : x);
-KILN_FLOAT_UNARY_OP(Relu6Op, "RELU6", x < T(0) ? T(0) : (x > T(6) ? T(6) : x));
-KILN_FLOAT_UNARY_OP(ReluN1To1Op, "RELU_N1_TO_1",
-                    x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x));
-KILN_FLOAT_UNARY_OP(Relu0To1Op, "RELU_0_TO_1",
-                    x < T(0) ? T(0) : (x > T(1) ? T(1) : x));
-KILN_FLOAT_UNARY_OP(EluOp, "ELU", x < T(0) ? std::expm1(x) : x);
+KILN_FLOAT_UNARY_OP(ReluOp, x < T(0) ? T(0) : x);
+KILN_FLOAT_UNARY_OP(Relu6Op, x < T(0) ? T(0) : (x > T(6) ? T(6) : x));
+KILN_FLOAT_UNARY_OP(ReluN1To1Op, x < T(-1) ? T(-1) : (x > T(1) ? T(1) : x));
+KILN_FLOAT_UNARY_OP(Relu0To1Op, x < T(0) ? T(0) : (x > T(1) ? T(1) : x));
+KILN_FLOAT_UNARY_OP(EluOp, x < T(0) ? std::expm1(x) : x);
 // x * relu6(x + 3) / 6
-KILN_FLOAT_UNARY_OP(HardSwishOp, "HARD_SWISH",
+KILN_FLOAT_UNARY_OP(HardSwishOp,
                     x* std::fmin(std::fmax(x + T(3), T(0)), T(6)) / T(6));
 #undef KILN_FLOAT_UNARY_OP
 
 // Round half to even (banker's rounding), as TFLite's ROUND.
 struct RoundOp : NoParams {
-  static constexpr const char* kName = "ROUND";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr sdk::TypeSet kTypes = kFloatTypes;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     const T floor = std::floor(x);
@@ -108,8 +99,7 @@ struct RoundOp : NoParams {
 
 // -1, 0 or 1 (NaN gives 0, as TFLite's (0 < x) - (x < 0)).
 struct SignOp : NoParams {
-  static constexpr const char* kName = "SIGN";
-  static constexpr TypeList kTypes = kFloatInt32Types;
+  static constexpr sdk::TypeSet kTypes = kFloatInt32Types;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     return static_cast<T>((T(0) < x) - (x < T(0)));
@@ -118,8 +108,7 @@ struct SignOp : NoParams {
 
 // 1 / (1 + exp(-x)), evaluated without overflow for large |x|.
 struct LogisticOp : NoParams {
-  static constexpr const char* kName = "LOGISTIC";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr sdk::TypeSet kTypes = kFloatTypes;
   template <typename T>
   static T Apply(T x, const UnaryParams&) {
     if (x >= T(0)) return T(1) / (T(1) + std::exp(-x));
@@ -130,8 +119,7 @@ struct LogisticOp : NoParams {
 
 // x > 0 ? x : alpha * x (option ALPHA, default 0).
 struct LeakyReluOp {
-  static constexpr const char* kName = "LEAKY_RELU";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr sdk::TypeSet kTypes = kFloatTypes;
   static UnaryParams Read(const KernelContext& k) {
     UnaryParams p;
     p.alpha = k.OptionFloat(KILN_OPTION_ALPHA, 0.f);
@@ -146,8 +134,7 @@ struct LeakyReluOp {
 // Exact: 0.5x(1 + erf(x/sqrt(2))). Option APPROXIMATE (default false):
 // 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))).
 struct GeluOp {
-  static constexpr const char* kName = "GELU";
-  static constexpr TypeList kTypes = kFloatTypes;
+  static constexpr sdk::TypeSet kTypes = kFloatTypes;
   static UnaryParams Read(const KernelContext& k) {
     UnaryParams p;
     p.approximate = k.OptionInt(KILN_OPTION_APPROXIMATE, 0) != 0;
@@ -167,51 +154,48 @@ struct GeluOp {
 
 template <typename Op>
 KilnStatus UnaryPrepare(KernelContext& k) {
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectArity(k, Op::kName, 1, 1));
-  const Tensor in = k.input(0), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), Op::kTypes));
   KILN_SDK_RETURN_IF_ERROR(
-      elementwise::ExpectTypeIn(k, Op::kName, "input", 0, in, Op::kTypes));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectSameType(k, Op::kName, "output",
-                                                       0, out, "input", 0, in));
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
   std::vector<int32_t> shape;
-  KILN_SDK_RETURN_IF_ERROR(elementwise::KnownShape(k, "input", 0, in, &shape));
-  return k.Resize(out, shape);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0), &shape));
+  return k.Resize(k.output(0), shape);
 }
 
 template <typename Op, typename T>
 KilnStatus RunUnary(KernelContext& k) {
-  const Tensor in = k.input(0), out = k.output(0);
-  const T* pi = in.data<T>();
-  T* po = out.data<T>();
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "input", 0, in, pi));
-  KILN_SDK_RETURN_IF_ERROR(elementwise::ExpectData(k, "output", 0, out, po));
+  const T* pi = nullptr;
+  T* po = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &pi));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   const UnaryParams params = Op::Read(k);
-  const int64_t n = out.num_elements();
+  const int64_t n = k.output(0).num_elements();
   for (int64_t i = 0; i < n; ++i) po[i] = Op::template Apply<T>(pi[i], params);
   return KILN_STATUS_OK;
 }
 
 template <typename Op>
 KilnStatus UnaryInvoke(KernelContext& k) {
-  constexpr TypeList types = Op::kTypes;
+  constexpr sdk::TypeSet types = Op::kTypes;
   const KilnTensorType type = k.input(0).type();
   switch (type) {
     case KILN_TYPE_FLOAT32:
       return RunUnary<Op, float>(k);
     case KILN_TYPE_INT32:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_INT32)) {
+      if constexpr (types.contains(KILN_TYPE_INT32)) {
         return RunUnary<Op, int32_t>(k);
       }
       break;
     case KILN_TYPE_INT64:
-      if constexpr (elementwise::Contains(types, KILN_TYPE_INT64)) {
+      if constexpr (types.contains(KILN_TYPE_INT64)) {
         return RunUnary<Op, int64_t>(k);
       }
       break;
     default:
       break;
   }
-  return k.Fail(KILN_STATUS_INTERNAL, Op::kName, ": invoke reached type ",
+  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
                 sdk::TypeName(type), " that prepare did not accept");
 }
 

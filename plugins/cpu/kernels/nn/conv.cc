@@ -17,6 +17,7 @@ namespace {
 
 constexpr const char* kQuantNote =
     "quantized and hybrid variants are not implemented";
+constexpr sdk::Operand kFilter = sdk::Input(1, "filter");
 // Target size of one im2col / col2im scratch chunk, in floats.
 constexpr int64_t kScratchFloats = 64 * 1024;
 
@@ -26,18 +27,32 @@ int32_t ChunkRows(int64_t row_floats, int32_t total_rows) {
   return static_cast<int32_t>(std::min<int64_t>(rows, std::max(total_rows, 1)));
 }
 
-KilnStatus CheckBias(KernelContext& k, const char* op, const Tensor& bias,
-                     int32_t channels) {
-  if (!bias.present()) return KILN_STATUS_OK;
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-  if (bias.num_elements() != channels || bias.rank() != 1) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                  "' has shape ", ShapeString(bias.shape()), ", expected [",
-                  channels, "] (one value per output channel)");
+// Checks the optional bias (input `index`): type `type`, shape [channels].
+KilnStatus CheckBias(KernelContext& k, int32_t index, int32_t channels,
+                     KilnTensorType type, const char* note) {
+  const sdk::Operand bias = sdk::Input(index, "bias");
+  if (k.num_inputs() <= index || !k.input(index).present()) {
+    return KILN_STATUS_OK;
   }
-  return KILN_STATUS_OK;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, bias, {type}, note));
+  return sdk::ExpectShape(k, bias, {channels}, "one value per output channel");
+}
+
+// Checks CONV_2D and DEPTHWISE_CONV_2D share: FLOAT32 input, filter and
+// output (when `float_types`; the int8 path checks its own), 4-D input and
+// filter; reads the window options and the fused activation.
+KilnStatus PrepareConvCommon(KernelContext& k, bool float_types,
+                             WindowParams* window, int64_t* activation) {
+  if (float_types) {
+    for (const sdk::Operand o : {sdk::Input(0), kFilter, sdk::Output(0)}) {
+      KILN_SDK_RETURN_IF_ERROR(
+          sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
+    }
+  }
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kFilter, 4));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, true, window));
+  return sdk::ReadFusedActivation(k, k.output(0).type(), activation);
 }
 
 bool IsStatic(const Tensor& t) {
@@ -60,21 +75,13 @@ struct ConvState {
 };
 
 KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
-  constexpr const char* op = "CONV_2D";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+      PrepareConvCommon(k, /*float_types=*/true, &s.window, &s.activation));
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -89,7 +96,8 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
                   "; grouped convolution (CONV_2D version 6) is not supported "
                   "by this CPU kernel");
   }
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
+  KILN_SDK_RETURN_IF_ERROR(
+      CheckBias(k, 2, s.out_c, KILN_TYPE_FLOAT32, kQuantNote));
   s.out_h = WindowOutputSize(s.window.padding, s.in_h, s.filter_h,
                              s.window.stride_h, s.window.dilation_h);
   s.out_w = WindowOutputSize(s.window.padding, s.in_w, s.filter_w,
@@ -201,41 +209,22 @@ struct DepthwiseState {
 // Int8 prepare steps that need the channel count: tensor types, bias, and
 // the per-channel requantization multipliers.
 KilnStatus QuantizedDepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
   constexpr const char* kInt8Note =
       "int8 DEPTHWISE_CONV_2D needs INT8 input, filter and output and an "
       "INT32 bias";
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_INT8, kInt8Note));
+      sdk::ExpectType(k, kFilter, {KILN_TYPE_INT8}, kInt8Note));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_INT8, kInt8Note));
-  if (bias.present()) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_INT32, kInt8Note));
-    KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
-    if (bias.num_elements() != s.out_c || bias.rank() != 1) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
-                    "' has shape ", ShapeString(bias.shape()), ", expected [",
-                    s.out_c, "] (one value per output channel)");
-    }
-  }
-  TensorQuantization qin, qf, qout;
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_INT8}, kInt8Note));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "input", input, 0, 0, &qin));
+      CheckBias(k, 2, s.out_c, KILN_TYPE_INT32, kInt8Note));
+  sdk::TensorQuantization qin, qf, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "filter", filter, s.out_c, 3, &qf));
+      sdk::ReadQuantization(k, sdk::Input(0), sdk::kPerTensor, &qin));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadQuantization(
+      k, kFilter, sdk::PerChannel(3, /*symmetric=*/true), &qf));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "output", out, 0, 0, &qout));
-  for (size_t c = 0; c < qf.zero_points.size(); ++c) {
-    if (qf.zero_points[c] != 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": filter '",
-                    filter.name(), "' has zero point ", qf.zero_points[c],
-                    " at channel ", c,
-                    "; int8 filters must be symmetric (zero point 0)");
-    }
-  }
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
   s.input_offset = -qin.zero_points[0];
   s.output_offset = qout.zero_points[0];
   s.multipliers.resize(static_cast<size_t>(s.out_c));
@@ -251,33 +240,21 @@ KilnStatus QuantizedDepthwisePrepare(KernelContext& k, DepthwiseState& s) {
   if (!QuantizedActivationRange(s.activation, qout.scales[0],
                                 qout.zero_points[0], -128, 127,
                                 &s.activation_min, &s.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is not defined for int8 "
-                  "outputs; quantized DEPTHWISE_CONV_2D supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
+    return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k),
+                  ": no quantized range for fused activation ",
+                  sdk::ActivationName(s.activation));
   }
   return KILN_STATUS_OK;
 }
 
 KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   s.quantized = input.present() && input.type() == KILN_TYPE_INT8;
-  if (!s.quantized) {
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "filter", filter,
-                                              KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  }
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, true, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  KILN_SDK_RETURN_IF_ERROR(
+      PrepareConvCommon(k, !s.quantized, &s.window, &s.activation));
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -305,7 +282,8 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
   if (s.quantized) {
     KILN_SDK_RETURN_IF_ERROR(QuantizedDepthwisePrepare(k, s));
   } else {
-    KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
+    KILN_SDK_RETURN_IF_ERROR(
+        CheckBias(k, 2, s.out_c, KILN_TYPE_FLOAT32, kQuantNote));
   }
   s.out_h = WindowOutputSize(s.window.padding, s.in_h, s.filter_h,
                              s.window.stride_h, s.window.dilation_h);
@@ -325,18 +303,9 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
 }
 
 KilnStatus QuantizedDepthwiseInvoke(KernelContext& k, const DepthwiseState& s) {
-  constexpr const char* op = "DEPTHWISE_CONV_2D";
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const int8_t* in = input.data<int8_t>();
-  const int8_t* w = filter.data<int8_t>();
-  const int32_t* b = bias.present() ? bias.data<int32_t>() : nullptr;
-  int8_t* o = out.data<int8_t>();
-  if (in == nullptr || w == nullptr || o == nullptr ||
-      (bias.present() && b == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, filter, bias or output has no data at invoke");
-  }
+  Int8Buffers buffers;
+  KILN_SDK_RETURN_IF_ERROR(ReadInt8Buffers(k, kFilter, &buffers));
+  const auto [in, w, b, o] = buffers;
   const int32_t c = s.in_c, oc = s.out_c, m = s.multiplier;
   std::vector<int32_t> acc(static_cast<size_t>(oc));
   for (int32_t n = 0; n < s.batches; ++n) {
@@ -460,30 +429,31 @@ void ReorderTransposeFilter(const TransposeConvState& s, const float* filter,
 }
 
 KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
-  constexpr const char* op = "TRANSPOSE_CONV";
+  const char* op = sdk::OpName(k);
   s.shaped = false;
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(3, 4));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 3, 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
-  const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
   const Tensor out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output_shape input", shape, KILN_TYPE_INT32));
+      sdk::ExpectType(k, sdk::Input(0, "output_shape"), {KILN_TYPE_INT32}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "filter", filter, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, kFilter, {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(2), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "output_shape input", shape, 1));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "filter", filter, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectRank(k, sdk::Input(0, "output_shape"), 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kFilter, 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(2), 4));
   if (shape.dim(0) != 4) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": output_shape input '",
                   shape.name(), "' must hold 4 values, has ", shape.dim(0));
   }
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &s.window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, false, &s.window));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &s.activation));
   s.batches = input.dim(0);
   s.in_h = input.dim(1);
   s.in_w = input.dim(2);
@@ -496,7 +466,8 @@ KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
                   "' has ", filter.dim(3), " input channels but input '",
                   input.name(), "' has ", s.in_c);
   }
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, op, bias, s.out_c));
+  KILN_SDK_RETURN_IF_ERROR(
+      CheckBias(k, 3, s.out_c, KILN_TYPE_FLOAT32, kQuantNote));
   const int32_t* dims = shape.data<int32_t>();
   if (dims == nullptr) return KILN_STATUS_OK;  // sized once the values exist
   if (dims[0] != s.batches || dims[3] != s.out_c || dims[1] < 0 ||
@@ -533,7 +504,7 @@ KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
 }
 
 KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
-  constexpr const char* op = "TRANSPOSE_CONV";
+  const char* op = sdk::OpName(k);
   const Tensor shape = k.input(0), filter = k.input(1), input = k.input(2);
   const Tensor bias = k.num_inputs() > 3 ? k.input(3) : Tensor();
   const Tensor out = k.output(0);
@@ -544,8 +515,8 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
                   "again once output_shape input '",
                   shape.name(), "' is computed");
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      ExpectOutputShape(k, op, out, {dims[0], dims[1], dims[2], dims[3]}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputShape(
+      k, sdk::Output(0), {dims[0], dims[1], dims[2], dims[3]}));
   if (s.pack_in_invoke) {
     ReorderTransposeFilter(s, filter.data<float>(), s.reordered.data());
     s.weights.Pack(s.reordered.data(), s.in_c, 1, nullptr);

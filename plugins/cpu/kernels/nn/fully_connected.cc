@@ -15,6 +15,8 @@ namespace {
 
 constexpr const char* kQuantNote =
     "quantized and hybrid variants are not implemented";
+constexpr sdk::Operand kWeights = sdk::Input(1, "weights");
+constexpr sdk::Operand kBias = sdk::Input(2, "bias");
 
 bool IsStatic(const Tensor& t) {
   return !t.present() || (t.is_constant() && t.data<float>() != nullptr);
@@ -45,27 +47,24 @@ struct FullyConnectedState {
 // other tensors' types and derives the requantization parameters.
 KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k,
                                           FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
   constexpr const char* kInt8Note =
       "int8 FULLY_CONNECTED needs INT8 input, weights and output and an "
       "INT32 bias";
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "weights", weights, KILN_TYPE_INT8, kInt8Note));
+      sdk::ExpectType(k, kWeights, {KILN_TYPE_INT8}, kInt8Note));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_INT8, kInt8Note));
-  if (bias.present()) {
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_INT8}, kInt8Note));
+  if (k.num_inputs() > 2 && k.input(2).present()) {
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "bias", bias, KILN_TYPE_INT32, kInt8Note));
+        sdk::ExpectType(k, kBias, {KILN_TYPE_INT32}, kInt8Note));
   }
-  TensorQuantization qin, qw, qout;
+  sdk::TensorQuantization qin, qw, qout;
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "input", input, 0, 0, &qin));
+      sdk::ReadQuantization(k, sdk::Input(0), sdk::kPerTensor, &qin));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "weights", weights, 0, 0, &qw));
+      sdk::ReadQuantization(k, kWeights, sdk::kPerTensor, &qw));
   KILN_SDK_RETURN_IF_ERROR(
-      ReadTensorQuantization(k, op, "output", out, 0, 0, &qout));
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
   s.q.input_offset = -qin.zero_points[0];
   s.q.weights_offset = -qw.zero_points[0];
   s.q.output_offset = qout.zero_points[0];
@@ -76,28 +75,18 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k,
   if (!QuantizedActivationRange(s.activation, qout.scales[0],
                                 qout.zero_points[0], -128, 127,
                                 &s.q.activation_min, &s.q.activation_max)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": fused activation TANH/SIGN_BIT is not defined for int8 "
-                  "outputs; quantized FULLY_CONNECTED supports NONE, RELU, "
-                  "RELU_N1_TO_1 and RELU6");
+    return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k),
+                  ": no quantized range for fused activation ",
+                  sdk::ActivationName(s.activation));
   }
   return KILN_STATUS_OK;
 }
 
 KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
                                          const FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const int8_t* x = input.data<int8_t>();
-  const int8_t* w = weights.data<int8_t>();
-  const int32_t* b = bias.present() ? bias.data<int32_t>() : nullptr;
-  int8_t* o = out.data<int8_t>();
-  if (x == nullptr || w == nullptr || o == nullptr ||
-      (bias.present() && b == nullptr)) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
-                  ": input, weights, bias or output has no data at invoke");
-  }
+  Int8Buffers buffers;
+  KILN_SDK_RETURN_IF_ERROR(ReadInt8Buffers(k, kWeights, &buffers));
+  const auto [x, w, b, o] = buffers;
   const QuantizedFullyConnectedParams& q = s.q;
   for (int32_t r = 0; r < s.rows; ++r) {
     const int8_t* row = x + static_cast<int64_t>(r) * s.depth;
@@ -118,19 +107,19 @@ KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
 }
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
-  constexpr const char* op = "FULLY_CONNECTED";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 3));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 3));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   s.quantized = input.present() && input.type() == KILN_TYPE_INT8;
   if (!s.quantized) {
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorType(k, op, "weights", weights,
-                                              KILN_TYPE_FLOAT32, kQuantNote));
+        sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
+        sdk::ExpectType(k, kWeights, {KILN_TYPE_FLOAT32}, kQuantNote));
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
   }
   const int64_t format = k.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0);
   if (format != 0) {
@@ -138,19 +127,20 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
                   " (shuffled int8 weights) is not supported; this CPU "
                   "kernel supports the DEFAULT (0) weights format only");
   }
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &s.activation));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &s.activation));
   if (s.quantized) {
     KILN_SDK_RETURN_IF_ERROR(QuantizedFullyConnectedPrepare(k, s));
   }
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "weights", weights, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kWeights, 2));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
   if (bias.present()) {
     if (!s.quantized) {
       KILN_SDK_RETURN_IF_ERROR(
-          ExpectTensorType(k, op, "bias", bias, KILN_TYPE_FLOAT32, kQuantNote));
+          sdk::ExpectType(k, kBias, {KILN_TYPE_FLOAT32}, kQuantNote));
     }
-    KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "bias", bias));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, kBias));
     if (bias.num_elements() != units) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": bias '", bias.name(),
                     "' has shape ", ShapeString(bias.shape()), ", expected [",
@@ -229,18 +219,18 @@ void PackRhs(BatchMatMulState& s, const float* rhs) {
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
-  constexpr const char* op = "BATCH_MATMUL";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "lhs", lhs, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "rhs", rhs, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(1), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "lhs", lhs));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "rhs", rhs));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(1)));
   const std::vector<int32_t> ls = lhs.shape(), rs = rhs.shape();
   if (ls.size() < 2 || rs.size() < 2) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,

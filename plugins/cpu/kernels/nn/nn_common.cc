@@ -1,91 +1,17 @@
 #include "kernels/nn/nn_common.h"
 
-#include <sstream>
-
 #include "kernels/nn/vec.h"
 
 namespace kiln::cpu::nn {
 
-std::string ShapeString(const std::vector<int32_t>& shape) {
-  std::ostringstream s;
-  s << "[";
-  for (size_t i = 0; i < shape.size(); ++i) s << (i ? ", " : "") << shape[i];
-  s << "]";
-  return s.str();
-}
-
-KilnStatus ExpectTensorType(KernelContext& k, const char* op, const char* what,
-                            const Tensor& t, KilnTensorType expected,
-                            const char* note) {
-  if (!t.present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what,
-                  " is missing; the op needs it");
-  }
-  if (t.type() != expected) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, " ", what, " '", t.name(),
-                  "' has type ", sdk::TypeName(t.type()),
-                  "; this CPU kernel supports ", sdk::TypeName(expected),
-                  " only", note != nullptr ? " (" : "",
-                  note != nullptr ? note : "", note != nullptr ? ")" : "");
-  }
-  return KILN_STATUS_OK;
-}
-
-KilnStatus ExpectTensorTypeIn(KernelContext& k, const char* op,
-                              const char* what, const Tensor& t,
-                              const std::vector<KilnTensorType>& allowed) {
-  if (!t.present()) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what,
-                  " is missing; the op needs it");
-  }
-  for (KilnTensorType a : allowed) {
-    if (t.type() == a) return KILN_STATUS_OK;
-  }
-  std::string names;
-  for (size_t i = 0; i < allowed.size(); ++i) {
-    names += (i ? ", " : "");
-    names += sdk::TypeName(allowed[i]);
-  }
-  return k.Fail(KILN_STATUS_UNIMPLEMENTED, op, " ", what, " '", t.name(),
-                "' has type ", sdk::TypeName(t.type()),
-                "; this CPU kernel supports ", names);
-}
-
-KilnStatus ExpectKnownShape(KernelContext& k, const char* op, const char* what,
-                            const Tensor& t) {
-  const int32_t rank = t.rank();
-  if (rank < 0) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                  "' has unknown rank; resize the model inputs first");
-  }
-  for (int32_t i = 0; i < rank; ++i) {
-    if (t.dim(i) < 0) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                    "' has unknown dimension ", i,
-                    "; resize the model inputs first");
-    }
-  }
-  return KILN_STATUS_OK;
-}
-
-KilnStatus ExpectRank(KernelContext& k, const char* op, const char* what,
-                      const Tensor& t, int32_t rank) {
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, what, t));
-  if (t.rank() != rank) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, " ", what, " '", t.name(),
-                  "' must have rank ", rank, ", got shape ",
-                  ShapeString(t.shape()));
-  }
-  return KILN_STATUS_OK;
-}
-
-KilnStatus ReadActivation(KernelContext& k, const char* op, int64_t* act) {
-  *act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-  if (!IsSupportedActivation(*act)) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op,
-                  ": unknown fused activation ", *act,
-                  " (expected 0..5: NONE, RELU, RELU_N1_TO_1, RELU6, TANH, "
-                  "SIGN_BIT)");
+KilnStatus ReadInt8Buffers(KernelContext& k, sdk::Operand weights,
+                           Int8Buffers* b) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &b->input));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, weights, &b->weights));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &b->output));
+  b->bias = nullptr;
+  if (k.num_inputs() > 2 && k.input(2).present()) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(2, "bias"), &b->bias));
   }
   return KILN_STATUS_OK;
 }
@@ -110,8 +36,8 @@ int32_t WindowPadBefore(int32_t in, int32_t filter, int32_t stride,
   return total > 0 ? static_cast<int32_t>(total / 2) : 0;
 }
 
-KilnStatus ReadWindowParams(KernelContext& k, const char* op, bool dilation,
-                            WindowParams* p) {
+KilnStatus ReadWindowParams(KernelContext& k, bool dilation, WindowParams* p) {
+  const char* op = sdk::OpName(k);
   p->padding = k.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
   if (p->padding != KILN_PADDING_SAME && p->padding != KILN_PADDING_VALID) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": unknown padding ",
@@ -151,44 +77,18 @@ void ApplyActivationInPlace(int64_t act, float* data, int64_t n) {
   for (int64_t i = 0; i < n; ++i) data[i] = ApplyActivation(act, data[i]);
 }
 
-KilnStatus ReadAxes(KernelContext& k, const char* op, const Tensor& axis_tensor,
-                    int32_t rank, AxisList* out) {
+KilnStatus ReadAxes(KernelContext& k, sdk::Operand axis, int32_t rank,
+                    AxisList* out) {
   out->known = false;
   out->axes.clear();
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "axis input", axis_tensor, {KILN_TYPE_INT32, KILN_TYPE_INT64}));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "axis input", axis_tensor));
-  const int64_t n = axis_tensor.num_elements();
-  if (axis_tensor.type() == KILN_TYPE_INT32
-          ? axis_tensor.data<int32_t>() == nullptr
-          : axis_tensor.data<int64_t>() == nullptr) {
-    return KILN_STATUS_OK;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = axis_tensor.type() == KILN_TYPE_INT32
-                          ? axis_tensor.data<int32_t>()[i]
-                          : axis_tensor.data<int64_t>()[i];
-    if (v < -static_cast<int64_t>(rank) || v >= rank) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": axis ", v,
-                    " (axis input '", axis_tensor.name(),
-                    "') is out of range for an input of rank ", rank,
-                    "; expected [", -rank, ", ", rank, ")");
-    }
-    out->axes.push_back(static_cast<int32_t>(v < 0 ? v + rank : v));
-  }
-  out->known = true;
-  return KILN_STATUS_OK;
-}
-
-KilnStatus ExpectOutputShape(KernelContext& k, const char* op,
-                             const Tensor& out,
-                             const std::vector<int32_t>& expected) {
-  if (out.shape() != expected) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op, ": output '", out.name(),
-                  "' has shape ", ShapeString(out.shape()),
-                  " but the input values require ", ShapeString(expected),
-                  "; the host must prepare the node again once its "
-                  "value-dependent inputs are computed");
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, axis));
+  std::vector<int64_t> values;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadIntegers(k, axis, &values, &out->known));
+  for (const int64_t v : values) {
+    int32_t normalized = 0;
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::NormalizeAxis(k, "axis", v, rank, &normalized));
+    out->axes.push_back(normalized);
   }
   return KILN_STATUS_OK;
 }

@@ -1,5 +1,6 @@
-// Helpers shared by the neural-net kernel group: type refusals, padding
-// arithmetic, fused-activation clamps and axis-tensor reading.
+// Helpers shared by the neural-net kernel group: padding arithmetic, window
+// options, fused-activation clamps and axis-tensor reading. Node and tensor
+// checks come from kiln/sdk/checks.h.
 #ifndef KILN_PLUGINS_CPU_KERNELS_NN_NN_COMMON_H_
 #define KILN_PLUGINS_CPU_KERNELS_NN_NN_COMMON_H_
 
@@ -10,36 +11,25 @@
 #include <vector>
 
 #include "kernels/activation.h"
-#include "kiln/sdk/plugin.h"
+#include "kiln/sdk/checks.h"
 
 namespace kiln::cpu::nn {
 
 using sdk::KernelContext;
+using sdk::ShapeString;
 using sdk::Tensor;
 
-// Fails unless `t` is present and has type `expected`. The message names the
-// op, the tensor and what the kernel supports, e.g. "CONV_2D input 0 'x' has
-// type INT8; this kernel supports FLOAT32 only (quantized and hybrid CONV_2D
-// are not implemented)".
-KilnStatus ExpectTensorType(KernelContext& k, const char* op, const char* what,
-                            const Tensor& t, KilnTensorType expected,
-                            const char* note = nullptr);
-
-// Fails unless `t` is present and its type is one of `allowed`.
-KilnStatus ExpectTensorTypeIn(KernelContext& k, const char* op,
-                              const char* what, const Tensor& t,
-                              const std::vector<KilnTensorType>& allowed);
-
-// Fails unless `t` is present with rank `rank` and all dims known (>= 0).
-KilnStatus ExpectRank(KernelContext& k, const char* op, const char* what,
-                      const Tensor& t, int32_t rank);
-
-// Fails unless all dims of `t` are known (>= 0) and its rank is known.
-KilnStatus ExpectKnownShape(KernelContext& k, const char* op, const char* what,
-                            const Tensor& t);
-
-// Reads and validates KILN_OPTION_FUSED_ACTIVATION.
-KilnStatus ReadActivation(KernelContext& k, const char* op, int64_t* act);
+// The buffers of an int8 node with inputs (input, weights, optional int32
+// bias) and one int8 output, at invoke. bias is null when omitted.
+struct Int8Buffers {
+  const int8_t* input = nullptr;
+  const int8_t* weights = nullptr;
+  const int32_t* bias = nullptr;
+  int8_t* output = nullptr;
+};
+// Fills *b, checking each buffer's size; `weights` names input 1.
+KilnStatus ReadInt8Buffers(KernelContext& k, sdk::Operand weights,
+                           Int8Buffers* b);
 
 // Output extent of a window op along one spatial dim (TFLite semantics).
 // Returns -1 when the effective filter is larger than a VALID input or the
@@ -58,8 +48,7 @@ struct WindowParams {
   int32_t stride_h = 1, stride_w = 1;
   int32_t dilation_h = 1, dilation_w = 1;
 };
-KilnStatus ReadWindowParams(KernelContext& k, const char* op, bool dilation,
-                            WindowParams* p);
+KilnStatus ReadWindowParams(KernelContext& k, bool dilation, WindowParams* p);
 
 // The clamp range of a fused activation that is a clamp (NONE, RELU,
 // RELU_N1_TO_1, RELU6). False for TANH and SIGN_BIT, which need
@@ -69,7 +58,8 @@ inline bool ActivationClamp(int64_t act, float* lo, float* hi) {
   // elementwise kernels' bounds.
   *lo = -std::numeric_limits<float>::infinity();
   *hi = std::numeric_limits<float>::infinity();
-  return act == KILN_ACTIVATION_NONE || ActivationClampRange<float>(act, lo, hi);
+  return act == KILN_ACTIVATION_NONE ||
+         ActivationClampRange<float>(act, lo, hi);
 }
 
 // Applies fused activation `act` to n floats in place.
@@ -81,10 +71,10 @@ struct AxisList {
   bool known = false;
   std::vector<int32_t> axes;  // normalised to [0, rank), in tensor order
 };
-// Reads `axis_tensor` (int32 or int64, any shape) and normalises each value
-// against `rank`; fails for values outside [-rank, rank).
-KilnStatus ReadAxes(KernelContext& k, const char* op, const Tensor& axis_tensor,
-                    int32_t rank, AxisList* out);
+// Reads operand `axis` (int32 or int64, any known shape) and normalises each
+// value against `rank`; fails for values outside [-rank, rank).
+KilnStatus ReadAxes(KernelContext& k, sdk::Operand axis, int32_t rank,
+                    AxisList* out);
 
 // Product of dims [begin, end).
 inline int64_t DimProduct(const std::vector<int32_t>& shape, size_t begin,
@@ -93,15 +83,6 @@ inline int64_t DimProduct(const std::vector<int32_t>& shape, size_t begin,
   for (size_t i = begin; i < end && i < shape.size(); ++i) n *= shape[i];
   return n;
 }
-
-// Fails with a precise message when `out` does not have shape `expected`;
-// used by invoke for outputs whose shape depends on input values (the host
-// prepares again with the values present before invoking).
-KilnStatus ExpectOutputShape(KernelContext& k, const char* op,
-                             const Tensor& out,
-                             const std::vector<int32_t>& expected);
-
-std::string ShapeString(const std::vector<int32_t>& shape);
 
 }  // namespace kiln::cpu::nn
 

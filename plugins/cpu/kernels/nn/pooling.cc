@@ -24,17 +24,19 @@ struct PoolGeometry {
   int32_t out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
 };
 
-KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), out = k.output(0);
+KilnStatus ReadPoolGeometry(KernelContext& k, PoolGeometry* g) {
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor input = k.input(0);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, op, false, &g->window));
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, op, &g->activation));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
+  KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, false, &g->window));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &g->activation));
   const int64_t fh = k.OptionInt(KILN_OPTION_FILTER_H, 0);
   const int64_t fw = k.OptionInt(KILN_OPTION_FILTER_W, 0);
   if (fh < 1 || fw < 1 || fh > (1 << 20) || fw > (1 << 20)) {
@@ -67,16 +69,14 @@ KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
 template <bool kMax>
 KilnStatus PoolPrepare(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
   return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
 }
 
 template <bool kMax>
 KilnStatus PoolInvoke(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadPoolGeometry(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D", &g));
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
   const float* in = k.input(0).data<float>();
   float* o = k.output(0).data<float>();
   const int32_t c = g.channels;
@@ -118,15 +118,16 @@ KilnStatus PoolInvoke(KernelContext& k) {
 // ---- Last-axis normalisations --------------------------------------------
 
 // Checks one float32 input/output of any rank >= 1 and sizes the output.
-KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+KilnStatus LastAxisPrepare(KernelContext& k) {
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32, kQuantNote));
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   if (input.rank() < 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": input '", input.name(),
                   "' must have rank >= 1 (the op normalises the last axis)");
@@ -134,17 +135,14 @@ KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
   return k.Resize(out, input.shape());
 }
 
-KilnStatus SoftmaxPrepare(KernelContext& k) {
-  return LastAxisPrepare(k, "SOFTMAX");
-}
-KilnStatus LogSoftmaxPrepare(KernelContext& k) {
-  return LastAxisPrepare(k, "LOG_SOFTMAX");
-}
+KilnStatus SoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
+KilnStatus LogSoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
 
 KilnStatus L2NormPrepare(KernelContext& k) {
   int64_t act;
-  KILN_SDK_RETURN_IF_ERROR(ReadActivation(k, "L2_NORMALIZATION", &act));
-  return LastAxisPrepare(k, "L2_NORMALIZATION");
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &act));
+  return LastAxisPrepare(k);
 }
 
 // Calls fn(in_row, out_row, depth) for every last-axis row.

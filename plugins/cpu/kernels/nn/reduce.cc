@@ -12,29 +12,12 @@
 namespace kiln::cpu::nn {
 namespace {
 
+constexpr sdk::TypeSet kNumericTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
+                                     KILN_TYPE_INT64};
+
 // ---- Reductions ----------------------------------------------------------
 
 enum class ReduceKind { kMean, kSum, kProd, kMax, kMin, kAny, kAll };
-
-const char* ReduceName(ReduceKind kind) {
-  switch (kind) {
-    case ReduceKind::kMean:
-      return "MEAN";
-    case ReduceKind::kSum:
-      return "SUM";
-    case ReduceKind::kProd:
-      return "REDUCE_PROD";
-    case ReduceKind::kMax:
-      return "REDUCE_MAX";
-    case ReduceKind::kMin:
-      return "REDUCE_MIN";
-    case ReduceKind::kAny:
-      return "REDUCE_ANY";
-    case ReduceKind::kAll:
-      return "REDUCE_ALL";
-  }
-  return "REDUCE";
-}
 
 struct ReducePlan {
   bool known = false;
@@ -46,25 +29,22 @@ struct ReducePlan {
 // Validates the node and, when the axis values are available, plans the
 // reduction. plan->known is false when the axis input has no data yet.
 KilnStatus PlanReduce(KernelContext& k, ReduceKind kind, ReducePlan* plan) {
-  const char* op = ReduceName(kind);
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), axis = k.input(1), out = k.output(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor input = k.input(0);
   if (kind == ReduceKind::kAny || kind == ReduceKind::kAll) {
     KILN_SDK_RETURN_IF_ERROR(
-        ExpectTensorType(k, op, "input", input, KILN_TYPE_BOOL));
+        sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_BOOL}));
   } else {
-    KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-        k, op, "input", input,
-        {KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64}));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
   }
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, input.type()));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   plan->in_shape = input.shape();
   const int32_t rank = static_cast<int32_t>(plan->in_shape.size());
   AxisList axes;
-  KILN_SDK_RETURN_IF_ERROR(ReadAxes(k, op, axis, rank, &axes));
+  KILN_SDK_RETURN_IF_ERROR(ReadAxes(k, sdk::Input(1, "axis"), rank, &axes));
   plan->known = axes.known;
   if (!axes.known) return KILN_STATUS_OK;
   plan->reduced.assign(static_cast<size_t>(rank), false);
@@ -180,7 +160,7 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
 
 template <ReduceKind kKind>
 KilnStatus ReduceInvoke(KernelContext& k) {
-  const char* op = ReduceName(kKind);
+  const char* op = sdk::OpName(k);
   ReducePlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
   if (!plan.known) {
@@ -188,7 +168,8 @@ KilnStatus ReduceInvoke(KernelContext& k) {
                   ": axis input has no values at invoke");
   }
   const Tensor input = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectOutputShape(k, op, out, plan.out_shape));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectOutputShape(k, sdk::Output(0), plan.out_shape));
   if constexpr (kKind == ReduceKind::kAny || kKind == ReduceKind::kAll) {
     RunReduce<bool, kKind>(plan, input.data<bool>(), out.data<bool>());
   } else {
@@ -218,14 +199,12 @@ struct ArgPlan {
 };
 
 KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), axis = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "input", input,
-      {KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64}));
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "output", out, {KILN_TYPE_INT32, KILN_TYPE_INT64}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectType(k, sdk::Output(0), sdk::kIndexTypes));
   const int64_t option_type =
       k.OptionInt(KILN_OPTION_OUTPUT_TYPE, static_cast<int64_t>(out.type()));
   if (option_type != out.type()) {
@@ -234,7 +213,7 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
                   ") disagrees with output tensor '", out.name(), "' (",
                   sdk::TypeName(out.type()), ")");
   }
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   const std::vector<int32_t> shape = input.shape();
   const int32_t rank = static_cast<int32_t>(shape.size());
   if (rank < 1) {
@@ -242,7 +221,7 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
                   "' must have rank >= 1");
   }
   AxisList axes;
-  KILN_SDK_RETURN_IF_ERROR(ReadAxes(k, op, axis, rank, &axes));
+  KILN_SDK_RETURN_IF_ERROR(ReadAxes(k, sdk::Input(1, "axis"), rank, &axes));
   if (!axes.known) return KILN_STATUS_OK;
   if (axes.axes.size() != 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": axis input '",
@@ -264,7 +243,7 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
 template <bool kMax>
 KilnStatus ArgPrepare(KernelContext& k) {
   ArgPlan plan;
-  KILN_SDK_RETURN_IF_ERROR(PlanArg(k, kMax ? "ARG_MAX" : "ARG_MIN", &plan));
+  KILN_SDK_RETURN_IF_ERROR(PlanArg(k, sdk::OpName(k), &plan));
   if (!plan.known) return KILN_STATUS_OK;  // sized once the axis exists
   return k.Resize(k.output(0), plan.out_shape);
 }
@@ -305,7 +284,7 @@ void RunArgTyped(const Tensor& out, const std::vector<int32_t>& shape,
 
 template <bool kMax>
 KilnStatus ArgInvoke(KernelContext& k) {
-  const char* op = kMax ? "ARG_MAX" : "ARG_MIN";
+  const char* op = sdk::OpName(k);
   ArgPlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanArg(k, op, &plan));
   if (!plan.known) {
@@ -313,7 +292,8 @@ KilnStatus ArgInvoke(KernelContext& k) {
                   ": axis input has no values at invoke");
   }
   const Tensor input = k.input(0), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(ExpectOutputShape(k, op, out, plan.out_shape));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectOutputShape(k, sdk::Output(0), plan.out_shape));
   const std::vector<int32_t> shape = input.shape();
   switch (input.type()) {
     case KILN_TYPE_FLOAT32:
@@ -337,22 +317,19 @@ struct TopKState {
 
 // Reads k; *known is false when the k input has no data yet.
 KilnStatus ReadTopK(KernelContext& k, int32_t* top_k, bool* known) {
-  constexpr const char* op = "TOPK_V2";
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(2));
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 2));
   const Tensor input = k.input(0), kt = k.input(1);
-  const Tensor values = k.output(0), indices = k.output(1);
-  KILN_SDK_RETURN_IF_ERROR(ExpectTensorTypeIn(
-      k, op, "input", input,
-      {KILN_TYPE_FLOAT32, KILN_TYPE_INT32, KILN_TYPE_INT64}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "values output", values, input.type()));
+      sdk::ExpectSameType(k, sdk::Output(0, "values"), sdk::Input(0)));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "indices output", indices, KILN_TYPE_INT32));
+      sdk::ExpectType(k, sdk::Output(1, "indices"), {KILN_TYPE_INT32}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "k input", kt, KILN_TYPE_INT32));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "input", input));
-  KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, op, "k input", kt));
+      sdk::ExpectType(k, sdk::Input(1, "k"), {KILN_TYPE_INT32}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(1, "k")));
   if (input.rank() < 1) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": input '", input.name(),
                   "' must have rank >= 1");
@@ -406,7 +383,7 @@ void RunTopK(const T* in, int64_t rows, int32_t depth, int32_t top_k,
 }
 
 KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
-  constexpr const char* op = "TOPK_V2";
+  const char* op = sdk::OpName(k);
   int32_t top_k = 0;
   bool known = false;
   KILN_SDK_RETURN_IF_ERROR(ReadTopK(k, &top_k, &known));
@@ -418,8 +395,10 @@ KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
   const std::vector<int32_t> shape = input.shape();
   std::vector<int32_t> out_shape = shape;
   out_shape.back() = top_k;
-  KILN_SDK_RETURN_IF_ERROR(ExpectOutputShape(k, op, k.output(0), out_shape));
-  KILN_SDK_RETURN_IF_ERROR(ExpectOutputShape(k, op, k.output(1), out_shape));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectOutputShape(k, sdk::Output(0), out_shape));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectOutputShape(k, sdk::Output(1), out_shape));
   const int32_t depth = shape.back();
   if (s.order.size() != static_cast<size_t>(depth)) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,

@@ -17,19 +17,20 @@ struct ResizeParams {
   int32_t out_h = 0, out_w = 0;
 };
 
-KilnStatus ReadResize(KernelContext& k, const char* op, ResizeParams* p) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(2, 2));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0), size = k.input(1), out = k.output(0);
+KilnStatus ReadResize(KernelContext& k, ResizeParams* p) {
+  const char* op = sdk::OpName(k);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  const Tensor size = k.input(1);
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "input", input, KILN_TYPE_FLOAT32,
-                       "quantized and integer variants are not implemented"));
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32},
+                      "quantized and integer variants are not implemented"));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "output", out, KILN_TYPE_FLOAT32));
+      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}));
   KILN_SDK_RETURN_IF_ERROR(
-      ExpectTensorType(k, op, "size input", size, KILN_TYPE_INT32));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "input", input, 4));
-  KILN_SDK_RETURN_IF_ERROR(ExpectRank(k, op, "size input", size, 1));
+      sdk::ExpectType(k, sdk::Input(1, "size"), {KILN_TYPE_INT32}));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(1, "size"), 1));
   if (size.dim(0) != 2) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": size input '",
                   size.name(), "' must hold 2 values (height, width), has ",
@@ -55,10 +56,9 @@ KilnStatus ReadResize(KernelContext& k, const char* op, ResizeParams* p) {
   return KILN_STATUS_OK;
 }
 
-template <const char* kOp>
 KilnStatus ResizePrepare(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, &p));
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, &p));
   if (!p.known) return KILN_STATUS_OK;  // sized once the values exist
   const Tensor input = k.input(0);
   return k.Resize(k.output(0), {input.dim(0), p.out_h, p.out_w, input.dim(3)});
@@ -97,24 +97,20 @@ int32_t NearestSource(int32_t i, float scale, bool align_corners,
   return src;
 }
 
-template <const char* kOp>
 KilnStatus ResizeCommonInvoke(KernelContext& k, ResizeParams* p) {
-  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, p));
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, p));
   const Tensor input = k.input(0);
   if (!p->known) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, sdk::OpName(k),
                   ": size input has no values at invoke");
   }
-  return ExpectOutputShape(k, kOp, k.output(0),
-                           {input.dim(0), p->out_h, p->out_w, input.dim(3)});
+  return sdk::ExpectOutputShape(
+      k, sdk::Output(0), {input.dim(0), p->out_h, p->out_w, input.dim(3)});
 }
-
-constexpr char kBilinear[] = "RESIZE_BILINEAR";
-constexpr char kNearest[] = "RESIZE_NEAREST_NEIGHBOR";
 
 KilnStatus BilinearInvoke(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kBilinear>(k, &p));
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke(k, &p));
   const Tensor input = k.input(0);
   const int32_t batches = input.dim(0), in_h = input.dim(1),
                 in_w = input.dim(2), c = input.dim(3);
@@ -152,7 +148,7 @@ KilnStatus BilinearInvoke(KernelContext& k) {
 
 KilnStatus NearestInvoke(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kNearest>(k, &p));
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke(k, &p));
   const Tensor input = k.input(0);
   const int32_t batches = input.dim(0), in_h = input.dim(1),
                 in_w = input.dim(2), c = input.dim(3);
@@ -183,11 +179,11 @@ KilnStatus NearestInvoke(KernelContext& k) {
 void RegisterResizeKernels(sdk::PluginDefinition& def) {
   // RESIZE_BILINEAR v1: float32 with align_corners; v2: int8 (refused by
   // type); v3: half_pixel_centers. v4 is int16.
-  def.AddKernel(sdk::MakeKernel<ResizePrepare<kBilinear>, BilinearInvoke>(
+  def.AddKernel(sdk::MakeKernel<ResizePrepare, BilinearInvoke>(
       KILN_OP_RESIZE_BILINEAR, 1, 3));
   // RESIZE_NEAREST_NEIGHBOR v1: float32; v2: int8 (refused by type);
   // v3: align_corners / half_pixel_centers. v4 is int16.
-  def.AddKernel(sdk::MakeKernel<ResizePrepare<kNearest>, NearestInvoke>(
+  def.AddKernel(sdk::MakeKernel<ResizePrepare, NearestInvoke>(
       KILN_OP_RESIZE_NEAREST_NEIGHBOR, 1, 3));
 }
 

@@ -186,34 +186,17 @@ class KernelContext {
     return code;
   }
 
-  // Common checks; each reports a precise message on failure.
-  KilnStatus ExpectInputs(int32_t min, int32_t max) {
-    const int32_t n = num_inputs();
-    if (n < min || n > max) {
-      return Fail(KILN_STATUS_INVALID_ARGUMENT, "expected ", min,
-                  (min == max ? "" : ".."),
-                  (min == max ? "" : std::to_string(max)), " inputs, got ", n);
-    }
-    return KILN_STATUS_OK;
-  }
-  KilnStatus ExpectOutputs(int32_t count) {
-    if (num_outputs() != count) {
-      return Fail(KILN_STATUS_INVALID_ARGUMENT, "expected ", count,
-                  " outputs, got ", num_outputs());
-    }
-    return KILN_STATUS_OK;
-  }
+  // Arity and type checks, kept for existing plugins; defined in
+  // kiln/sdk/checks.h (included below), whose free functions (ExpectArity,
+  // ExpectType with a TypeSet, ...) new code should prefer. Each reports
+  // the checks.h message on failure.
+  // Between `min` and `max` inputs: ExpectInputCount.
+  KilnStatus ExpectInputs(int32_t min, int32_t max);
+  // Exactly `count` outputs: ExpectOutputCount.
+  KilnStatus ExpectOutputs(int32_t count);
+  // `t` is present and has type `expected`; `what` names it ("input 0").
   KilnStatus ExpectType(const char* what, const Tensor& t,
-                        KilnTensorType expected) {
-    if (!t.present()) {
-      return Fail(KILN_STATUS_INVALID_ARGUMENT, what, " is missing");
-    }
-    if (t.type() != expected) {
-      return Fail(KILN_STATUS_INVALID_ARGUMENT, what, " has type ",
-                  TypeName(t.type()), ", expected ", TypeName(expected));
-    }
-    return KILN_STATUS_OK;
-  }
+                        KilnTensorType expected);
 
  private:
   KilnOpaqueContext* context_;
@@ -426,5 +409,8 @@ inline const KilnPluginDescriptor* Enter(
   KilnPluginEntry(const KilnHostInfo* host) {             \
     return ::kiln::sdk::internal::Enter(host, &describe); \
   }
+
+// Defines KernelContext::ExpectInputs/ExpectOutputs/ExpectType.
+#include "kiln/sdk/checks.h"  // IWYU pragma: export
 
 #endif  // KILN_SDK_PLUGIN_H_
