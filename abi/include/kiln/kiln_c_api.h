@@ -238,8 +238,8 @@ KILN_API_EXPORT KilnError* KilnInterpreterGetPluginProbe(
 
 /* ---- Tensors of the main subgraph by tensor index ---- */
 /* Number of tensors of the main subgraph (0 when interpreter is NULL). */
-KILN_API_EXPORT int32_t KilnInterpreterTensorCount(
-    const KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t
+KilnInterpreterTensorCount(const KilnInterpreter* interpreter);
 /* The tensor with this index in the main subgraph (the index a .tflite file
  * and LiteRT use); owned by the interpreter; NULL when out of range. Inputs
  * and outputs are the same objects KilnInterpreterInput/Output return. */
@@ -263,8 +263,8 @@ KILN_API_EXPORT int32_t KilnSignatureRunnerOutputTensorIndex(
  * to vary (resizable). Equals the model's shape when the model gives no
  * signature; unchanged by resizing. NumDims is -1 when the rank is unknown;
  * Dim is -1 when axis is out of range. */
-KILN_API_EXPORT int32_t KilnTensorShapeSignatureNumDims(
-    const KilnTensor* tensor);
+KILN_API_EXPORT int32_t
+KilnTensorShapeSignatureNumDims(const KilnTensor* tensor);
 KILN_API_EXPORT int32_t KilnTensorShapeSignatureDim(const KilnTensor* tensor,
                                                     int32_t axis);
 
@@ -274,8 +274,8 @@ typedef struct KilnTensorQuantizationInfo {
   /* In: set by the caller to KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE (or
    * the size of its own, older definition). */
   uint32_t struct_size;
-  int32_t num_scales;       /* 0: not quantized */
-  int32_t num_zero_points;  /* 0 or num_scales */
+  int32_t num_scales;      /* 0: not quantized */
+  int32_t num_zero_points; /* 0 or num_scales */
   int32_t quantized_dimension;
   /* num_scales / num_zero_points entries (NULL when 0), owned by the
    * interpreter, valid until it is destroyed. */
@@ -296,27 +296,28 @@ KILN_API_EXPORT KilnError* KilnTensorGetQuantizationInfo(
 /* ---- Nodes (what `kiln inspect` shows for a created interpreter) ---- */
 /* Subgraphs of the model; nodes of one subgraph as in the model (partition
  * nodes a delegate adds are not counted). 0 when out of range. */
-KILN_API_EXPORT int32_t KilnInterpreterSubgraphCount(
-    const KilnInterpreter* interpreter);
-KILN_API_EXPORT int32_t KilnInterpreterNodeCount(
-    const KilnInterpreter* interpreter, int32_t subgraph);
+KILN_API_EXPORT int32_t
+KilnInterpreterSubgraphCount(const KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t
+KilnInterpreterNodeCount(const KilnInterpreter* interpreter, int32_t subgraph);
 
 typedef struct KilnNodeInfo {
   /* In: set by the caller to KILN_NODE_INFO_STRUCT_SIZE (or the size of its
    * own, older definition). */
   uint32_t struct_size;
-  int32_t index;           /* node index in its subgraph */
-  int32_t version;         /* operator version */
-  int32_t host_intrinsic;  /* 1 when the host itself runs the op */
-  int32_t delegated;       /* 1 when a delegate runs the node now */
-  int32_t partition_node;  /* the delegate's partition node, or -1 */
+  int32_t index;          /* node index in its subgraph */
+  int32_t version;        /* operator version */
+  int32_t host_intrinsic; /* 1 when the host itself runs the op */
+  int32_t delegated;      /* 1 when a delegate runs the node now */
+  int32_t partition_node; /* the delegate's partition node, or -1 */
   /* Strings owned by the interpreter, valid until it is destroyed. */
-  const char* op;              /* e.g. "CONV_2D", "CUSTOM 'Sinh'" */
-  const char* plugin_path;     /* kernel plugin; "" for host ops */
-  const char* delegate_name;   /* "" unless delegated */
-  const char* decline_reason;  /* why requested delegates left it, or "" */
+  const char* op;             /* e.g. "CONV_2D", "CUSTOM 'Sinh'" */
+  const char* plugin_path;    /* kernel plugin; "" for host ops */
+  const char* delegate_name;  /* "" unless delegated */
+  const char* decline_reason; /* why requested delegates left it, or "" */
 } KilnNodeInfo;
-#define KILN_NODE_INFO_STRUCT_SIZE KILN_STRUCT_SIZE(KilnNodeInfo, decline_reason)
+#define KILN_NODE_INFO_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnNodeInfo, decline_reason)
 KILN_STATIC_ASSERT(KILN_NODE_INFO_STRUCT_SIZE == sizeof(KilnNodeInfo),
                    node_info_size_names_last_field);
 
@@ -330,8 +331,8 @@ KILN_API_EXPORT KilnError* KilnInterpreterGetNodeInfo(
 /* Warnings the interpreter issued so far (a delegate skipped or fallen back
  * to the kernels), also printed on stderr. Strings owned by the
  * interpreter, valid until it is destroyed; NULL when out of range. */
-KILN_API_EXPORT int32_t KilnInterpreterWarningCount(
-    const KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t
+KilnInterpreterWarningCount(const KilnInterpreter* interpreter);
 KILN_API_EXPORT const char* KilnInterpreterWarning(
     const KilnInterpreter* interpreter, int32_t index);
 
