@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "interpreter/interpreter.h"
+#include "kiln/sdk/shape_string.h"
 #include "npy.h"
 
 namespace kiln::cli {
@@ -329,8 +330,8 @@ std::string RunToText(const RunReport& r) {
   for (const RunOutput& out : r.outputs) {
     absl::StrAppend(&s, "output ", out.index, " '", out.name, "' ",
                     DtypeName(out.array.type), " ",
-                    ShapeString(out.array.shape), " -> ", OutputPath(r, out),
-                    "\n");
+                    sdk::ShapeString(out.array.shape), " -> ",
+                    OutputPath(r, out), "\n");
   }
   return s;
 }

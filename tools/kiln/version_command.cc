@@ -1,5 +1,6 @@
 // `kiln version [--json]`: the four version numbers, the extension API range
 // this host accepts, and every plugin found with its negotiation result.
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "kiln/kiln_c_api.h"
+#include "plugin/install_paths.h"
 #include "plugin/negotiation.h"
 #include "plugin/plugin_loader.h"
 
@@ -28,6 +30,12 @@ struct VersionReport {
   uint32_t model_schema_version = 0;
   std::vector<std::string> plugin_search_path;  // --plugin-dir, then default
   std::string default_plugin_directory;
+  // How the default plugin directory was found (install_paths.h), whether
+  // it exists and whether it was searched.
+  std::string default_plugin_origin;
+  bool default_plugin_directory_exists = false;
+  bool default_plugin_directory_searched = true;
+  std::string kiln_plugin_path;  // $KILN_PLUGIN_PATH, searched before it
   std::vector<PluginFacts> plugins;
 };
 
@@ -55,7 +63,14 @@ absl::StatusOr<VersionReport> CollectVersion(const VersionOptions& o) {
   r.ext_api_version = info.ext_api_version;
   r.min_ext_api_version = info.min_ext_api_version;
   r.model_schema_version = info.model_schema_version;
-  r.default_plugin_directory = DefaultPluginDirectory();
+  const DefaultPluginDirectoryLookup& lookup = LocateDefaultPluginDirectory();
+  r.default_plugin_directory = lookup.directory;
+  r.default_plugin_origin = lookup.origin;
+  r.default_plugin_directory_exists = lookup.exists;
+  r.default_plugin_directory_searched = o.plugins.use_default_locations;
+  if (const char* env = std::getenv("KILN_PLUGIN_PATH")) {
+    r.kiln_plugin_path = env;
+  }
   r.plugin_search_path = o.plugins.directories;
   if (o.plugins.use_default_locations) {
     r.plugin_search_path.push_back(r.default_plugin_directory);
@@ -74,6 +89,10 @@ Json VersionToJson(const VersionReport& r) {
       {"min", VersionString(r.min_ext_api_version)},
       {"max", VersionString(r.ext_api_version)}};
   j["plugin_search_path"] = r.plugin_search_path;
+  j["default_plugin_dir"] = {{"path", r.default_plugin_directory},
+                             {"exists", r.default_plugin_directory_exists},
+                             {"found", r.default_plugin_origin},
+                             {"searched", r.default_plugin_directory_searched}};
   j["plugins"] = Json::array();
   for (const PluginFacts& p : r.plugins) {
     Json e;
@@ -101,12 +120,19 @@ std::string VersionToText(const VersionReport& r) {
       "C API                %s\n"
       "Extension API        %s (accepts plugins built for %s to %s)\n"
       "Model schema         %u\n"
-      "Default plugin dir   %s\n"
-      "Plugins (%u found)\n",
+      "Default plugin dir   %s%s\n"
+      "  found              %s\n",
       VersionString(r.runtime_version), VersionString(r.c_api_version),
       VersionString(r.ext_api_version), VersionString(r.min_ext_api_version),
       VersionString(r.ext_api_version), r.model_schema_version,
-      r.default_plugin_directory, r.plugins.size());
+      r.default_plugin_directory,
+      r.default_plugin_directory_searched ? "" : " (not searched)",
+      r.default_plugin_origin);
+  if (r.default_plugin_directory_searched && !r.kiln_plugin_path.empty()) {
+    absl::StrAppend(&s, "  searched first     $KILN_PLUGIN_PATH=",
+                    r.kiln_plugin_path, "\n");
+  }
+  absl::StrAppendFormat(&s, "Plugins (%u found)\n", r.plugins.size());
   for (const PluginFacts& p : r.plugins) {
     if (p.loaded) {
       absl::StrAppendFormat(

@@ -13,6 +13,10 @@ PACKAGES=(
   nlohmann-json3-dev
   abigail-tools binutils clang-format
   python3 python3-pip python3-venv
+  # Debian packages (cpack -G DEB, test package.deb): dpkg-shlibdeps,
+  # dpkg-architecture. The Python package's native module: Python headers.
+  # ccache lets the .deb and wheel builds reuse the main build's objects.
+  dpkg-dev python3-dev ccache
 )
 
 SUDO=""

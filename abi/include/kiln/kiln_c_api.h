@@ -215,6 +215,127 @@ KILN_API_EXPORT KilnError* KilnSignatureRunnerAllocateTensors(
 KILN_API_EXPORT KilnError* KilnSignatureRunnerInvoke(
     KilnSignatureRunner* runner);
 
+/* ==== Added in application C API 1.1 ==== */
+
+/* ---- Default plugin directory ---- */
+/* The installed default plugin directory of this libkiln, found at run time
+ * relative to where libkiln itself is installed (<libdir>/kiln/plugins),
+ * never from a configure-time prefix. Owned by libkiln; valid while it is
+ * loaded. The directory may not exist (see the origin). */
+KILN_API_EXPORT const char* KilnDefaultPluginDirectory(void);
+/* How KilnDefaultPluginDirectory was derived, for diagnostics, e.g.
+ * "beside libkiln (/usr/lib/x86_64-linux-gnu/libkiln.so.1)"; it ends with
+ * "; this directory does not exist" when it is missing. Owned by libkiln. */
+KILN_API_EXPORT const char* KilnDefaultPluginDirectoryOrigin(void);
+
+/* ---- Plugins an interpreter considered ---- */
+/* Every plugin candidate the interpreter considered and its negotiation
+ * outcome, in load order, as a probe read with the KilnPluginProbe*
+ * functions. Owned by the caller (KilnPluginProbeDestroy); it may outlive
+ * the interpreter. */
+KILN_API_EXPORT KilnError* KilnInterpreterGetPluginProbe(
+    const KilnInterpreter* interpreter, KilnPluginProbe** probe);
+
+/* ---- Tensors of the main subgraph by tensor index ---- */
+/* Number of tensors of the main subgraph (0 when interpreter is NULL). */
+KILN_API_EXPORT int32_t
+KilnInterpreterTensorCount(const KilnInterpreter* interpreter);
+/* The tensor with this index in the main subgraph (the index a .tflite file
+ * and LiteRT use); owned by the interpreter; NULL when out of range. Inputs
+ * and outputs are the same objects KilnInterpreterInput/Output return. */
+KILN_API_EXPORT KilnTensor* KilnInterpreterTensor(KilnInterpreter* interpreter,
+                                                  int32_t tensor_index);
+/* Tensor index of the main subgraph's input/output number `index`; -1 when
+ * out of range. */
+KILN_API_EXPORT int32_t KilnInterpreterInputTensorIndex(
+    const KilnInterpreter* interpreter, int32_t index);
+KILN_API_EXPORT int32_t KilnInterpreterOutputTensorIndex(
+    const KilnInterpreter* interpreter, int32_t index);
+/* Tensor index (in the signature's subgraph) of the signature input/output
+ * called `name`; -1 when there is none. */
+KILN_API_EXPORT int32_t KilnSignatureRunnerInputTensorIndex(
+    const KilnSignatureRunner* runner, const char* name);
+KILN_API_EXPORT int32_t KilnSignatureRunnerOutputTensorIndex(
+    const KilnSignatureRunner* runner, const char* name);
+
+/* ---- Tensor details ---- */
+/* The model's shape signature: the shape with -1 for every dimension meant
+ * to vary (resizable). Equals the model's shape when the model gives no
+ * signature; unchanged by resizing. NumDims is -1 when the rank is unknown;
+ * Dim is -1 when axis is out of range. */
+KILN_API_EXPORT int32_t
+KilnTensorShapeSignatureNumDims(const KilnTensor* tensor);
+KILN_API_EXPORT int32_t KilnTensorShapeSignatureDim(const KilnTensor* tensor,
+                                                    int32_t axis);
+
+/* Full quantization parameters of a tensor: per-tensor (one scale) or
+ * per-channel along quantized_dimension. */
+typedef struct KilnTensorQuantizationInfo {
+  /* In: set by the caller to KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE (or
+   * the size of its own, older definition). */
+  uint32_t struct_size;
+  int32_t num_scales;      /* 0: not quantized */
+  int32_t num_zero_points; /* 0 or num_scales */
+  int32_t quantized_dimension;
+  /* num_scales / num_zero_points entries (NULL when 0), owned by the
+   * interpreter, valid until it is destroyed. */
+  const float* scales;
+  const int64_t* zero_points;
+} KilnTensorQuantizationInfo;
+#define KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnTensorQuantizationInfo, zero_points)
+KILN_STATIC_ASSERT(KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE ==
+                       sizeof(KilnTensorQuantizationInfo),
+                   tensor_quantization_info_size_names_last_field);
+
+/* Fills `info` up to info->struct_size. INVALID_ARGUMENT when tensor or
+ * info is NULL or struct_size is smaller than the 1.1 struct. */
+KILN_API_EXPORT KilnError* KilnTensorGetQuantizationInfo(
+    const KilnTensor* tensor, KilnTensorQuantizationInfo* info);
+
+/* ---- Nodes (what `kiln inspect` shows for a created interpreter) ---- */
+/* Subgraphs of the model; nodes of one subgraph as in the model (partition
+ * nodes a delegate adds are not counted). 0 when out of range. */
+KILN_API_EXPORT int32_t
+KilnInterpreterSubgraphCount(const KilnInterpreter* interpreter);
+KILN_API_EXPORT int32_t
+KilnInterpreterNodeCount(const KilnInterpreter* interpreter, int32_t subgraph);
+
+typedef struct KilnNodeInfo {
+  /* In: set by the caller to KILN_NODE_INFO_STRUCT_SIZE (or the size of its
+   * own, older definition). */
+  uint32_t struct_size;
+  int32_t index;          /* node index in its subgraph */
+  int32_t version;        /* operator version */
+  int32_t host_intrinsic; /* 1 when the host itself runs the op */
+  int32_t delegated;      /* 1 when a delegate runs the node now */
+  int32_t partition_node; /* the delegate's partition node, or -1 */
+  /* Strings owned by the interpreter, valid until it is destroyed. */
+  const char* op;             /* e.g. "CONV_2D", "CUSTOM 'Sinh'" */
+  const char* plugin_path;    /* kernel plugin; "" for host ops */
+  const char* delegate_name;  /* "" unless delegated */
+  const char* decline_reason; /* why requested delegates left it, or "" */
+} KilnNodeInfo;
+#define KILN_NODE_INFO_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnNodeInfo, decline_reason)
+KILN_STATIC_ASSERT(KILN_NODE_INFO_STRUCT_SIZE == sizeof(KilnNodeInfo),
+                   node_info_size_names_last_field);
+
+/* Fills `info` up to info->struct_size for node `node` of `subgraph`.
+ * INVALID_ARGUMENT for NULL arguments or a struct_size smaller than the 1.1
+ * struct; OUT_OF_RANGE for a subgraph or node that does not exist. */
+KILN_API_EXPORT KilnError* KilnInterpreterGetNodeInfo(
+    const KilnInterpreter* interpreter, int32_t subgraph, int32_t node,
+    KilnNodeInfo* info);
+
+/* Warnings the interpreter issued so far (a delegate skipped or fallen back
+ * to the kernels), also printed on stderr. Strings owned by the
+ * interpreter, valid until it is destroyed; NULL when out of range. */
+KILN_API_EXPORT int32_t
+KilnInterpreterWarningCount(const KilnInterpreter* interpreter);
+KILN_API_EXPORT const char* KilnInterpreterWarning(
+    const KilnInterpreter* interpreter, int32_t index);
+
 KILN_EXTERN_C_END
 
 #endif /* KILN_KILN_C_API_H_ */

@@ -3,11 +3,15 @@
 #ifndef KILN_HOST_C_API_C_API_INTERNAL_H_
 #define KILN_HOST_C_API_C_API_INTERNAL_H_
 
+#include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "interpreter/interpreter.h"
 #include "kiln/kiln_c_api.h"
+#include "model/model.h"
 #include "plugin/plugin_loader.h"
 
 struct KilnError {
@@ -25,6 +29,27 @@ struct KilnDelegateRequest {
 struct KilnInterpreterOptions {
   kiln::PluginSearchConfig plugins;
   std::vector<KilnDelegateRequest> delegates;
+};
+
+struct KilnModel {
+  std::shared_ptr<const kiln::Model> model;
+};
+
+struct KilnInterpreter {
+  std::unique_ptr<kiln::Interpreter> interpreter;
+  // Strings handed out by the C API 1.1 queries (node info, warnings); a
+  // std::set never moves its elements, so each c_str() stays valid until
+  // the interpreter is destroyed.
+  mutable std::set<std::string> strings;
+  // DescribeNodes of one subgraph, reused while no new warning (a delegate
+  // falling back) can have changed it.
+  mutable std::vector<kiln::NodeInfo> node_cache;
+  mutable int node_cache_subgraph = -1;
+  mutable size_t node_cache_warnings = 0;
+
+  const char* Intern(const std::string& s) const {
+    return strings.insert(s).first->c_str();
+  }
 };
 
 struct KilnPluginProbe {

@@ -10,14 +10,6 @@
 #include "interpreter/interpreter.h"
 #include "model/model.h"
 
-struct KilnModel {
-  std::shared_ptr<const kiln::Model> model;
-};
-
-struct KilnInterpreter {
-  std::unique_ptr<kiln::Interpreter> interpreter;
-};
-
 // KilnTensor and KilnSignatureRunner are the interpreter's own objects:
 // KilnTensor* is a kiln::Tensor*, KilnSignatureRunner* a
 // kiln::SignatureRunner*. Both stay valid until the interpreter is destroyed.
@@ -113,7 +105,8 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
   absl::StatusOr<std::unique_ptr<kiln::Interpreter>> created =
       kiln::Interpreter::Create(model->model, opts);
   if (!created.ok()) return kiln::ToKilnError(created.status());
-  *interpreter = new KilnInterpreter{*std::move(created)};
+  *interpreter = new KilnInterpreter();
+  (*interpreter)->interpreter = *std::move(created);
   return nullptr;
 }
 

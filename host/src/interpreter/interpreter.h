@@ -161,6 +161,8 @@ struct DelegateInstance;
 class SignatureRunner {
  public:
   const std::string& key() const { return signature_->key; }
+  // The model's SignatureDef this runner runs (names and tensor indices).
+  const Signature& signature() const { return *signature_; }
   int32_t subgraph_index() const { return signature_->subgraph_index; }
   int num_inputs() const { return static_cast<int>(signature_->inputs.size()); }
   int num_outputs() const {

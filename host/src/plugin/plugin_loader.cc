@@ -17,10 +17,6 @@
 #include "runtime/graph.h"
 #include "runtime/host_api.h"
 
-#ifndef KILN_INSTALL_PLUGIN_DIR
-#define KILN_INSTALL_PLUGIN_DIR "/usr/local/lib/kiln/plugins"
-#endif
-
 namespace kiln {
 namespace {
 
@@ -226,19 +222,6 @@ absl::Status ValidateExtensions(const std::string& path,
     }
   }
   return absl::OkStatus();
-}
-
-// Directory containing the object that defines this function.
-std::string DirectoryOfThisObject() {
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&DefaultPluginDirectory), &info) == 0 ||
-      info.dli_fname == nullptr) {
-    return "";
-  }
-  std::error_code ec;
-  fs::path p = fs::canonical(info.dli_fname, ec);
-  if (ec) return "";
-  return p.parent_path().string();
 }
 
 }  // namespace
@@ -466,20 +449,6 @@ std::vector<PluginLoadRecord> PluginLoader::LoadAll(
     records.push_back(std::move(rec));
   }
   return records;
-}
-
-std::string DefaultPluginDirectory() {
-  const std::string here = DirectoryOfThisObject();
-  std::error_code ec;
-  if (!here.empty()) {
-    const fs::path beside = fs::path(here) / "kiln" / "plugins";
-    if (fs::is_directory(beside, ec)) return beside.string();
-    const fs::path sibling = fs::path(here) / ".." / "lib" / "kiln" / "plugins";
-    if (fs::is_directory(sibling, ec)) {
-      return fs::weakly_canonical(sibling, ec).string();
-    }
-  }
-  return KILN_INSTALL_PLUGIN_DIR;
 }
 
 }  // namespace kiln

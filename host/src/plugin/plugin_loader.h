@@ -93,9 +93,9 @@ class PluginLoader {
   static std::vector<std::string> Candidates(const PluginSearchConfig& config);
 };
 
-// Installed default plugin directory: <directory of libkiln>/kiln/plugins
-// when it exists, else <executable dir>/../lib/kiln/plugins, else the
-// configured install location.
+// Installed default plugin directory, found relative to where the host code
+// was loaded from (plugin/install_paths.h says how; never a configure-time
+// absolute prefix).
 std::string DefaultPluginDirectory();
 
 }  // namespace kiln

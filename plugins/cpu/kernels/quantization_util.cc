@@ -137,6 +137,52 @@ int32_t GetReciprocal(int32_t x, int x_integer_digits,
   return OneOverOnePlusXForXIn01(Fixed32<0>::FromRaw(shifted_minus_one)).raw;
 }
 
+bool PreprocessSoftmaxScaling(double beta, double input_scale,
+                              int input_integer_bits, QuantizedMultiplier* q) {
+  const double real = std::min(
+      beta * input_scale * static_cast<double>(1 << (31 - input_integer_bits)),
+      static_cast<double>((int64_t{1} << 31) - 1));
+  if (!(real > 1.0)) return false;
+  *q = QuantizeMultiplier(real);
+  return q->shift >= 0;
+}
+
+int CalculateInputRadius(int input_integer_bits, int input_left_shift) {
+  const double max_input_rescaled =
+      1.0 * ((1 << input_integer_bits) - 1) *
+      static_cast<double>(int64_t{1} << (31 - input_integer_bits)) /
+      static_cast<double>(int64_t{1} << input_left_shift);
+  return static_cast<int>(std::floor(max_input_rescaled));
+}
+
+void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
+                      double output_scale, int32_t output_zero_point,
+                      double (*f)(double), int16_t* lut) {
+  constexpr int kSteps = 512;
+  const double input_min = input_scale * (-32768 - input_zero_point);
+  const double input_max = input_scale * (32767 - input_zero_point);
+  const double output_min = output_scale * (-32768 - output_zero_point);
+  const double output_max = output_scale * (32767 - output_zero_point);
+  const double step = (input_max - input_min) / kSteps;
+  const double half_step = step / 2;
+  const double scaling_inv = 65536.0 / (output_max - output_min);
+  const auto saturate = [](double v) {
+    return static_cast<int16_t>(std::min(std::max(v, -32768.0), 32767.0));
+  };
+  for (int i = 0; i < kSteps; ++i) {
+    const double val = f(input_min + i * step);
+    const double val_midpoint = f(input_min + i * step + half_step);
+    const double val_next = f(input_min + (i + 1) * step);
+    const double sample = std::round(val * scaling_inv);
+    const double midpoint_interp = std::round(
+        (val_next * scaling_inv + std::round(val * scaling_inv)) / 2);
+    const double midpoint = std::round(val_midpoint * scaling_inv);
+    const double bias = std::round((midpoint_interp - midpoint) / 2);
+    lut[i] = saturate(sample - bias);
+  }
+  lut[kSteps] = saturate(std::round(f(input_max) * scaling_inv));
+}
+
 QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,
                                                int32_t reverse_shift) {
   QuantizedMultiplier q;
@@ -183,52 +229,6 @@ bool CheckedLog2(float x, int32_t* log2_result) {
   const float x_log2_rounded = std::round(x_log2);
   *log2_result = static_cast<int32_t>(x_log2_rounded);
   return std::abs(x_log2 - x_log2_rounded) < 1e-3f;
-}
-
-bool PreprocessSoftmaxScaling(double beta, double input_scale,
-                              int input_integer_bits, QuantizedMultiplier* q) {
-  const double real = std::min(
-      beta * input_scale * static_cast<double>(1 << (31 - input_integer_bits)),
-      static_cast<double>((int64_t{1} << 31) - 1));
-  if (!(real > 1.0)) return false;
-  *q = QuantizeMultiplier(real);
-  return q->shift >= 0;
-}
-
-int CalculateInputRadius(int input_integer_bits, int input_left_shift) {
-  const double max_input_rescaled =
-      1.0 * ((1 << input_integer_bits) - 1) *
-      static_cast<double>(int64_t{1} << (31 - input_integer_bits)) /
-      static_cast<double>(int64_t{1} << input_left_shift);
-  return static_cast<int>(std::floor(max_input_rescaled));
-}
-
-void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
-                      double output_scale, int32_t output_zero_point,
-                      double (*f)(double), int16_t* lut) {
-  constexpr int kSteps = 512;
-  const double input_min = input_scale * (-32768 - input_zero_point);
-  const double input_max = input_scale * (32767 - input_zero_point);
-  const double output_min = output_scale * (-32768 - output_zero_point);
-  const double output_max = output_scale * (32767 - output_zero_point);
-  const double step = (input_max - input_min) / kSteps;
-  const double half_step = step / 2;
-  const double scaling_inv = 65536.0 / (output_max - output_min);
-  const auto saturate = [](double v) {
-    return static_cast<int16_t>(std::min(std::max(v, -32768.0), 32767.0));
-  };
-  for (int i = 0; i < kSteps; ++i) {
-    const double val = f(input_min + i * step);
-    const double val_midpoint = f(input_min + i * step + half_step);
-    const double val_next = f(input_min + (i + 1) * step);
-    const double sample = std::round(val * scaling_inv);
-    const double midpoint_interp = std::round(
-        (val_next * scaling_inv + std::round(val * scaling_inv)) / 2);
-    const double midpoint = std::round(val_midpoint * scaling_inv);
-    const double bias = std::round((midpoint_interp - midpoint) / 2);
-    lut[i] = saturate(sample - bias);
-  }
-  lut[kSteps] = saturate(std::round(f(input_max) * scaling_inv));
 }
 
 }  // namespace kiln::cpu

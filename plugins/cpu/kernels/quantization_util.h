@@ -4,6 +4,7 @@
 #ifndef KILN_PLUGINS_CPU_KERNELS_QUANTIZATION_UTIL_H_
 #define KILN_PLUGINS_CPU_KERNELS_QUANTIZATION_UTIL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -193,31 +194,83 @@ Fixed32<0> ExpOnNegativeValues(Fixed32<kIntegerBits> a) {
 // 1 / (1 + a) for a in [0, 1) (Newton-Raphson, three iterations).
 Fixed32<0> OneOverOnePlusXForXIn01(Fixed32<0> a);
 
+// x * 2^exponent for exponent >= 0, saturated to int32 (TFLite's
+// SaturatingRoundingMultiplyByPOTParam on non-negative exponents).
+inline int32_t SaturatingShiftLeft(int32_t x, int exponent) {
+  if (exponent == 0) return x;
+  const int32_t threshold = (int32_t{1} << (31 - exponent)) - 1;
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+// a + b and a - b saturated to int32.
+inline int32_t SaturatingAdd32(int32_t a, int32_t b) {
+  const int64_t r = static_cast<int64_t>(a) + b;
+  return static_cast<int32_t>(
+      std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX));
+}
+inline int32_t SaturatingSub32(int32_t a, int32_t b) {
+  const int64_t r = static_cast<int64_t>(a) - b;
+  return static_cast<int32_t>(
+      std::min<int64_t>(std::max<int64_t>(r, INT32_MIN), INT32_MAX));
+}
+
+// Leading zero bits of x; 32 for 0.
+inline int CountLeadingZeros32(uint32_t x) {
+  return x == 0 ? 32 : __builtin_clz(x);
+}
+
+// TFLite's log_x_for_x_greater_than_or_equal_to_1: log(x) in fixed point
+// (a rational approximation on the mantissa plus the exponent times log 2).
+template <int kOut, int kIn>
+Fixed32<kOut> LogXForXGreaterThanOrEqualTo1(Fixed32<kIn> input) {
+  constexpr int kAccum = kOut + 1;  // headroom for z * log(2)
+  using F0 = Fixed32<0>;
+  using FA = Fixed32<kAccum>;
+  const F0 log_2 = F0::FromRaw(1488522236);
+  const F0 sqrt_sqrt_half = F0::FromRaw(1805811301);
+  const F0 sqrt_half = F0::FromRaw(1518500250);
+  const F0 alpha_n = F0::FromRaw(117049297);
+  const F0 alpha_d = F0::FromRaw(127690142);
+  const F0 alpha_i = F0::FromRaw(1057819769);
+  const F0 alpha_f = F0::FromRaw(638450708);
+  const FA shifted_quarter = Rescale<kAccum>(F0::FromRaw(536870912));
+  const F0 z_a = F0::FromRaw(input.raw);
+  const int z_a_headroom_plus_1 =
+      CountLeadingZeros32(static_cast<uint32_t>(z_a.raw));
+  const F0 r_a_tmp =
+      F0::FromRaw(SaturatingShiftLeft(z_a.raw, z_a_headroom_plus_1 - 1));
+  const int32_t r_a_raw = SaturatingShiftLeft((r_a_tmp * sqrt_half).raw, 1);
+  const FA z_a_pow_2_adj = FA::FromRaw(SaturatingAdd32(
+      SaturatingShiftLeft(kIn - z_a_headroom_plus_1, 31 - kAccum),
+      shifted_quarter.raw));
+  const F0 z_b = z_a * sqrt_half;
+  const int z_b_headroom =
+      CountLeadingZeros32(static_cast<uint32_t>(z_b.raw)) - 1;
+  const int32_t r_b_raw = SaturatingShiftLeft(z_a.raw, z_b_headroom);
+  const FA z_b_pow_2_adj = FA::FromRaw(
+      SaturatingSub32(SaturatingShiftLeft(kIn - z_b_headroom, 31 - kAccum),
+                      shifted_quarter.raw));
+  const F0 r = F0::FromRaw(std::min(r_a_raw, r_b_raw));
+  const FA z_pow_2_adj =
+      FA::FromRaw(std::max(z_a_pow_2_adj.raw, z_b_pow_2_adj.raw));
+  const F0 p = F0::FromRaw(RoundingHalfSum(r.raw, sqrt_sqrt_half.raw));
+  F0 q = r - sqrt_sqrt_half;
+  q = q + q;
+  const F0 common_sq = q * q;
+  const F0 num = q * r + q * common_sq * alpha_n;
+  const F0 denom_minus_one =
+      p * (alpha_i + q + alpha_d * common_sq) + alpha_f * q;
+  const F0 recip_denom = OneOverOnePlusXForXIn01(denom_minus_one);
+  const FA num_scaled = Rescale<kAccum>(num);
+  return Rescale<kOut>(z_pow_2_adj * log_2 + num_scaled * recip_denom);
+}
+
 // TFLite's GetReciprocal: for x a positive fixed-point value with
 // x_integer_digits integer bits, returns s in Q0.31 and *num_bits_over_unit
 // such that 1/x = s * 2^-num_bits_over_unit.
 int32_t GetReciprocal(int32_t x, int x_integer_digits, int* num_bits_over_unit);
-
-// TFLite's GetInvSqrtQuantizedMultiplierExp: 1/sqrt(input) for a positive
-// fixed-point `input` as a Q31 multiplier and shift (Newton-Raphson in
-// gemmlowp fixed point, five iterations), the shift multiplied by
-// `reverse_shift` (-1: a left shift as QuantizedMultiplier expects). Inputs
-// 0 and 1 give (INT32_MAX, 0), as TFLite treats them.
-QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,
-                                               int32_t reverse_shift);
-
-// TFLite's CheckedLog2: true when `x` is a power of two within 1e-3 in log2
-// (float arithmetic); *log2_result = round(log2(x)) either way.
-bool CheckedLog2(float x, int32_t* log2_result);
-
-// A float-to-int32 conversion as the x86-64 builds of LiteRT perform it with
-// static_cast: truncation toward zero, and INT32_MIN for NaN and for values
-// outside int32 (the "integer indefinite" of cvttss2si).
-inline int32_t TruncateToInt32LikeX86(double v) {
-  return v > -2147483649.0 && v < 2147483648.0
-             ? static_cast<int32_t>(v)
-             : std::numeric_limits<int32_t>::min();
-}
 
 // TFLite's PreprocessSoftmaxScaling: the multiplier (>= 1) that maps an
 // input difference to Q(input_integer_bits).(31 - input_integer_bits),
@@ -247,6 +300,27 @@ inline int16_t Int16LutLookup(int16_t value, const int16_t* lut) {
   const int base = lut[index];
   const int slope = lut[index + 1] - lut[index];
   return static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
+}
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp: 1/sqrt(input) for a positive
+// fixed-point `input` as a Q31 multiplier and shift (Newton-Raphson in
+// gemmlowp fixed point, five iterations), the shift multiplied by
+// `reverse_shift` (-1: a left shift as QuantizedMultiplier expects). Inputs
+// 0 and 1 give (INT32_MAX, 0), as TFLite treats them.
+QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,
+                                               int32_t reverse_shift);
+
+// TFLite's CheckedLog2: true when `x` is a power of two within 1e-3 in log2
+// (float arithmetic); *log2_result = round(log2(x)) either way.
+bool CheckedLog2(float x, int32_t* log2_result);
+
+// A float-to-int32 conversion as the x86-64 builds of LiteRT perform it with
+// static_cast: truncation toward zero, and INT32_MIN for NaN and for values
+// outside int32 (the "integer indefinite" of cvttss2si).
+inline int32_t TruncateToInt32LikeX86(double v) {
+  return v > -2147483649.0 && v < 2147483648.0
+             ? static_cast<int32_t>(v)
+             : std::numeric_limits<int32_t>::min();
 }
 
 // The quantized output range [*lo, *hi] of a fused activation, exactly as

@@ -127,6 +127,8 @@ def build_model(op, version, inputs, outputs, options_type=0, options=None,
 def random_values(rng, dtype, shape):
     """Values over the type's whole range (floats in [-1, 1))."""
     dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
     if np.issubdtype(dtype, np.integer):
         info = np.iinfo(dtype)
         return rng.integers(info.min, info.max, size=shape, endpoint=True,

@@ -703,9 +703,10 @@ TEST_F(CpuKernelTest, ConvAndMatMulVersionRanges) {
   EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 11));  // int32 bias
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 12));   // per-channel hybrid
   EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 1));
-  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 2));   // int8
-  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 3));   // int16
-  EXPECT_FALSE(Covers(KILN_OP_BATCH_MATMUL, 4));  // asymmetric hybrid
+  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 2));  // int8
+  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 3));  // int16
+  EXPECT_TRUE(Covers(KILN_OP_BATCH_MATMUL, 4));  // asymmetric hybrid
+  EXPECT_FALSE(Covers(KILN_OP_BATCH_MATMUL, 5));
 }
 
 }  // namespace

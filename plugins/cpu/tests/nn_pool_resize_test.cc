@@ -419,8 +419,8 @@ TEST_F(CpuKernelTest, PoolNormResizeVersionRanges) {
   EXPECT_TRUE(Covers(KILN_OP_SOFTMAX, 3));  // int16
   EXPECT_FALSE(Covers(KILN_OP_SOFTMAX, 4));
   for (int32_t code : {KILN_OP_L2_NORMALIZATION, KILN_OP_LOG_SOFTMAX}) {
-    EXPECT_TRUE(Covers(code, 1)) << code;
-    EXPECT_FALSE(Covers(code, 2)) << code;
+    EXPECT_TRUE(Covers(code, 2)) << code;  // int8
+    EXPECT_FALSE(Covers(code, 3)) << code;
   }
   for (int32_t code :
        {KILN_OP_RESIZE_BILINEAR, KILN_OP_RESIZE_NEAREST_NEIGHBOR}) {

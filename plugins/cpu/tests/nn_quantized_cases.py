@@ -103,6 +103,7 @@ def quant_types(dtype):
     return {"int8": ("int8", "int8", "int32"),
             "uint8": ("uint8", "uint8", "int32"),
             "int16": ("int16", "int8", "int64"),
+            "hybrid": ("float32", "int8", "float32"),
             "float32": ("float32", "float32", "float32")}[dtype]
 
 
@@ -378,8 +379,37 @@ def hybrid_conv_case(rng, depthwise, scales, bias=True, activation=None):
                 expect_refusal=not bias and not depthwise, tolerance=exact)
 
 
+def hybrid_batch_matmul_case(rng, per_channel, asymmetric, const_rhs=True,
+                             adj_x=False, adj_y=False):
+    m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32, 65])),
+                   int(rng.integers(1, 9)))
+    lhs_batch = [int(rng.integers(1, 4))]
+    rhs_batch = [1 if rng.integers(2) else lhs_batch[0]]
+    lhs_shape = lhs_batch + ([depth, m] if adj_x else [m, depth])
+    rhs_shape = rhs_batch + ([n, depth] if adj_y else [depth, n])
+    w_scales = log_uniform(rng, 0.002, 0.05, size=n if per_channel else 1)
+    rhs = T("int8", rhs_shape, data=weights(rng, rhs_shape) if const_rhs
+            else None, scale=list(w_scales), zero_point=0,
+            axis=1 if adj_y else 2)
+    o = schema.BatchMatMulOptionsT()
+    o.adjX, o.adjY, o.asymmetricQuantizeInputs = adj_x, adj_y, asymmetric
+    return Case(f"BATCH_MATMUL/hybrid{'/per_channel' if per_channel else ''}"
+                f"{'/asymmetric' if asymmetric else ''}"
+                f"{'' if const_rhs else '/rhs_input'}/{lhs_shape}x{rhs_shape}"
+                f" adj{int(adj_x)}{int(adj_y)}", OP.BATCH_MATMUL,
+                4 if asymmetric else 1, [T("float32", lhs_shape), rhs],
+                [T("float32", lhs_batch + [m, n])], OPT.BatchMatMulOptions, o,
+                rng, tolerance=exact)
+
+
 def hybrid_cases(rng):
-    out = []
+    out = [hybrid_batch_matmul_case(rng, per_channel=i % 2 == 1,
+                                    asymmetric=i % 4 >= 2, adj_x=i == 5,
+                                    adj_y=i >= 6) for i in range(8)]
+    out += [transpose_conv_case(rng, "hybrid", per_channel=i % 2 == 0,
+                                bias=i % 3 != 2,
+                                activation=[ACT_NONE, ACT_RELU, ACT_RELU6][i % 3])
+            for i in range(8)]
     for depthwise in (False, True):
         for scales in ("per_tensor", "per_channel", "equal"):
             for i in range(4):
@@ -484,6 +514,51 @@ def softmax_cases(rng):
             c.oracle = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
             out.append(c)
     return out
+
+
+# ---- LOG_SOFTMAX / L2_NORMALIZATION ------------------------------------------
+
+def last_axis_case(rng, op, dtype, out_q, activation=ACT_NONE, name_extra=""):
+    shape = [int(rng.integers(1, 4)), int(rng.choice([1, 2, 3, 10, 100, 300]))]
+    if rng.integers(2):
+        shape = [int(rng.integers(1, 3))] + shape
+    in_s, in_zp = act_q(rng, dtype)
+    if op == OP.LOG_SOFTMAX:
+        kind, opt, o = "LOG_SOFTMAX", OPT.LogSoftmaxOptions, \
+            schema.LogSoftmaxOptionsT()
+    else:
+        kind, opt, o = "L2_NORMALIZATION", OPT.L2NormOptions, \
+            schema.L2NormOptionsT()
+        o.fusedActivationFunction = activation
+    q = dict(scale=out_q[0], zero_point=out_q[1]) if dtype != "float32" else {}
+    qin = dict(scale=in_s, zero_point=in_zp) if dtype != "float32" else {}
+    version = 2 if dtype == "int8" else 1
+    return Case(f"{kind}/{dtype}{name_extra}/{shape} a{activation}", op,
+                version, [T(dtype, shape, **qin)], [T(dtype, shape, **q)],
+                opt, o, rng,
+                tolerance=float_tolerance if dtype == "float32" else None)
+
+
+def last_axis_cases(rng):
+    out = []
+    for _ in range(4):
+        out.append(last_axis_case(rng, OP.LOG_SOFTMAX, "int8", (16 / 256, 127)))
+        out.append(last_axis_case(rng, OP.LOG_SOFTMAX, "uint8", (16 / 256, 255)))
+        out.append(last_axis_case(rng, OP.L2_NORMALIZATION, "int8",
+                                  (1 / 128, 0)))
+        out.append(last_axis_case(rng, OP.L2_NORMALIZATION, "uint8",
+                                  (1 / 128, 128)))
+    # Output quantization other than TFLite's fixed one, and a fused
+    # activation on L2_NORMALIZATION: refused by both.
+    bad = [last_axis_case(rng, OP.LOG_SOFTMAX, "int8", (1 / 16, 0),
+                          name_extra="/bad_output"),
+           last_axis_case(rng, OP.L2_NORMALIZATION, "int8", (1 / 64, 0),
+                          name_extra="/bad_output"),
+           last_axis_case(rng, OP.L2_NORMALIZATION, "float32", None,
+                          activation=ACT_RELU, name_extra="/activation")]
+    for c in bad:
+        c.expect_refusal = True
+    return out + bad
 
 
 # ---- MEAN / SUM / REDUCE_* ----------------------------------------------------
@@ -615,9 +690,11 @@ def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
         inputs.append(T(b_t, [cout], data=bias_for(rng, cout, b_t),
                         scale=list(in_s * w_scales), zero_point=0))
     outputs = [T(act_t, [n, oh, ow, cout], scale=out_s, zero_point=out_zp)]
-    if dtype == "float32":
-        for t in inputs[1:] + outputs:
-            t.scale = t.zero_point = None
+    # Float tensors carry no quantization (hybrid: all but the filter).
+    float_tensors = {"float32": inputs[1:] + outputs,
+                     "hybrid": inputs[2:] + outputs}.get(dtype, [])
+    for t in float_tensors:
+        t.scale = t.zero_point = None
     o = schema.TransposeConvOptionsT()
     o.padding, o.strideH, o.strideW = padding, sh, sw
     o.fusedActivationFunction = activation
@@ -627,7 +704,8 @@ def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
                 f"{cout} f{fh}x{fw} s{sh}{sw} p{padding} a{activation}",
                 OP.TRANSPOSE_CONV, version, inputs, outputs,
                 OPT.TransposeConvOptions, o, rng,
-                tolerance=float_tolerance if dtype == "float32" else None)
+                tolerance={"float32": float_tolerance,
+                           "hybrid": exact}.get(dtype))
 
 
 def transpose_conv_cases(rng):
@@ -685,8 +763,41 @@ def batch_matmul_cases(rng):
                 batch_matmul_case(rng, "uint8")]
 
 
+# ---- ARG_MAX / ARG_MIN ---------------------------------------------------------
+
+def arg_case(rng, dtype, arg_max):
+    rank = int(rng.integers(1, 5))
+    shape = [int(rng.integers(1, 6)) for _ in range(rank)]
+    axis = int(rng.integers(-rank, rank))
+    out_shape = [d for i, d in enumerate(shape) if i != axis % rank]
+    out_type = str(rng.choice(["int32", "int64"]))
+    if arg_max:
+        op, opt, o, kind = (OP.ARG_MAX, OPT.ArgMaxOptions,
+                            schema.ArgMaxOptionsT(), "ARG_MAX")
+    else:
+        op, opt, o, kind = (OP.ARG_MIN, OPT.ArgMinOptions,
+                            schema.ArgMinOptionsT(), "ARG_MIN")
+    o.outputType = lso.TYPES[out_type]
+    q = {} if dtype == "bool" else dict(zip(("scale", "zero_point"),
+                                            act_q(rng, dtype)))
+    version = {"uint8": 1, "int8": 2, "bool": 3}[dtype]
+    case = Case(f"{kind}/{dtype}/{shape} axis{axis} {out_type}", op, version,
+                [T(dtype, shape, **q),
+                 T("int32", [1], data=np.array([axis], np.int32))],
+                [T(out_type, out_shape)], opt, o, rng)
+    if dtype == "bool":
+        # LiteRT's reference resolver registers ARG_MAX/ARG_MIN up to v2 only.
+        case.oracle = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
+    return case
+
+
+def arg_cases(rng):
+    return [arg_case(rng, dtype, arg_max) for dtype in ("int8", "uint8", "bool")
+            for arg_max in (True, False) for _ in range(3)]
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
-            hybrid_cases(rng))
+            hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng))

@@ -12,20 +12,6 @@ constexpr const char* kOp = "BATCH_MATMUL";
 constexpr sdk::Operand kLhs = sdk::Input(0, "lhs");
 constexpr sdk::Operand kRhs = sdk::Input(1, "rhs");
 
-template <typename T>
-void PackRhs(QuantizedBatchMatMulState& s, const T* rhs) {
-  const BatchMatMulPlan& p = s.plan;
-  const int64_t matrix = static_cast<int64_t>(p.depth) * p.n;
-  for (size_t b = 0; b < s.rhs_packed.size(); ++b) {
-    const T* src = rhs + static_cast<int64_t>(b) * matrix;
-    if (p.adj_y) {
-      s.rhs_packed[b].Pack(src, p.depth, 1, s.rhs_offset);  // [n][depth]
-    } else {
-      s.rhs_packed[b].Pack(src, 1, p.n, s.rhs_offset);  // [depth][n]
-    }
-  }
-}
-
 // int16: rhs_rows[b][j][d] = rhs[b] (j, d); zero points are 0.
 void CopyRhsRows(QuantizedBatchMatMulState& s, const int16_t* rhs) {
   const BatchMatMulPlan& p = s.plan;
@@ -47,7 +33,7 @@ void PackRhs(QuantizedBatchMatMulState& s, const Tensor& rhs) {
   if (s.q.scheme == IntScheme::kInt16) {
     CopyRhsRows(s, rhs.data<int16_t>());
   } else {
-    PackRhs(s, rhs.data<int8_t>());
+    PackRhsMatrices(s.plan, rhs.data<int8_t>(), s.rhs_offset, &s.rhs_packed);
   }
 }
 
@@ -100,6 +86,22 @@ KilnStatus CheckTypes(KernelContext& k, IntScheme scheme, const Tensor& lhs,
 }
 
 }  // namespace
+
+template <typename T>
+void PackRhsMatrices(const BatchMatMulPlan& p, const T* rhs, int32_t offset,
+                     std::vector<PackedInt16Matrix>* packed) {
+  const int64_t matrix = static_cast<int64_t>(p.depth) * p.n;
+  for (size_t b = 0; b < packed->size(); ++b) {
+    const T* src = rhs + static_cast<int64_t>(b) * matrix;
+    if (p.adj_y) {
+      (*packed)[b].Pack(src, p.depth, 1, offset);  // [n][depth]
+    } else {
+      (*packed)[b].Pack(src, 1, p.n, offset);  // [depth][n]
+    }
+  }
+}
+template void PackRhsMatrices<int8_t>(const BatchMatMulPlan&, const int8_t*,
+                                      int32_t, std::vector<PackedInt16Matrix>*);
 
 KilnStatus PlanBatchMatMul(KernelContext& k, BatchMatMulPlan* plan) {
   const Tensor lhs = k.input(0), rhs = k.input(1);

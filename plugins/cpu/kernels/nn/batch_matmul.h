@@ -29,6 +29,12 @@ struct BatchMatMulPlan {
 // that do not broadcast.
 KilnStatus PlanBatchMatMul(KernelContext& k, BatchMatMulPlan* plan);
 
+// Packs every rhs batch matrix (offset added to each value) into *packed
+// (already sized: one depth x n matrix per rhs batch).
+template <typename T>
+void PackRhsMatrices(const BatchMatMulPlan& p, const T* rhs, int32_t offset,
+                     std::vector<PackedInt16Matrix>* packed);
+
 // int8 runs through IntGemm (int32 sums wrap as TFLite's do); int16 x int16
 // products need TFLite's int64 accumulator, so int16 keeps plain rows and
 // sums in int64.
@@ -49,6 +55,32 @@ KilnStatus QuantizedBatchMatMulPrepare(KernelContext& k, IntScheme scheme,
                                        QuantizedBatchMatMulState& s);
 KilnStatus QuantizedBatchMatMulInvoke(KernelContext& k,
                                       QuantizedBatchMatMulState& s);
+
+// Hybrid BATCH_MATMUL (float lhs, int8 rhs; versions 1 and 4) as LiteRT's
+// reference hybrid BatchMatMul: each lhs row quantized (asymmetrically with
+// asymmetric_quantize_inputs), int32 sums, the zero point removed through
+// the rhs column sums in float (as LiteRT does, total rounded through
+// float), then out = (row scale * column scale) * total.
+struct HybridBatchMatMulState {
+  BatchMatMulPlan plan;
+  bool asymmetric = false;
+  std::vector<float> column_scales;  // per n; per-tensor: 1
+  bool per_channel = false;
+  float rhs_scale = 1.f;  // per-tensor scale, folded into the row scales
+  std::vector<PackedInt16Matrix> rhs_packed;  // one per rhs batch
+  std::vector<int32_t> column_sums;           // rhs batches x n
+  bool pack_in_invoke = false;
+  std::vector<float> row;               // one lhs row (adj_x gathered)
+  std::vector<int8_t> quantized;        // one quantized row
+  std::vector<int16_t> lhs;             // m x k_padded
+  std::vector<float> row_scale;         // m
+  std::vector<int32_t> row_zero_point;  // m
+  IntGemmScratch scratch;
+};
+
+KilnStatus HybridBatchMatMulPrepare(KernelContext& k,
+                                    HybridBatchMatMulState& s);
+KilnStatus HybridBatchMatMulInvoke(KernelContext& k, HybridBatchMatMulState& s);
 
 }  // namespace kiln::cpu::nn
 

@@ -313,13 +313,13 @@ using DepthwiseOps =
                DepthwisePrepare, DepthwiseInvoke, QuantizedDepthwisePrepare,
                QuantizedDepthwiseInvoke, HybridDepthwisePrepare,
                HybridDepthwiseInvoke, 2, 3, 0, 1>;
-// Inputs: output shape, filter, input, [bias]. Hybrid TRANSPOSE_CONV is not
-// implemented yet: the float kernel refuses an int8 filter.
+// Inputs: output shape, filter, input, [bias].
 using TransposeConvOps =
     OpVariants<TransposeConvState, QuantizedTransposeConvState,
-               TransposeConvState, TransposeConvPrepare, TransposeConvInvoke,
-               QuantizedTransposeConvPrepare, QuantizedTransposeConvInvoke,
-               TransposeConvPrepare, TransposeConvInvoke, 3, 4, 2, 1>;
+               HybridTransposeConvState, TransposeConvPrepare,
+               TransposeConvInvoke, QuantizedTransposeConvPrepare,
+               QuantizedTransposeConvInvoke, HybridTransposeConvPrepare,
+               HybridTransposeConvInvoke, 3, 4, 2, 1>;
 
 }  // namespace
 
@@ -336,8 +336,8 @@ void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
   // v6: hybrid with per-channel filter scales. Not declared: v7 (int4
   // filters).
   def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D, 1, 6));
-  // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8 and
-  // int16x8; hybrid not implemented yet); v3: optional bias input; v4:
+  // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8,
+  // int16x8 and hybrid with a float input); v3: optional bias input; v4:
   // fused activation. Not declared: v5 (int16x8 with an int32 bias).
   def.AddKernel(VariantKernel<TransposeConvOps>(KILN_OP_TRANSPOSE_CONV, 1, 4));
 }

@@ -34,15 +34,17 @@ struct FullyConnectedState {
 };
 
 KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
+  const Tensor weights = k.input(1), out = k.output(0);
   const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
   for (const sdk::Operand o :
        {sdk::Input(0), sdk::Input(1, "weights"), sdk::Output(0)}) {
     KILN_SDK_RETURN_IF_ERROR(
         sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}, kQuantNote));
   }
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, out.type(), &s.activation));
+  FullyConnectedNode node;
+  KILN_SDK_RETURN_IF_ERROR(ReadFullyConnectedNode(k, &node));
+  s.activation = node.activation;
+  s.rows = node.rows;
   if (!sdk::IsClampActivation(s.activation)) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
                   ": fused activation ", sdk::ActivationName(s.activation),
@@ -50,10 +52,7 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
                   "NONE, RELU, RELU_N1_TO_1 and RELU6 (TANH and SIGN_BIT "
                   "only with int8 weights)");
   }
-  std::vector<int32_t> out_shape;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
-  const int32_t units = weights.dim(0), depth = weights.dim(1);
+  const int32_t units = node.units, depth = node.depth;
   if (bias.present()) {
     const sdk::Operand b = sdk::Input(2, "bias");
     KILN_SDK_RETURN_IF_ERROR(
@@ -67,7 +66,7 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
     s.weights.Pack(weights.data<float>(), depth, 1,
                    bias.present() ? bias.data<float>() : nullptr);
   }
-  return k.Resize(out, out_shape);
+  return k.Resize(out, node.out_shape);
 }
 
 KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
@@ -158,13 +157,11 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   return KILN_STATUS_OK;
 }
 
-// Hybrid BATCH_MATMUL is not implemented yet: the float kernel refuses an
-// int8 rhs.
 using BatchMatMulOps =
-    OpVariants<BatchMatMulState, QuantizedBatchMatMulState, BatchMatMulState,
-               BatchMatMulPrepare, BatchMatMulInvoke,
+    OpVariants<BatchMatMulState, QuantizedBatchMatMulState,
+               HybridBatchMatMulState, BatchMatMulPrepare, BatchMatMulInvoke,
                QuantizedBatchMatMulPrepare, QuantizedBatchMatMulInvoke,
-               BatchMatMulPrepare, BatchMatMulInvoke, 2, 2, 0, 1>;
+               HybridBatchMatMulPrepare, HybridBatchMatMulInvoke, 2, 2, 0, 1>;
 
 }  // namespace
 
@@ -181,10 +178,10 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
     def.AddKernel(VariantKernel<FullyConnectedOps>(KILN_OP_FULLY_CONNECTED,
                                                    min_version, max_version));
   }
-  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims;
-  // v2: int8; v3: int16x8. Hybrid (float lhs, int8 rhs) is v1 or v4
-  // (asymmetric) and not implemented yet.
-  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 3));
+  // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims,
+  // and hybrid (float lhs, int8 rhs); v2: int8; v3: int16x8; v4: hybrid
+  // with asymmetric_quantize_inputs.
+  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn

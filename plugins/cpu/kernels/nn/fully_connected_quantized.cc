@@ -54,9 +54,12 @@ void Run(QuantizedFullyConnectedState& s, const T* in, const BiasView& bias,
 
 }  // namespace
 
-KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
-                                   const Tensor& weights, int32_t* rows,
-                                   std::vector<int32_t>* out_shape) {
+KilnStatus ReadFullyConnectedNode(KernelContext& k, FullyConnectedNode* node) {
+  const Tensor input = k.input(0), weights = k.input(1);
+  int32_t* rows = &node->rows;
+  std::vector<int32_t>* out_shape = &node->out_shape;
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, k.output(0).type(), &node->activation));
   const int64_t format = k.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0);
   if (format != 0) {
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, kOp, ": weights_format ", format,
@@ -67,6 +70,8 @@ KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(1, "weights"), 2));
   const int32_t units = weights.dim(0), depth = weights.dim(1);
+  node->units = units;
+  node->depth = depth;
   const std::vector<int32_t> in_shape = input.shape();
   const int64_t elements = DimProduct(in_shape, 0, in_shape.size());
   if (depth <= 0 || elements % depth != 0) {
@@ -94,18 +99,15 @@ KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
 
 KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
                                           QuantizedFullyConnectedState& s) {
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  int64_t activation = KILN_ACTIVATION_NONE;
+  const Tensor weights = k.input(1);
+  FullyConnectedNode node;
+  KILN_SDK_RETURN_IF_ERROR(ReadFullyConnectedNode(k, &node));
+  s.rows = node.rows;
+  s.units = node.units;
+  s.depth = node.depth;
   KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, out.type(), &activation));
-  std::vector<int32_t> out_shape;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
-  s.units = weights.dim(0);
-  s.depth = weights.dim(1);
-  KILN_SDK_RETURN_IF_ERROR(
-      PrepareChannelRequant(k, FullyConnectedRules(s.units, activation), scheme,
-                            kFullyConnectedOperands, &s.q));
+      PrepareChannelRequant(k, FullyConnectedRules(s.units, node.activation),
+                            scheme, kFullyConnectedOperands, &s.q));
   s.weights.Resize(s.units, s.depth);
   s.pack_in_invoke =
       !(weights.is_constant() && weights.data<void>() != nullptr);
@@ -115,7 +117,7 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
       std::max<int64_t>(kScratchValues / per_row, 4), std::max(s.rows, 1)));
   s.lhs.assign(static_cast<size_t>(s.chunk_rows) * per_row, 0);
   s.scratch.Reserve(s.chunk_rows, s.units, s.q.wide_accumulator);
-  return k.Resize(out, out_shape);
+  return k.Resize(k.output(0), node.out_shape);
 }
 
 KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,

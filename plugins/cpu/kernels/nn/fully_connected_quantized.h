@@ -29,14 +29,18 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
 KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
                                          QuantizedFullyConnectedState& s);
 
-// The rows and output shape of FULLY_CONNECTED: the input viewed as *rows
-// rows of weights.dim(1) values, output [rows, units] (keep_num_dims: the
-// input shape with its last dimension replaced by units). Fails when the
-// input cannot be viewed as such rows, the weights are not rank 2, or
-// weights_format is not DEFAULT.
-KilnStatus ReadFullyConnectedShape(KernelContext& k, const Tensor& input,
-                                   const Tensor& weights, int32_t* rows,
-                                   std::vector<int32_t>* out_shape);
+// What every FULLY_CONNECTED kernel reads from its node: the fused
+// activation (for the output's type) and the shapes: the input viewed as
+// `rows` rows of `depth` values, weights [units, depth], output [rows,
+// units] (keep_num_dims: the input shape with its last dimension replaced
+// by units). Fails when the input cannot be viewed as such rows, the
+// weights are not rank 2, or weights_format is not DEFAULT.
+struct FullyConnectedNode {
+  int64_t activation = KILN_ACTIVATION_NONE;
+  int32_t rows = 0, depth = 0, units = 0;
+  std::vector<int32_t> out_shape;
+};
+KilnStatus ReadFullyConnectedNode(KernelContext& k, FullyConnectedNode* node);
 
 }  // namespace kiln::cpu::nn
 

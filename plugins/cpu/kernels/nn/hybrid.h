@@ -124,6 +124,28 @@ struct HybridDepthwiseState {
 KilnStatus HybridDepthwisePrepare(KernelContext& k, HybridDepthwiseState& s);
 KilnStatus HybridDepthwiseInvoke(KernelContext& k, HybridDepthwiseState& s);
 
+// ---- TRANSPOSE_CONV (version 2 with a float input) --------------------------
+
+// LiteRT (reference_ops::HybridTransposeConv) quantizes each input image
+// asymmetrically and scatters every product as a float term,
+// float(w * (q - z)) * filter_scale[c] * s, into the output in input order;
+// Kiln keeps that order, so the float sums agree bit for bit.
+struct HybridTransposeConvState {
+  ConvGeometry g;
+  bool shaped = false;  // output_shape values known
+  HybridWeights weights;
+  float clamp_lo = 0.f, clamp_hi = 0.f;
+  std::vector<int16_t> filter;  // [tap][in_c][out_c]
+  bool pack_in_invoke = false;
+  std::vector<int8_t> quantized;  // one input image
+  std::vector<float> terms;       // taps x out_c, one input value's
+};
+
+KilnStatus HybridTransposeConvPrepare(KernelContext& k,
+                                      HybridTransposeConvState& s);
+KilnStatus HybridTransposeConvInvoke(KernelContext& k,
+                                     HybridTransposeConvState& s);
+
 }  // namespace kiln::cpu::nn
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_NN_HYBRID_H_

@@ -70,14 +70,13 @@ void ScaleChunk(const HybridFullyConnectedState& s, const float* bias,
 
 KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
                                        HybridFullyConnectedState& s) {
-  const Tensor input = k.input(0), weights = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, out.type(), &s.activation));
-  std::vector<int32_t> out_shape;
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadFullyConnectedShape(k, input, weights, &s.rows, &out_shape));
-  s.units = weights.dim(0);
-  s.depth = weights.dim(1);
+  const Tensor weights = k.input(1);
+  FullyConnectedNode node;
+  KILN_SDK_RETURN_IF_ERROR(ReadFullyConnectedNode(k, &node));
+  s.activation = node.activation;
+  s.rows = node.rows;
+  s.units = node.units;
+  s.depth = node.depth;
   KILN_SDK_RETURN_IF_ERROR(
       ExpectHybridFloatTensors(k, kOperands.bias, s.units));
   KILN_SDK_RETURN_IF_ERROR(
@@ -95,7 +94,7 @@ KilnStatus HybridFullyConnectedPrepare(KernelContext& k,
   s.row_scale.assign(static_cast<size_t>(s.chunk_rows), 0.f);
   s.row_zero_point.assign(static_cast<size_t>(s.chunk_rows), 0);
   s.scratch.Reserve(s.chunk_rows, s.units, false);
-  return k.Resize(out, out_shape);
+  return k.Resize(k.output(0), node.out_shape);
 }
 
 KilnStatus HybridFullyConnectedInvoke(KernelContext& k,

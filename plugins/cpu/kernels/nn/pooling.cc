@@ -146,10 +146,20 @@ KilnStatus LogSoftmaxPrepare(KernelContext& k) {
   return LastAxisPrepare(k, "LOG_SOFTMAX");
 }
 
-KilnStatus L2NormPrepare(KernelContext& k) {
-  int64_t act;
+// TFLite refuses a fused activation on L2_NORMALIZATION ("our
+// implementations don't support activations").
+KilnStatus ExpectNoActivation(KernelContext& k) {
+  int64_t act = KILN_ACTIVATION_NONE;
   KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, k.output(0).type(), &act));
+      sdk::ReadFusedActivation(k, KILN_TYPE_FLOAT32, &act));
+  if (act == KILN_ACTIVATION_NONE) return KILN_STATUS_OK;
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
+                ": fused activation ", sdk::ActivationName(act),
+                " is refused (as by TFLite, which supports none here)");
+}
+
+KilnStatus L2NormPrepare(KernelContext& k) {
+  KILN_SDK_RETURN_IF_ERROR(ExpectNoActivation(k));
   return LastAxisPrepare(k, "L2_NORMALIZATION");
 }
 
@@ -192,34 +202,70 @@ KilnStatus LogSoftmaxInvoke(KernelContext& k) {
 }
 
 KilnStatus L2NormInvoke(KernelContext& k) {
-  const int64_t act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
   ForEachRow(k, [&](const float* x, float* y, int64_t n) {
     float squares = 0.f;
     for (int64_t i = 0; i < n; ++i) squares += x[i] * x[i];
     const float norm = std::max(std::sqrt(squares), 1e-6f);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] / norm;
-    ApplyActivationInPlace(act, y, n);
   });
   return KILN_STATUS_OK;
 }
 
-// SOFTMAX: the float kernel, or the integer one for integer inputs.
-struct SoftmaxKernelState {
-  bool integer = false;
-  QuantizedSoftmaxState q;
+struct L2NormIntState {
+  int32_t input_zero_point = 0;
+};
+KilnStatus L2NormIntPrepare(KernelContext& k, L2NormIntState& s) {
+  KILN_SDK_RETURN_IF_ERROR(ExpectNoActivation(k));
+  return QuantizedL2NormPrepare(k, &s.input_zero_point);
+}
+KilnStatus L2NormIntInvoke(KernelContext& k, L2NormIntState& s) {
+  return QuantizedL2NormInvoke(k, s.input_zero_point);
+}
+
+// A last-axis op: the float kernel, or the integer one (with its state) for
+// integer inputs.
+template <typename IntState, KilnStatus (*kFloatPrepare)(KernelContext&),
+          KilnStatus (*kFloatInvoke)(KernelContext&),
+          KilnStatus (*kIntPrepare)(KernelContext&, IntState&),
+          KilnStatus (*kIntInvoke)(KernelContext&, IntState&)>
+struct LastAxisOp {
+  struct State {
+    bool integer = false;
+    IntState q;
+  };
+  static KilnStatus Prepare(KernelContext& k, State& s) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+    const Tensor input = k.input(0);
+    s.integer = input.present() && input.type() != KILN_TYPE_FLOAT32;
+    return s.integer ? kIntPrepare(k, s.q) : kFloatPrepare(k);
+  }
+  static KilnStatus Invoke(KernelContext& k, State& s) {
+    return s.integer ? kIntInvoke(k, s.q) : kFloatInvoke(k);
+  }
+  static KilnKernel Kernel(int32_t op, int32_t min_version,
+                           int32_t max_version) {
+    return sdk::MakeStatefulKernel<State, Prepare, Invoke>(op, min_version,
+                                                           max_version);
+  }
 };
 
-KilnStatus SoftmaxKernelPrepare(KernelContext& k, SoftmaxKernelState& s) {
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectInputs(1, 1));
-  KILN_SDK_RETURN_IF_ERROR(k.ExpectOutputs(1));
-  const Tensor input = k.input(0);
-  s.integer = input.present() && input.type() != KILN_TYPE_FLOAT32;
-  return s.integer ? QuantizedSoftmaxPrepare(k, s.q) : SoftmaxPrepare(k);
+KilnStatus QuantizedSoftmaxRun(KernelContext& k, QuantizedSoftmaxState& s) {
+  return QuantizedSoftmaxInvoke(k, s);
+}
+KilnStatus QuantizedLogSoftmaxRun(KernelContext& k,
+                                  QuantizedLogSoftmaxState& s) {
+  return QuantizedLogSoftmaxInvoke(k, s);
 }
 
-KilnStatus SoftmaxKernelInvoke(KernelContext& k, SoftmaxKernelState& s) {
-  return s.integer ? QuantizedSoftmaxInvoke(k, s.q) : SoftmaxInvoke(k);
-}
+using SoftmaxOp =
+    LastAxisOp<QuantizedSoftmaxState, SoftmaxPrepare, SoftmaxInvoke,
+               QuantizedSoftmaxPrepare, QuantizedSoftmaxRun>;
+using LogSoftmaxOp =
+    LastAxisOp<QuantizedLogSoftmaxState, LogSoftmaxPrepare, LogSoftmaxInvoke,
+               QuantizedLogSoftmaxPrepare, QuantizedLogSoftmaxRun>;
+using L2NormOp = LastAxisOp<L2NormIntState, L2NormPrepare, L2NormInvoke,
+                            L2NormIntPrepare, L2NormIntInvoke>;
 
 }  // namespace
 
@@ -230,17 +276,14 @@ void RegisterPoolingKernels(sdk::PluginDefinition& def) {
       KILN_OP_AVERAGE_POOL_2D, 1, 3));
   def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
       KILN_OP_MAX_POOL_2D, 1, 3));
-  // L2_NORMALIZATION v1: float32 (v2 int8 not implemented).
-  def.AddKernel(sdk::MakeKernel<L2NormPrepare, L2NormInvoke>(
-      KILN_OP_L2_NORMALIZATION, 1, 1));
+  // L2_NORMALIZATION v1: float32 and uint8; v2: int8. No fused activation
+  // (TFLite refuses one).
+  def.AddKernel(L2NormOp::Kernel(KILN_OP_L2_NORMALIZATION, 1, 2));
   // SOFTMAX v1: float32 (and uint8) with beta, any rank; v2: int8; v3:
   // int16.
-  def.AddKernel(
-      sdk::MakeStatefulKernel<SoftmaxKernelState, SoftmaxKernelPrepare,
-                              SoftmaxKernelInvoke>(KILN_OP_SOFTMAX, 1, 3));
-  // LOG_SOFTMAX v1: float32 (v2 int8 not implemented).
-  def.AddKernel(sdk::MakeKernel<LogSoftmaxPrepare, LogSoftmaxInvoke>(
-      KILN_OP_LOG_SOFTMAX, 1, 1));
+  def.AddKernel(SoftmaxOp::Kernel(KILN_OP_SOFTMAX, 1, 3));
+  // LOG_SOFTMAX v1: float32 and uint8; v2: int8.
+  def.AddKernel(LogSoftmaxOp::Kernel(KILN_OP_LOG_SOFTMAX, 1, 2));
 }
 
 }  // namespace kiln::cpu::nn

@@ -200,7 +200,12 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), axis = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
+  // Quantized inputs compare their stored values: a positive scale keeps
+  // the order, as LiteRT assumes.
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
+      kNumericTypes |
+          sdk::TypeSet{KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_BOOL}));
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectType(k, sdk::Output(0), sdk::kIndexTypes));
   const int64_t option_type =
@@ -299,6 +304,15 @@ KilnStatus ArgInvoke(KernelContext& k) {
       break;
     case KILN_TYPE_INT32:
       RunArgTyped<kMax>(out, shape, plan.axis, input.data<int32_t>());
+      break;
+    case KILN_TYPE_INT8:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<int8_t>());
+      break;
+    case KILN_TYPE_UINT8:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<uint8_t>());
+      break;
+    case KILN_TYPE_BOOL:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<bool>());
       break;
     default:
       RunArgTyped<kMax>(out, shape, plan.axis, input.data<int64_t>());
@@ -451,12 +465,12 @@ void RegisterReductionKernels(sdk::PluginDefinition& def) {
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAll>,
                                 ReduceInvoke<ReduceKind::kAll>>(
       KILN_OP_REDUCE_ALL, 1, 1));
-  // ARG_MAX, ARG_MIN v1: float32/int32/int64 input, int32/int64 output
-  // (v2 int8, v3 bool not implemented).
+  // ARG_MAX, ARG_MIN v1: float32/int32/int64/uint8 input, v2: int8, v3:
+  // bool; int32/int64 output. Ties give the first index.
   def.AddKernel(sdk::MakeKernel<ArgPrepare<true>, ArgInvoke<true>>(
-      KILN_OP_ARG_MAX, 1, 1));
+      KILN_OP_ARG_MAX, 1, 3));
   def.AddKernel(sdk::MakeKernel<ArgPrepare<false>, ArgInvoke<false>>(
-      KILN_OP_ARG_MIN, 1, 1));
+      KILN_OP_ARG_MIN, 1, 3));
   // TOPK_V2 v1: float32/int32/int64 input, int32 k and indices (v2 int8,
   // v3 int16 not implemented).
   def.AddKernel(sdk::MakeStatefulKernel<TopKState, TopKPrepare, TopKInvoke>(

@@ -12,18 +12,163 @@ constexpr const char* kOp = "SOFTMAX";
 constexpr int kScaledDiffIntegerBits = 5;
 constexpr int kAccumulationIntegerBits = 12;
 
+// The fixed output quantization TFLite requires (scale within `tolerance`
+// times itself).
 KilnStatus CheckOutputQuantization(KernelContext& k, const Tensor& out,
                                    const TensorQuantization& q, int32_t zp,
-                                   float scale) {
+                                   float scale, float tolerance = 0.001f) {
   if (q.zero_points[0] != zp ||
-      std::abs(q.scales[0] - scale) > 0.001f * scale) {
-    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, kOp, ": output '", out.name(),
-                  "' has scale ", q.scales[0], " and zero point ",
-                  q.zero_points[0], "; a quantized ", sdk::TypeName(out.type()),
-                  " softmax output needs scale ", scale, " and zero point ", zp,
+      std::abs(q.scales[0] - scale) > tolerance * scale) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                  sdk::Describe(k, sdk::Output(0)), " has scale ", q.scales[0],
+                  " and zero point ", q.zero_points[0], "; a quantized ",
+                  sdk::TypeName(out.type()), " ", sdk::OpName(k),
+                  " output needs scale ", scale, " and zero point ", zp,
                   " (as TFLite requires)");
   }
   return KILN_STATUS_OK;
+}
+
+// Rows of the last axis: *rows x *depth; false when there are none.
+bool LastAxisRows(const Tensor& input, int64_t* rows, int32_t* depth) {
+  const std::vector<int32_t> shape = input.shape();
+  *depth = shape.empty() ? 1 : shape.back();
+  if (*depth == 0) return false;
+  *rows = DimProduct(shape, 0, shape.size()) / *depth;
+  return true;
+}
+
+// int8 / uint8 input and output of one type, per-tensor quantization, any
+// rank >= 1; reads the input quantization and checks the output's.
+KilnStatus PrepareFixedOutput(KernelContext& k, float out_scale,
+                              int32_t int8_zp, int32_t uint8_zp,
+                              float tolerance, TensorQuantization* qin) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 1, 1));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_INT8, KILN_TYPE_UINT8}));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  const Tensor input = k.input(0), out = k.output(0);
+  if (input.rank() < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, sdk::Input(0)),
+                  " must have rank >= 1 (the op normalises the last axis)");
+  }
+  TensorQuantization qout;
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadQuantization(k, sdk::Input(0), sdk::kPerTensor, qin));
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadQuantization(k, sdk::Output(0), sdk::kPerTensor, &qout));
+  KILN_SDK_RETURN_IF_ERROR(CheckOutputQuantization(
+      k, out, qout, input.type() == KILN_TYPE_INT8 ? int8_zp : uint8_zp,
+      out_scale, tolerance));
+  return k.Resize(out, input.shape());
+}
+
+// Runs run(T{}) with T the 8-bit storage type of `type`.
+// Runs `rows_kernel(in, out, rows, depth)` on input 0 and output 0, both
+// int8 or both uint8, viewed as rows along the last axis.
+template <typename Fn>
+KilnStatus RunOn8BitRows(KernelContext& k, Fn&& rows_kernel) {
+  const Tensor input = k.input(0);
+  int64_t rows = 0;
+  int32_t depth = 0;
+  if (!LastAxisRows(input, &rows, &depth)) return KILN_STATUS_OK;
+  void* in = nullptr;
+  void* out = nullptr;
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &in));
+  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &out));
+  if (input.type() == KILN_TYPE_INT8) {
+    rows_kernel(static_cast<const int8_t*>(in), static_cast<int8_t*>(out), rows,
+                depth);
+  } else {
+    rows_kernel(static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out),
+                rows, depth);
+  }
+  return KILN_STATUS_OK;
+}
+
+// TFLite's LogSoftmaxQuantized (reference_integer_ops / reference_ops).
+template <typename T>
+void LogSoftmax8(const QuantizedLogSoftmaxState& s, const T* in, T* out,
+                 int64_t rows, int32_t depth) {
+  using ScaledDiff = Fixed32<kScaledDiffIntegerBits>;
+  using Accum = Fixed32<kAccumulationIntegerBits>;
+  constexpr int kOutputIntegerBits = 4;
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  constexpr int32_t kZeroPoint = kMax;  // 127 or 255: output range [-16, 0]
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = in + r * depth;
+    T* y = out + r * depth;
+    const int32_t max_in_row = *std::max_element(x, x + depth);
+    Accum sum = Accum::FromRaw(0);
+    for (int32_t c = 0; c < depth; ++c) {
+      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
+      if (diff >= s.diff_min) {
+        sum = sum + Rescale<kAccumulationIntegerBits>(ExpOnNegativeValues(
+                        ScaledDiff::FromRaw(MultiplyByQuantizedMultiplier(
+                            diff, s.input_multiplier))));
+      }
+    }
+    const int32_t log_sum =
+        LogXForXGreaterThanOrEqualTo1<kScaledDiffIntegerBits>(sum).raw;
+    const int32_t adjusted_diff_min = std::max(
+        s.diff_min - 1,
+        MultiplyByQuantizedMultiplier(
+            static_cast<int32_t>(static_cast<uint32_t>(log_sum) + 0x80000000u),
+            s.reverse_multiplier));
+    for (int32_t c = 0; c < depth; ++c) {
+      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
+      if (diff <= adjusted_diff_min) {
+        y[c] = static_cast<T>(kMin);
+        continue;
+      }
+      const int32_t scaled =
+          MultiplyByQuantizedMultiplier(diff, s.input_multiplier);
+      const int32_t v =
+          RoundingDivideByPOT(scaled - log_sum, 31 - kScaledDiffIntegerBits -
+                                                    kOutputIntegerBits) +
+          kZeroPoint;
+      y[c] = static_cast<T>(std::max(std::min(v, kMax), kMin));
+    }
+  }
+}
+
+// TFLite's L2Normalization (int8: reference_integer_ops, uint8:
+// reference_ops).
+template <typename T>
+void L2Norm8(int32_t zero_point, const T* in, T* out, int64_t rows,
+             int32_t depth) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = in + r * depth;
+    T* y = out + r * depth;
+    // TFLite sums in int32; a row long enough to overflow wraps here
+    // (defined) instead of being undefined behaviour.
+    uint32_t squares = 0;
+    for (int32_t c = 0; c < depth; ++c) {
+      const int32_t d = x[c] - zero_point;
+      squares += static_cast<uint32_t>(d * d);
+    }
+    const QuantizedMultiplier inv =
+        InvSqrtQuantizedMultiplier(static_cast<int32_t>(squares), -1);
+    for (int32_t c = 0; c < depth; ++c) {
+      const int32_t d = x[c] - zero_point;
+      int32_t v = 0;
+      if constexpr (std::is_same_v<T, int8_t>) {
+        // Output in 1/128 steps: the shift gains 7.
+        v = MultiplyByQuantizedMultiplier(
+            d, QuantizedMultiplier{inv.multiplier, inv.shift + 7});
+      } else {
+        v = 128 + RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(
+                                          128 * d, inv.multiplier),
+                                      -inv.shift);
+      }
+      y[c] = static_cast<T>(std::max<int32_t>(
+          std::numeric_limits<T>::min(),
+          std::min<int32_t>(std::numeric_limits<T>::max(), v)));
+    }
+  }
 }
 
 KilnStatus CheckTypes(KernelContext& k, const Tensor& input,
@@ -265,6 +410,56 @@ KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
     Softmax8Any(s, input.data<uint8_t>(), out.data<int16_t>(), rows, depth);
   }
   return KILN_STATUS_OK;
+}
+
+KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,
+                                      QuantizedLogSoftmaxState& s) {
+  TensorQuantization qin;
+  // TFLite requires the output scale to be exactly 16 / 256.
+  KILN_SDK_RETURN_IF_ERROR(
+      PrepareFixedOutput(k, 16.f / 256, 127, 255, 0.f, &qin));
+  // TFLite's reference kernel aborts unless the multiplier is at least 2
+  // (shift >= 1): its inverse must then be below one.
+  if (!PreprocessSoftmaxScaling(1.0, qin.scales[0], kScaledDiffIntegerBits,
+                                &s.input_multiplier) ||
+      s.input_multiplier.shift < 1) {
+    return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::Describe(k, sdk::Input(0)),
+                  " has scale ", qin.scales[0],
+                  ", too small for TFLite's fixed-point LOG_SOFTMAX (its "
+                  "reference kernel aborts on it)");
+  }
+  // TFLite's PreprocessLogSoftmaxScalingExp: the inverse of the input
+  // multiplier, below one.
+  const double reverse =
+      static_cast<double>(int64_t{1} << (31 - s.input_multiplier.shift)) /
+      static_cast<double>(s.input_multiplier.multiplier);
+  s.reverse_multiplier = QuantizeMultiplier(reverse);
+  s.diff_min =
+      -CalculateInputRadius(kScaledDiffIntegerBits, s.input_multiplier.shift);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus QuantizedLogSoftmaxInvoke(KernelContext& k,
+                                     const QuantizedLogSoftmaxState& s) {
+  return RunOn8BitRows(
+      k, [&](const auto* in, auto* out, int64_t rows, int32_t depth) {
+        LogSoftmax8(s, in, out, rows, depth);
+      });
+}
+
+KilnStatus QuantizedL2NormPrepare(KernelContext& k, int32_t* input_zero_point) {
+  TensorQuantization qin;
+  // TFLite requires the output scale to be exactly 1 / 128.
+  KILN_SDK_RETURN_IF_ERROR(PrepareFixedOutput(k, 1.f / 128, 0, 128, 0.f, &qin));
+  *input_zero_point = qin.zero_points[0];
+  return KILN_STATUS_OK;
+}
+
+KilnStatus QuantizedL2NormInvoke(KernelContext& k, int32_t input_zero_point) {
+  return RunOn8BitRows(
+      k, [&](const auto* in, auto* out, int64_t rows, int32_t depth) {
+        L2Norm8(input_zero_point, in, out, rows, depth);
+      });
 }
 
 }  // namespace kiln::cpu::nn

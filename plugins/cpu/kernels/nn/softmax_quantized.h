@@ -45,6 +45,27 @@ KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s);
 KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
                                   const QuantizedSoftmaxState& s);
 
+// LOG_SOFTMAX on int8 (v2) / uint8 (v1), bit-exact with TFLite's reference
+// LogSoftmax: fixed-point exp sums, log via
+// log_x_for_x_greater_than_or_equal_to_1, output scale 16/256 with zero
+// point 127 (int8) / 255 (uint8).
+struct QuantizedLogSoftmaxState {
+  QuantizedMultiplier input_multiplier;    // beta * input scale, Q5.26
+  QuantizedMultiplier reverse_multiplier;  // its inverse (shift <= 0)
+  int32_t diff_min = 0;
+};
+KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,
+                                      QuantizedLogSoftmaxState& s);
+KilnStatus QuantizedLogSoftmaxInvoke(KernelContext& k,
+                                     const QuantizedLogSoftmaxState& s);
+
+// L2_NORMALIZATION on int8 (v2) / uint8 (v1), bit-exact with TFLite's
+// reference kernels: 1/sqrt of the integer sum of squares
+// (GetInvSqrtQuantizedMultiplierExp), output scale 1/128 with zero point 0
+// (int8) / 128 (uint8).
+KilnStatus QuantizedL2NormPrepare(KernelContext& k, int32_t* input_zero_point);
+KilnStatus QuantizedL2NormInvoke(KernelContext& k, int32_t input_zero_point);
+
 }  // namespace kiln::cpu::nn
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_NN_SOFTMAX_QUANTIZED_H_
