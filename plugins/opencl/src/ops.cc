@@ -174,16 +174,18 @@ class NodeReader : public sdk::GraphNode {
   }
 
   // The fused activation as the kernels' `act` argument (the
-  // KILN_ACTIVATION_* value); SIGN_BIT is not implemented.
+  // KILN_ACTIVATION_* value). As LiteRT's kernels and the CPU plugin do, only
+  // the clamps apply: a fused TANH or SIGN_BIT leaves the values unchanged.
   NodeSupport Activation(int* act) const {
     const int64_t a =
         OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-    if (!sdk::IsKnownActivation(a) || a == KILN_ACTIVATION_SIGN_BIT) {
-      return Unsupported(
-          "fused activation ", a, " (", sdk::ActivationName(a),
-          ") is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)");
+    if (!sdk::IsKnownActivation(a)) {
+      return Unsupported("fused activation ", a, " (", sdk::ActivationName(a),
+                         ") is not supported (NONE, RELU, RELU_N1_TO_1, "
+                         "RELU6, TANH and SIGN_BIT are)");
     }
-    *act = static_cast<int>(a);
+    *act =
+        static_cast<int>(sdk::IsClampActivation(a) ? a : KILN_ACTIVATION_NONE);
     return NodeSupport::Supported();
   }
 
@@ -560,8 +562,15 @@ NodeSupport PlanConcatenation(const NodeReader& r, NodePlan* plan) {
   const int32_t count = r.num_inputs();
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1 << 16));
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
-  int act = 0;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
+  const int64_t fused =
+      r.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+  if (fused != KILN_ACTIVATION_NONE) {  // as LiteRT and the CPU plugin
+    return r.Unsupported("fused activation ", fused, " (",
+                         sdk::ActivationName(fused),
+                         ") is not supported on CONCATENATION (LiteRT "
+                         "refuses it too)");
+  }
+  const int act = KILN_ACTIVATION_NONE;
   std::vector<Shape> shapes(static_cast<size_t>(count));
   for (int32_t i = 0; i < count; ++i) {
     KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(i), &shapes[i]));

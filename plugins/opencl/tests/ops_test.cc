@@ -321,7 +321,6 @@ TEST_F(OpenClOpsTest, ConcatenationOnEveryAxis) {
     const int out = r.AddTensor(KILN_TYPE_FLOAT32, {});
     r.SetOp(KILN_OP_CONCATENATION, 1, {x, y, z}, {out});
     r.node().SetInt(KILN_OPTION_AXIS, axis);
-    r.node().SetInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU);
     ExpectMatchesCpu(r, out);
   }
 }
