@@ -69,9 +69,6 @@ def _outside(op):
 
 
 EXPECTED_KILN_REFUSALS = {
-    "converter/mobilenet_v2_dyn8.tflite": _NOT_YET,
-    "converter/transformer_block_dyn8.tflite": _NOT_YET,
-    "converter/unet_small_dyn8.tflite": _NOT_YET,
     "tflite-testdata/add_quantized.bin": _NOT_YET,  # item 6
     "tflite-testdata/add_quantized_int8.bin": _NOT_YET,  # item 6
     "quantization-testdata/lstm_calibrated.bin": _outside("LSTM"),
@@ -94,6 +91,10 @@ KILN_RUNS_WHAT_LITERT_REFUSES = {
         "CONV_2D lists its bias as omitted (tensor -1); LiteRT's conv "
         "insists on a bias tensor when a node has 3 inputs, Kiln treats an "
         "omitted optional input as absent (zero bias), as the schema allows",
+    "tflite-testdata/custom_sinh.bin":
+        "custom op Sinh: the plugin directory holds Kiln's example vendor "
+        "plugin (examples/, libexample_sinh.so), which implements it; "
+        "LiteRT has no kernel for it",
 }
 
 # model -> reason its LiteRT output is empty or constant by construction.
@@ -137,6 +138,16 @@ FLOAT_TOLERANCE = 1e-5
 LOOSER_FLOAT_BOUNDS = {
     "tflite-testdata/conv_huge_im2col.bin":
         (1e-4, "long conv accumulations summed in a different order"),
+    # Measured: nudging the model input by one float ulp moves LiteRT's own
+    # (BUILTIN_REF) layer outputs by up to 5.5% of their scale. The hybrid
+    # kernels themselves are bit-exact on single ops (plugins/cpu/tests).
+    "converter/mobilenet_v2_dyn8.tflite":
+        (5e-2, "hybrid layers quantize their float input per batch at run "
+               "time, so a last-bit difference from an earlier float layer "
+               "(Conv1 is float: the converter leaves weights under 1024 "
+               "values unquantized) can move an input code, and the layer's "
+               "output by a quantization step; LiteRT moves as much when "
+               "its own input changes by one ulp"),
 }
 # model -> (largest allowed absolute difference, reason).
 INTEGER_TOLERANCE = {}
