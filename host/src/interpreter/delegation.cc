@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "interpreter/interpreter.h"
@@ -30,6 +31,11 @@ class CollectingErrors : public google::protobuf::io::ErrorCollector {
                   const std::string&) override {}
   std::vector<std::string> errors;
 };
+
+std::string DelegateLabel(const DelegateInstance& delegate) {
+  return absl::StrCat("delegate '", delegate.name, "' (",
+                      delegate.plugin->path(), ")");
+}
 
 }  // namespace
 
@@ -85,36 +91,33 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   delegate->iface = plugin->delegate();
   delegate->min_partition_size =
       settings.min_partition_size() > 0 ? settings.min_partition_size() : 1;
-  CallContext c;
-  c.plugin = plugin.get();
+  PluginCall call;
+  call.stage = PluginStage::kCreate;
+  call.plugin = plugin.get();
+  const KilnDelegateInterface& iface = *delegate->iface;
   void* instance = nullptr;
-  const KilnStatus st = delegate->iface->create(
-      delegate->iface->user_data, ToOpaque(&c),
-      bytes.empty() ? nullptr : reinterpret_cast<const uint8_t*>(bytes.data()),
-      bytes.size(), &instance);
-  const std::string reason =
-      c.error.message.empty() ? "(no message)" : c.error.message;
-  if (st == KILN_STATUS_UNAVAILABLE) {
-    const std::string text = absl::StrCat(
-        "delegate '", request.name, "' (", plugin->path(),
-        ") cannot run here: ", reason, ". Running on kernel plugins instead");
+  const absl::Status created = CallPlugin(
+      call,
+      [&](KilnOpaqueContext* c, KilnOpaqueNode*) {
+        return iface.create(
+            iface.user_data, c,
+            bytes.empty() ? nullptr
+                          : reinterpret_cast<const uint8_t*>(bytes.data()),
+            bytes.size(), &instance);
+      },
+      [&] { return DelegateLabel(*delegate); });
+  if (created.code() == absl::StatusCode::kUnavailable) {
+    const std::string text =
+        absl::StrCat(created.message(), ". Running on kernel plugins instead");
     warnings_.push_back(text);
     std::fprintf(stderr, "kiln: warning: %s\n", text.c_str());
     return absl::OkStatus();
   }
-  if (st != KILN_STATUS_OK) {
-    return absl::Status(
-        static_cast<absl::StatusCode>(
-            st > 0 && st <= KILN_STATUS_UNAUTHENTICATED ? st
-                                                        : KILN_STATUS_UNKNOWN),
-        absl::StrCat("delegate '", request.name, "' (", plugin->path(),
-                     ") could not be created: ", reason));
-  }
+  KILN_RETURN_IF_ERROR(created);
   delegate->instance = instance;
   delegates_.push_back(std::move(delegate));
   for (int i = 0; i < num_subgraphs(); ++i) {
-    absl::Status status = DelegateSubgraph(*delegates_.back(), i);
-    if (!status.ok()) return status;
+    KILN_RETURN_IF_ERROR(DelegateSubgraph(*delegates_.back(), i));
   }
   return absl::OkStatus();
 }
@@ -173,25 +176,15 @@ absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
   SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
   Graph& g = s.graph;
   std::vector<int32_t> claimed;
-  {
-    CallContext c;
-    c.graph = &g;
-    c.plugin = delegate.plugin.get();
-    c.claimed_nodes = &claimed;
-    const KilnStatus st =
-        delegate.iface->partition(delegate.instance, ToOpaque(&c));
-    if (st != KILN_STATUS_OK) {
-      return absl::Status(
-          static_cast<absl::StatusCode>(
-              st > 0 && st <= KILN_STATUS_UNAUTHENTICATED
-                  ? st
-                  : KILN_STATUS_UNKNOWN),
-          absl::StrCat(
-              "delegate '", delegate.name, "' (", delegate.plugin->path(),
-              ") failed to partition subgraph ", subgraph, ": ",
-              c.error.message.empty() ? "(no message)" : c.error.message));
-    }
-  }
+  PluginCall call;
+  call.stage = PluginStage::kPartition;
+  call.graph = &g;
+  call.plugin = delegate.plugin.get();
+  call.claimed_nodes = &claimed;
+  KILN_RETURN_IF_ERROR(
+      CallDelegate(*delegate.iface, delegate.instance, call, nullptr, [&] {
+        return absl::StrCat(DelegateLabel(delegate), ", subgraph ", subgraph);
+      }));
   RecordDeclineReasons(delegate, subgraph, claimed);
   // Only kernel nodes of the model that no earlier delegate took.
   std::vector<int32_t> eligible;
@@ -214,8 +207,8 @@ absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
     }
   }
   if (groups.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<PlanStep>> order = ContractedOrder(deps, groups);
-  if (!order.ok()) return order.status();
+  KILN_ASSIGN_OR_RETURN(const std::vector<PlanStep> order,
+                        ContractedOrder(deps, groups));
 
   std::vector<char> is_output(g.tensors.size(), 0);
   for (int32_t t : g.outputs) is_output[static_cast<size_t>(t)] = 1;
@@ -274,7 +267,7 @@ absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
     s.partitions.push_back(std::move(pr));
   }
   std::vector<int32_t> plan;
-  for (const PlanStep& step : *order) {
+  for (const PlanStep& step : order) {
     plan.push_back(step.is_partition
                        ? partition_nodes[static_cast<size_t>(step.index)]
                        : step.index);
@@ -284,25 +277,8 @@ absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
   for (int32_t node_index : partition_nodes) {
     PartitionRuntime& pr = s.partitions[static_cast<size_t>(
         s.partition_of_node[static_cast<size_t>(node_index)])];
-    Node& node = g.nodes[static_cast<size_t>(node_index)];
-    CallContext c;
-    c.graph = &g;
-    c.node = &node;
-    c.plugin = delegate.plugin.get();
-    void* state = nullptr;
-    const KilnStatus st = delegate.iface->partition_init(
-        delegate.instance, ToOpaque(&c), ToOpaque(&node), &state);
-    if (st == KILN_STATUS_OK) {
-      pr.state = state;
-      pr.initialized = true;
-      continue;
-    }
-    pr.fell_back = true;
-    pr.fallback_reason = absl::StrCat(
-        "partition_init failed: ",
-        c.error.message.empty() ? "(no message)" : c.error.message);
-    WarnDelegateFailure(
-        delegate, absl::StrCat(NodeLabel(s, node), ": ", pr.fallback_reason));
+    // A failure falls back to the kernels (CallPartition warns).
+    pr.initialized = CallPartition(s, pr, PluginStage::kPartitionInit).ok();
   }
   return absl::OkStatus();
 }

@@ -229,8 +229,7 @@ TEST(DelegationTest, PartitionFailureFailsCreation) {
   auto it = Interpreter::Create(
       model, WithTestDelegate("options { key: 'fail_at' value: 'partition' }"));
   ASSERT_FALSE(it.ok());
-  EXPECT_THAT(it.status().message(),
-              HasSubstr("failed to partition subgraph 0"));
+  EXPECT_THAT(it.status().message(), HasSubstr("subgraph 0: partition failed"));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "interpreter/arena_planner.h"
 #include "interpreter/op_resolution.h"
 #include "interpreter/subgraph_runtime.h"
@@ -14,13 +15,6 @@
 
 namespace kiln {
 namespace {
-
-absl::StatusCode ToStatusCode(KilnStatus code) {
-  if (code <= KILN_STATUS_OK || code > KILN_STATUS_UNAUTHENTICATED) {
-    return absl::StatusCode::kUnknown;
-  }
-  return static_cast<absl::StatusCode>(code);
-}
 
 const std::string& EmptyString() {
   static const auto* empty = new std::string();
@@ -129,8 +123,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   }
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
-  absl::Status status = interpreter->Initialize(options);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(interpreter->Initialize(options));
   return interpreter;
 }
 
@@ -139,20 +132,19 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model '", model_->source(), "' has no subgraphs: nothing to run"));
   }
-  absl::Status status = CheckMinRuntimeVersion(*model_);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(CheckMinRuntimeVersion(*model_));
 
   plugin_records_ = PluginLoader::LoadAll(options.plugins);
   for (const PluginLoadRecord& r : plugin_records_) {
     if (r.plugin != nullptr) plugins_.push_back(r.plugin);
   }
   num_delegate_requests_ = options.delegates.size();
-  if (!(status = CopyGraphs()).ok()) return status;
-  if (!(status = ResolveNodes()).ok()) return status;
-  if (!(status = ValidateIntrinsicNodes()).ok()) return status;
-  if (!(status = InitKernels()).ok()) return status;
+  KILN_RETURN_IF_ERROR(CopyGraphs());
+  KILN_RETURN_IF_ERROR(ResolveNodes());
+  KILN_RETURN_IF_ERROR(ValidateIntrinsicNodes());
+  KILN_RETURN_IF_ERROR(InitKernels());
   for (const DelegateRequest& request : options.delegates) {
-    if (!(status = ApplyDelegate(request)).ok()) return status;
+    KILN_RETURN_IF_ERROR(ApplyDelegate(request));
   }
   call_once_done_.assign(subgraphs_.size(), false);
   for (const Signature& sig : model_->signatures()) {
@@ -236,9 +228,8 @@ absl::Status Interpreter::CopyGraphs() {
 absl::Status Interpreter::ResolveNodes() {
   std::vector<Graph*> graphs;
   for (auto& s : subgraphs_) graphs.push_back(&s->graph);
-  absl::Status status =
-      kiln::ResolveNodes(model_->source(), graphs, plugins_, plugin_records_);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(
+      kiln::ResolveNodes(model_->source(), graphs, plugins_, plugin_records_));
   for (auto& s : subgraphs_) {
     for (const Node& n : s->graph.nodes) {
       s->host_intrinsic[static_cast<size_t>(n.index)] =
@@ -252,21 +243,7 @@ absl::Status Interpreter::InitKernels() {
   for (auto& s : subgraphs_) {
     for (Node& node : s->graph.nodes) {
       if (node.kernel == nullptr || node.kernel->init == nullptr) continue;
-      CallContext c;
-      c.graph = &s->graph;
-      c.node = &node;
-      c.plugin = node.plugin;
-      void* state = nullptr;
-      const KilnStatus st = node.kernel->init(
-          node.kernel->user_data, ToOpaque(&c), ToOpaque(&node), &state);
-      if (st != KILN_STATUS_OK) {
-        return absl::Status(
-            ToStatusCode(st),
-            absl::StrCat(
-                NodeLabel(*s, node), ": init failed: ",
-                c.error.message.empty() ? "(no message)" : c.error.message));
-      }
-      node.state = state;
+      KILN_RETURN_IF_ERROR(CallKernel(*s, node, PluginStage::kInit));
       node.initialized = true;
     }
   }
@@ -521,33 +498,39 @@ absl::Status Interpreter::AllocateSubgraph(int subgraph) {
   std::fill(s.tensor_dynamic.begin(), s.tensor_dynamic.end(), 0);
   std::fill(s.node_deferred.begin(), s.node_deferred.end(), 0);
 
-  absl::Status status = PrepareAll(s);
-  if (!status.ok()) return status;
-  status = PlanMemory(s);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(PrepareAll(s));
+  KILN_RETURN_IF_ERROR(PlanMemory(s));
   s.allocated = true;
   return absl::OkStatus();
 }
 
 absl::Status Interpreter::CallKernel(SubgraphRuntime& s, Node& node,
-                                     const char* stage) {
-  const bool prepare = std::strcmp(stage, "prepare") == 0;
-  const KilnKernel* k = node.kernel;
-  if (prepare && k->prepare == nullptr) return absl::OkStatus();
-  CallContext c;
-  c.graph = &s.graph;
-  c.node = &node;
-  c.plugin = node.plugin;
-  c.allow_resize = prepare;
-  const KilnStatus st =
-      prepare
-          ? k->prepare(k->user_data, node.state, ToOpaque(&c), ToOpaque(&node))
-          : k->invoke(k->user_data, node.state, ToOpaque(&c), ToOpaque(&node));
-  if (st == KILN_STATUS_OK) return absl::OkStatus();
-  return absl::Status(
-      ToStatusCode(st),
-      absl::StrCat(NodeLabel(s, node), ": ", stage, " failed: ",
-                   c.error.message.empty() ? "(no message)" : c.error.message));
+                                     PluginStage stage) {
+  PluginCall call;
+  call.stage = stage;
+  call.graph = &s.graph;
+  call.node = &node;
+  call.plugin = node.plugin;
+  return kiln::CallKernel(*node.kernel, call, &node.state,
+                          [&] { return NodeLabel(s, node); });
+}
+
+absl::Status Interpreter::CallPartition(SubgraphRuntime& s, PartitionRuntime& p,
+                                        PluginStage stage) {
+  Node& node = s.graph.nodes[static_cast<size_t>(p.node_index)];
+  PluginCall call;
+  call.stage = stage;
+  call.graph = &s.graph;
+  call.node = &node;
+  call.plugin = p.delegate->plugin.get();
+  absl::Status status =
+      CallDelegate(*p.delegate->iface, p.delegate->instance, call, &p.state,
+                   [&] { return NodeLabel(s, node); });
+  if (status.ok()) return status;
+  p.fell_back = true;
+  p.fallback_reason = std::string(status.message());
+  WarnDelegateFailure(*p.delegate, p.fallback_reason);
+  return status;
 }
 
 absl::Status Interpreter::PrepareKernelNode(SubgraphRuntime& s, Node& node,
@@ -576,8 +559,7 @@ absl::Status Interpreter::PrepareKernelNode(SubgraphRuntime& s, Node& node,
       x.shape.clear();
     }
   }
-  absl::Status status = CallKernel(s, node, "prepare");
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(CallKernel(s, node, PluginStage::kPrepare));
   if (!at_invoke) {
     bool unresized = false;
     for (int32_t t : node.outputs) {
@@ -626,33 +608,16 @@ absl::Status Interpreter::PrepareAll(SubgraphRuntime& s) {
       bool deferred = false;
       for (int32_t original : node.delegated_nodes) {
         Node& o = g.nodes[static_cast<size_t>(original)];
-        status = PrepareKernelNode(s, o, /*at_invoke=*/false);
-        if (!status.ok()) return status;
+        KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/false));
         if (s.node_deferred[static_cast<size_t>(original)]) deferred = true;
       }
       if (deferred) {
         s.node_deferred[static_cast<size_t>(index)] = 1;
         continue;
       }
-      if (p.fell_back || !p.initialized ||
-          p.delegate->iface->partition_prepare == nullptr) {
-        continue;
-      }
-      CallContext c;
-      c.graph = &g;
-      c.node = &node;
-      c.plugin = p.delegate->plugin.get();
-      c.allow_resize = true;
-      const KilnStatus st = p.delegate->iface->partition_prepare(
-          p.delegate->instance, p.state, ToOpaque(&c), ToOpaque(&node));
-      if (st != KILN_STATUS_OK) {
-        p.fell_back = true;
-        p.fallback_reason = absl::StrCat(
-            "partition_prepare failed: ",
-            c.error.message.empty() ? "(no message)" : c.error.message);
-        WarnDelegateFailure(*p.delegate, absl::StrCat(NodeLabel(s, node), ": ",
-                                                      p.fallback_reason));
-      }
+      if (p.fell_back || !p.initialized) continue;
+      // A failure falls back to the kernels (CallPartition warns).
+      CallPartition(s, p, PluginStage::kPartitionPrepare).IgnoreError();
       continue;
     }
     if (s.host_intrinsic[static_cast<size_t>(index)]) {
@@ -771,10 +736,9 @@ absl::Status Interpreter::RunNode(SubgraphRuntime& s, int32_t index) {
     return InvokeIntrinsic(s, node);
   }
   if (s.node_deferred[static_cast<size_t>(index)]) {
-    absl::Status status = PrepareKernelNode(s, node, /*at_invoke=*/true);
-    if (!status.ok()) return status;
+    KILN_RETURN_IF_ERROR(PrepareKernelNode(s, node, /*at_invoke=*/true));
   }
-  return CallKernel(s, node, "invoke");
+  return CallKernel(s, node, PluginStage::kInvoke);
 }
 
 absl::Status Interpreter::RunPartition(SubgraphRuntime& s, int32_t index) {
@@ -786,16 +750,13 @@ absl::Status Interpreter::RunPartition(SubgraphRuntime& s, int32_t index) {
     for (int32_t original : node.delegated_nodes) {
       Node& o = g.nodes[static_cast<size_t>(original)];
       if (s.node_deferred[static_cast<size_t>(original)]) {
-        absl::Status status = PrepareKernelNode(s, o, /*at_invoke=*/true);
-        if (!status.ok()) return status;
+        KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/true));
       }
-      absl::Status status = CallKernel(s, o, "invoke");
-      if (!status.ok()) return status;
+      KILN_RETURN_IF_ERROR(CallKernel(s, o, PluginStage::kInvoke));
     }
     return absl::OkStatus();
   };
   if (p.fell_back || !p.initialized) return run_on_kernels();
-  const KilnDelegateInterface& iface = *p.delegate->iface;
   if (s.node_deferred[static_cast<size_t>(index)]) {
     // Shapes depend on values: size every tensor with the kernels first.
     for (int32_t original : node.delegated_nodes) {
@@ -805,38 +766,13 @@ absl::Status Interpreter::RunPartition(SubgraphRuntime& s, int32_t index) {
         return run_on_kernels();
       }
     }
-    if (iface.partition_prepare != nullptr) {
-      CallContext c;
-      c.graph = &g;
-      c.node = &node;
-      c.plugin = p.delegate->plugin.get();
-      c.allow_resize = true;
-      const KilnStatus st = iface.partition_prepare(
-          p.delegate->instance, p.state, ToOpaque(&c), ToOpaque(&node));
-      if (st != KILN_STATUS_OK) {
-        p.fell_back = true;
-        p.fallback_reason = absl::StrCat(
-            "partition_prepare failed: ",
-            c.error.message.empty() ? "(no message)" : c.error.message);
-        WarnDelegateFailure(*p.delegate, absl::StrCat(NodeLabel(s, node), ": ",
-                                                      p.fallback_reason));
-        return run_on_kernels();
-      }
+    if (!CallPartition(s, p, PluginStage::kPartitionPrepare).ok()) {
+      return run_on_kernels();
     }
   }
-  CallContext c;
-  c.graph = &g;
-  c.node = &node;
-  c.plugin = p.delegate->plugin.get();
-  const KilnStatus st = iface.partition_invoke(p.delegate->instance, p.state,
-                                               ToOpaque(&c), ToOpaque(&node));
-  if (st == KILN_STATUS_OK) return absl::OkStatus();
-  p.fell_back = true;
-  p.fallback_reason =
-      absl::StrCat("partition_invoke failed: ",
-                   c.error.message.empty() ? "(no message)" : c.error.message);
-  WarnDelegateFailure(
-      *p.delegate, absl::StrCat(NodeLabel(s, node), ": ", p.fallback_reason));
+  if (CallPartition(s, p, PluginStage::kPartitionInvoke).ok()) {
+    return absl::OkStatus();
+  }
   // Tensors of the original nodes were sized by their kernels at
   // AllocateTensors (or just above), so they can run right away.
   return run_on_kernels();

@@ -101,6 +101,7 @@
 #include "model/model.h"
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
+#include "runtime/plugin_call.h"
 
 namespace kiln {
 
@@ -154,6 +155,7 @@ struct PartitionInfo {
 class Interpreter;
 struct SubgraphRuntime;
 struct DelegateInstance;
+struct PartitionRuntime;
 
 // Runs one signature (SignatureDef) of the model: its own subgraph, inputs
 // and outputs by name. Owned by the interpreter; valid until it is
@@ -273,7 +275,12 @@ class Interpreter {
   // Prepares a kernel node; `at_invoke` allocates its dynamic outputs.
   absl::Status PrepareKernelNode(SubgraphRuntime& s, Node& node,
                                  bool at_invoke);
-  absl::Status CallKernel(SubgraphRuntime& s, Node& node, const char* stage);
+  absl::Status CallKernel(SubgraphRuntime& s, Node& node, PluginStage stage);
+  // Calls the partition's delegate at `stage`; on failure the partition
+  // falls back to its nodes' kernels (with the one warning) and the failure
+  // is returned.
+  absl::Status CallPartition(SubgraphRuntime& s, PartitionRuntime& p,
+                             PluginStage stage);
   absl::Status AllocateDynamicOutputs(SubgraphRuntime& s, const Node& node);
   void WarnDelegateFailure(DelegateInstance& delegate,
                            const std::string& message);

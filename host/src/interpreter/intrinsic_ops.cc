@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/subgraph_runtime.h"
 #include "kiln/kiln_builtin_ops.h"
@@ -305,13 +306,12 @@ absl::Status Interpreter::InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
       replan = true;
     }
   }
-  absl::Status status;
-  if (replan && !(status = AllocateSubgraph(callee)).ok()) return status;
+  if (replan) KILN_RETURN_IF_ERROR(AllocateSubgraph(callee));
   for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
     Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-    if (!(status = CopyInto(t, values[i], where)).ok()) return status;
+    KILN_RETURN_IF_ERROR(CopyInto(t, values[i], where));
   }
-  if (!(status = InvokeSubgraph(callee)).ok()) return status;
+  KILN_RETURN_IF_ERROR(InvokeSubgraph(callee));
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const Tensor& from =
         c.graph.tensors[static_cast<size_t>(c.graph.outputs[i])];
@@ -319,7 +319,7 @@ absl::Status Interpreter::InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
     Tensor& to = g.tensors[static_cast<size_t>(node.outputs[i])];
     to.shape = v.shape;
     to.has_rank = true;
-    if (!(status = CopyInto(to, v, where)).ok()) return status;
+    KILN_RETURN_IF_ERROR(CopyInto(to, v, where));
   }
   return absl::OkStatus();
 }
@@ -362,20 +362,19 @@ absl::Status Interpreter::InvokeWhile(SubgraphRuntime& s, Node& node) {
       }
     }
     absl::Status st;
-    if (replan && !(st = AllocateSubgraph(callee)).ok()) return st;
+    if (replan) KILN_RETURN_IF_ERROR(AllocateSubgraph(callee));
     for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
       Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-      if (!(st = CopyInto(t, values[i], where)).ok()) return st;
+      KILN_RETURN_IF_ERROR(CopyInto(t, values[i], where));
     }
     return absl::OkStatus();
   };
 
   SubgraphRuntime& cond = *subgraphs_[static_cast<size_t>(cond_index)];
   SubgraphRuntime& body = *subgraphs_[static_cast<size_t>(body_index)];
-  absl::Status status;
   while (true) {
-    if (!(status = load_inputs(cond_index)).ok()) return status;
-    if (!(status = InvokeSubgraph(cond_index)).ok()) return status;
+    KILN_RETURN_IF_ERROR(load_inputs(cond_index));
+    KILN_RETURN_IF_ERROR(InvokeSubgraph(cond_index));
     const Tensor& c =
         cond.graph.tensors[static_cast<size_t>(cond.graph.outputs[0])];
     if (c.type != KILN_TYPE_BOOL || c.data == nullptr || c.NumElements() < 1) {
@@ -386,8 +385,8 @@ absl::Status Interpreter::InvokeWhile(SubgraphRuntime& s, Node& node) {
                      : "unknown shape"));
     }
     if (*static_cast<const uint8_t*>(c.data) == 0) break;
-    if (!(status = load_inputs(body_index)).ok()) return status;
-    if (!(status = InvokeSubgraph(body_index)).ok()) return status;
+    KILN_RETURN_IF_ERROR(load_inputs(body_index));
+    KILN_RETURN_IF_ERROR(InvokeSubgraph(body_index));
     for (size_t i = 0; i < values.size(); ++i) {
       const Tensor& out =
           body.graph.tensors[static_cast<size_t>(body.graph.outputs[i])];
@@ -398,7 +397,7 @@ absl::Status Interpreter::InvokeWhile(SubgraphRuntime& s, Node& node) {
     Tensor& to = g.tensors[static_cast<size_t>(node.outputs[i])];
     to.shape = values[i].shape;
     to.has_rank = true;
-    if (!(status = CopyInto(to, values[i], where)).ok()) return status;
+    KILN_RETURN_IF_ERROR(CopyInto(to, values[i], where));
   }
   return absl::OkStatus();
 }
@@ -459,11 +458,11 @@ absl::StatusOr<int32_t> ResourceId(const Tensor& t, size_t num_variables,
 
 absl::Status Interpreter::InvokeReadVariable(SubgraphRuntime& s, Node& node) {
   const std::string where = NodeLabel(s, node);
-  absl::StatusOr<int32_t> id =
+  KILN_ASSIGN_OR_RETURN(
+      const int32_t id,
       ResourceId(s.graph.tensors[static_cast<size_t>(node.inputs[0])],
-                 variables_.size(), where);
-  if (!id.ok()) return id.status();
-  const Variable& var = variables_[static_cast<size_t>(*id)];
+                 variables_.size(), where));
+  const Variable& var = variables_[static_cast<size_t>(id)];
   if (!var.assigned) {
     return absl::FailedPreconditionError(
         absl::StrCat(where, ": resource variable '", var.name,
@@ -481,16 +480,16 @@ absl::Status Interpreter::InvokeReadVariable(SubgraphRuntime& s, Node& node) {
 
 absl::Status Interpreter::InvokeAssignVariable(SubgraphRuntime& s, Node& node) {
   const std::string where = NodeLabel(s, node);
-  absl::StatusOr<int32_t> id =
+  KILN_ASSIGN_OR_RETURN(
+      const int32_t id,
       ResourceId(s.graph.tensors[static_cast<size_t>(node.inputs[0])],
-                 variables_.size(), where);
-  if (!id.ok()) return id.status();
+                 variables_.size(), where));
   const Tensor& value = s.graph.tensors[static_cast<size_t>(node.inputs[1])];
   if (value.data == nullptr && value.RequiredBytes() > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, ": the value tensor '", value.name, "' holds no data"));
   }
-  Variable& var = variables_[static_cast<size_t>(*id)];
+  Variable& var = variables_[static_cast<size_t>(id)];
   if (var.assigned && var.type != value.type) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": resource variable '", var.name, "' holds ",

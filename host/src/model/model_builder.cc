@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_version.h"
 #include "model/op_options.h"
@@ -332,40 +333,35 @@ absl::StatusOr<std::vector<uint8_t>> ModelBuilder::BuildUnchecked() const {
       }
     }
   }
-  absl::StatusOr<std::vector<uint8_t>> first = Serialize({});
-  if (!first.ok()) return first.status();
+  KILN_ASSIGN_OR_RETURN(const std::vector<uint8_t> first, Serialize({}));
   std::vector<uint64_t> offsets;
-  uint64_t end = AlignUp(first->size());
+  uint64_t end = AlignUp(first.size());
   for (const ExternalBlob& blob : blobs) {
     offsets.push_back(end);
     end = AlignUp(end + blob.size);
   }
-  absl::StatusOr<std::vector<uint8_t>> bytes = Serialize(offsets);
-  if (!bytes.ok()) return bytes.status();
-  if (bytes->size() != first->size()) {
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Serialize(offsets));
+  if (bytes.size() != first.size()) {
     return absl::InternalError(
         "external data layout changed the FlatBuffer size between passes");
   }
-  bytes->resize(end, 0);
+  bytes.resize(end, 0);
   for (size_t i = 0; i < blobs.size(); ++i) {
-    std::memcpy(bytes->data() + offsets[i], blobs[i].data, blobs[i].size);
+    std::memcpy(bytes.data() + offsets[i], blobs[i].data, blobs[i].size);
   }
   return bytes;
 }
 
 absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Build() const {
-  absl::StatusOr<std::vector<uint8_t>> bytes = BuildUnchecked();
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::FromBuffer(bytes->data(), bytes->size(), "<built model>");
-  if (!model.ok()) return model.status();
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BuildUnchecked());
+  KILN_RETURN_IF_ERROR(
+      Model::FromBuffer(bytes.data(), bytes.size(), "<built model>").status());
   return bytes;
 }
 
 absl::Status ModelBuilder::WriteToFile(const std::string& path) const {
-  absl::StatusOr<std::vector<uint8_t>> bytes = Build();
-  if (!bytes.ok()) return bytes.status();
-  return WriteModelFile(path, *bytes);
+  KILN_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, Build());
+  return WriteModelFile(path, bytes);
 }
 
 absl::Status WriteModelFile(const std::string& path,

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "model/op_options.h"
 #include "runtime/graph.h"
@@ -74,13 +75,13 @@ class Checker {
           "subgraph (subgraph 0). ",
           kReexport);
     }
-    if (absl::Status s = CheckBuffers(); !s.ok()) return s;
-    if (absl::Status s = CheckOperatorCodes(); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckBuffers());
+    KILN_RETURN_IF_ERROR(CheckOperatorCodes());
     for (int i = 0; i < num_subgraphs; ++i) {
-      if (absl::Status s = CheckSubgraph(i); !s.ok()) return s;
+      KILN_RETURN_IF_ERROR(CheckSubgraph(i));
     }
-    if (absl::Status s = CheckSubgraphCalls(); !s.ok()) return s;
-    if (absl::Status s = CheckSignatures(); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckSubgraphCalls());
+    KILN_RETURN_IF_ERROR(CheckSignatures());
     return CheckMetadata();
   }
 
@@ -161,7 +162,7 @@ class Checker {
         }
       }
     }
-    if (absl::Status s = CheckQuantization(where, t); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(model_, t->buffer(), file_);
     if (!bytes) return absl::OkStatus();
@@ -256,7 +257,7 @@ class Checker {
     const fb::SubGraph* sg = model_.subgraphs()->Get(si);
     const int num_tensors = Size(sg->tensors());
     for (int ti = 0; ti < num_tensors; ++ti) {
-      if (absl::Status s = CheckTensor(si, sg, ti); !s.ok()) return s;
+      KILN_RETURN_IF_ERROR(CheckTensor(si, sg, ti));
     }
     const std::string sg_label = SubgraphLabel(si, sg);
     for (const auto& [list, what] : {std::pair{sg->inputs(), "input"},
@@ -306,8 +307,7 @@ class Checker {
         absl::StrAppend(&op_label, " '", code->custom_code()->str(), "'");
       }
       absl::StrAppend(&op_label, "): ");
-      if (absl::Status s = CheckOptions(op_label, op, op_code); !s.ok())
-        return s;
+      KILN_RETURN_IF_ERROR(CheckOptions(op_label, op, op_code));
       for (const auto& [list, what] :
            {std::pair{op->inputs(), "input"},
             std::pair{op->outputs(), "output"},
@@ -467,7 +467,7 @@ class Checker {
                        kReexport);
         }
         if (state[call.to] == kNew) {
-          if (absl::Status st = visit(call.to); !st.ok()) return st;
+          KILN_RETURN_IF_ERROR(visit(call.to));
         }
         path.pop_back();
       }
@@ -476,7 +476,7 @@ class Checker {
     };
     for (int s = 0; s < n; ++s) {
       if (state[s] != kNew) continue;
-      if (absl::Status st = visit(s); !st.ok()) return st;
+      KILN_RETURN_IF_ERROR(visit(s));
     }
     return absl::OkStatus();
   }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_version.h"
 #include "model/model_checks.h"
@@ -218,7 +219,7 @@ absl::StatusOr<std::shared_ptr<const Model>> ModelReader::Read(
         " (written by every TFLite/LiteRT converter since 2018). Convert the "
         "source model again with a current converter."));
   }
-  if (absl::Status s = CheckModel(fb_model, data, size, src); !s.ok()) return s;
+  KILN_RETURN_IF_ERROR(CheckModel(fb_model, data, size, src));
 
   model->description_ = ToString(fb_model.description());
   if (const auto* codes = fb_model.operator_codes()) {
