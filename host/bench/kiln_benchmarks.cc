@@ -138,9 +138,9 @@ absl::StatusOr<std::unique_ptr<Interpreter>> ReadyInterpreter(
   if (!interpreter.ok()) return interpreter.status();
   if (absl::Status s = (*interpreter)->AllocateTensors(); !s.ok()) return s;
   for (int i = 0; i < (*interpreter)->num_inputs(); ++i) {
-    Tensor* t = (*interpreter)->input(i);
+    TensorState* t = (*interpreter)->input(i);
     if (t == nullptr || t->data == nullptr) continue;
-    if (t->type == KILN_TYPE_FLOAT32) {
+    if (t->desc->type == KILN_TYPE_FLOAT32) {
       float* values = static_cast<float*>(t->data);
       for (int64_t k = 0; k < t->NumElements(); ++k) {
         values[k] = static_cast<float>(k % 17) / 17.0f;

@@ -35,15 +35,15 @@ constexpr const char* kRunHelp =
 // An input slot: a tensor with its user-facing name.
 struct Slot {
   std::string name;
-  Tensor* tensor;
+  TensorState* tensor;
 };
 
-void FillRandom(Tensor& t, std::mt19937& rng) {
+void FillRandom(TensorState& t, std::mt19937& rng) {
   std::uniform_real_distribution<float> real(-1.f, 1.f);
   std::uniform_int_distribution<int> small(0, 2);
   const int64_t n = t.NumElements();
   for (int64_t i = 0; i < n; ++i) {
-    switch (t.type) {
+    switch (t.desc->type) {
       case KILN_TYPE_FLOAT32:
         static_cast<float*>(t.data)[i] = real(rng);
         break;
@@ -170,7 +170,7 @@ int RunCommand(std::vector<std::string> args) {
       }
     } else {
       for (int i = 0; i < interp.num_inputs(); ++i) {
-        slots.push_back({interp.input(i)->name, interp.input(i)});
+        slots.push_back({interp.input(i)->desc->name, interp.input(i)});
       }
     }
     return slots;
@@ -199,9 +199,9 @@ int RunCommand(std::vector<std::string> args) {
     }
     absl::StatusOr<NpyArray> array = ReadNpy(file);
     if (!array.ok()) return fail(array.status());
-    Tensor* t = slots[static_cast<size_t>(index)].tensor;
-    if (array->type != t->type) {
-      std::cerr << "kiln run: input '" << name << "' is " << DtypeName(t->type)
+    TensorState* t = slots[static_cast<size_t>(index)].tensor;
+    if (array->type != t->desc->type) {
+      std::cerr << "kiln run: input '" << name << "' is " << DtypeName(t->desc->type)
                 << " but " << file << " holds " << DtypeName(array->type)
                 << "\n";
       return 1;
@@ -225,7 +225,7 @@ int RunCommand(std::vector<std::string> args) {
   slots = input_slots();
   std::vector<bool> given(slots.size(), false);
   for (auto& [index, array] : values) {
-    Tensor* t = slots[static_cast<size_t>(index)].tensor;
+    TensorState* t = slots[static_cast<size_t>(index)].tensor;
     if (t->data == nullptr || t->bytes != array.data.size()) {
       std::cerr << "kiln run: input '" << slots[index].name << "' expects "
                 << t->bytes << " bytes, the file holds " << array.data.size()
@@ -266,15 +266,15 @@ int RunCommand(std::vector<std::string> args) {
       runner != nullptr ? runner->num_outputs() : interp.num_outputs();
   for (int i = 0; i < num_outputs; ++i) {
     const std::string name =
-        runner != nullptr ? runner->output_name(i) : interp.output(i)->name;
-    const Tensor* t =
+        runner != nullptr ? runner->output_name(i) : interp.output(i)->desc->name;
+    const TensorState* t =
         runner != nullptr ? runner->output(name) : interp.output(i);
     if (t == nullptr || (t->data == nullptr && t->NumElements() > 0)) {
       std::cerr << "kiln run: output '" << name << "' has no data\n";
       return 1;
     }
     NpyArray array;
-    array.type = t->type;
+    array.type = t->desc->type;
     array.shape = t->shape;
     const auto* bytes = static_cast<const uint8_t*>(t->data);
     array.data.assign(bytes, bytes + (bytes == nullptr ? 0 : t->bytes));
@@ -290,9 +290,9 @@ int RunCommand(std::vector<std::string> args) {
     manifest["outputs"].push_back({{"index", i},
                                    {"name", name},
                                    {"file", file},
-                                   {"dtype", DtypeName(t->type)},
+                                   {"dtype", DtypeName(t->desc->type)},
                                    {"shape", t->shape}});
-    std::cout << "output " << i << " '" << name << "' " << DtypeName(t->type)
+    std::cout << "output " << i << " '" << name << "' " << DtypeName(t->desc->type)
               << " " << ShapeString(t->shape) << " -> "
               << (std::filesystem::path(output_dir) / file).string() << "\n";
   }

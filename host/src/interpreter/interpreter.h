@@ -3,8 +3,9 @@
 // Creation (Interpreter::Create):
 //   1. Loads plugins (PluginLoader::LoadAll) and keeps every accepted plugin
 //      alive as long as the interpreter.
-//   2. Copies every subgraph of the model (Model::graph) into a runtime
-//      Graph; the Model itself is never written.
+//   2. Sets up its own run state for every subgraph of the model: one
+//      record per tensor and per node pointing at the model's immutable
+//      Graph (subgraph_state.h); the Model itself is never written or copied.
 //   3. Resolves every node: host-intrinsic ops (below) by the host, every
 //      other (builtin code or custom name, version) against the kernels of
 //      the loaded plugins in load order, first match wins. If any node is
@@ -153,9 +154,10 @@ struct PartitionInfo {
 };
 
 class Interpreter;
-struct SubgraphRuntime;
+class SubgraphState;
 struct DelegateInstance;
-struct PartitionRuntime;
+struct NodeRecord;
+struct PartitionRecord;
 
 // Runs one signature (SignatureDef) of the model: its own subgraph, inputs
 // and outputs by name. Owned by the interpreter; valid until it is
@@ -172,8 +174,8 @@ class SignatureRunner {
   const std::string& input_name(int index) const;
   const std::string& output_name(int index) const;
   // Tensors by name (mapped through tensor_index); nullptr if no such name.
-  Tensor* input(const std::string& name);
-  const Tensor* output(const std::string& name) const;
+  TensorState* input(const std::string& name);
+  const TensorState* output(const std::string& name) const;
   absl::Status ResizeInput(const std::string& name,
                            const std::vector<int32_t>& dims);
   absl::Status AllocateTensors();
@@ -216,19 +218,26 @@ class Interpreter {
   int num_inputs() const;
   int num_outputs() const;
   // nullptr when out of range. Stable for the interpreter's lifetime; data
-  // is valid after AllocateTensors (inputs) / Invoke (outputs).
-  Tensor* input(int index);
-  const Tensor* output(int index) const;
+  // is valid after AllocateTensors (inputs) / Invoke (outputs). The tensor's
+  // name, type and quantization are in ->desc.
+  TensorState* input(int index);
+  const TensorState* output(int index) const;
   // Bytes of the activation arenas of every subgraph allocated so far.
   uint64_t arena_bytes() const;
 
   // ---- Any subgraph ----
   int num_subgraphs() const { return static_cast<int>(subgraphs_.size()); }
-  // The runtime graph (after delegation): tensors, nodes (partition nodes
-  // appended after the model's nodes), execution plan.
-  const Graph& graph(int subgraph) const;
+  // The subgraph's tensors (as the model's, with this interpreter's state);
+  // 0 when out of range.
+  int num_tensors(int subgraph) const;
   // nullptr when out of range.
-  Tensor* tensor(int subgraph, int tensor_index);
+  TensorState* tensor(int subgraph, int tensor_index);
+  // Node `node_index`: the model's nodes, then the partition nodes the
+  // delegates made; nullptr when out of range.
+  const NodeDesc* node(int subgraph, int node_index) const;
+  // Node indices in execution order, after delegation (partition nodes
+  // stand for the nodes they took over). Empty when out of range.
+  const std::vector<int32_t>& execution_plan(int subgraph) const;
   absl::Status AllocateSubgraph(int subgraph);
   absl::Status InvokeSubgraph(int subgraph);
   absl::Status ResizeSubgraphInput(int subgraph, int input_index,
@@ -258,54 +267,71 @@ class Interpreter {
   friend class SignatureRunner;
   Interpreter();
 
+  // Creation (interpreter.cc, delegation.cc).
   absl::Status Initialize(const InterpreterOptions& options);
-  absl::Status CopyGraphs();
-  absl::Status ResolveNodes();
-  absl::Status ValidateIntrinsicNodes();
+  absl::Status ResolveKernels();
+  absl::Status ValidateIntrinsicNodes() const;
+  absl::Status ValidateIntrinsicNode(const SubgraphState& s,
+                                     const NodeRecord& node) const;
   absl::Status InitKernels();
   absl::Status ApplyDelegate(const DelegateRequest& request);
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> FindDelegatePlugin(
+      const std::string& name) const;
   absl::Status DelegateSubgraph(DelegateInstance& delegate, int subgraph);
+  absl::StatusOr<std::vector<int32_t>> ClaimNodes(DelegateInstance& delegate,
+                                                  SubgraphState& s);
   void RecordDeclineReasons(DelegateInstance& delegate, int subgraph,
                             const std::vector<int32_t>& claimed);
+  void InitPartitions(SubgraphState& s, const std::vector<int32_t>& nodes);
 
-  absl::Status PrepareAll(SubgraphRuntime& s);
-  absl::Status PlanMemory(SubgraphRuntime& s);
-  absl::Status RunNode(SubgraphRuntime& s, int32_t node_index);
-  absl::Status RunPartition(SubgraphRuntime& s, int32_t node_index);
+  // Allocation (allocation.cc).
+  absl::StatusOr<SubgraphState*> FindSubgraph(int subgraph);
+  absl::Status CheckNoNodeWritesAnInput(const SubgraphState& s) const;
+  absl::Status PrepareAll(SubgraphState& s);
+  absl::Status PreparePartition(SubgraphState& s, NodeRecord& node);
   // Prepares a kernel node; `at_invoke` allocates its dynamic outputs.
-  absl::Status PrepareKernelNode(SubgraphRuntime& s, Node& node,
+  absl::Status PrepareKernelNode(SubgraphState& s, NodeRecord& node,
                                  bool at_invoke);
-  absl::Status CallKernel(SubgraphRuntime& s, Node& node, PluginStage stage);
+  absl::Status AllocateDynamicOutputs(SubgraphState& s, const NodeRecord& node);
+
+  // Execution (interpreter.cc).
+  absl::Status RunNode(SubgraphState& s, NodeRecord& node);
+  absl::Status RunPartition(SubgraphState& s, NodeRecord& node);
+  absl::Status RunOnKernels(SubgraphState& s, const NodeRecord& partition);
+
+  // Calls into plugins, through CallPlugin (runtime/plugin_call.h).
+  absl::Status CallKernel(SubgraphState& s, NodeRecord& node,
+                          PluginStage stage);
   // Calls the partition's delegate at `stage`; on failure the partition
   // falls back to its nodes' kernels (with the one warning) and the failure
   // is returned.
-  absl::Status CallPartition(SubgraphRuntime& s, PartitionRuntime& p,
+  absl::Status CallPartition(SubgraphState& s, NodeRecord& node,
                              PluginStage stage);
-  absl::Status AllocateDynamicOutputs(SubgraphRuntime& s, const Node& node);
   void WarnDelegateFailure(DelegateInstance& delegate,
                            const std::string& message);
-  std::string NodeLabel(const SubgraphRuntime& s, const Node& node) const;
+  // "subgraph 0 ('main') node 3 (ADD version 1, plugin /path)": what every
+  // message about a node starts with.
+  std::string NodeLabel(const SubgraphState& s, const NodeRecord& node) const;
 
   // Host-intrinsic ops (intrinsic_ops.cc).
-  absl::Status PrepareIntrinsic(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeIntrinsic(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeWhile(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeIf(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
+  absl::Status PrepareIntrinsic(SubgraphState& s, NodeRecord& node);
+  absl::Status InvokeIntrinsic(SubgraphState& s, NodeRecord& node);
+  absl::Status InvokeWhile(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeIf(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeCallSubgraph(SubgraphState& s, const NodeRecord& node,
                                   int32_t callee);
-  absl::Status InvokeCallOnce(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeVarHandle(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeReadVariable(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeAssignVariable(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeCallOnce(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeVarHandle(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeReadVariable(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeAssignVariable(SubgraphState& s, const NodeRecord& node);
 
   std::shared_ptr<const Model> model_;
   std::vector<PluginLoadRecord> plugin_records_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
-  std::vector<std::unique_ptr<SubgraphRuntime>> subgraphs_;
+  std::vector<std::unique_ptr<SubgraphState>> subgraphs_;
   std::vector<std::unique_ptr<DelegateInstance>> delegates_;
   std::map<std::string, std::unique_ptr<SignatureRunner>> runners_;
   std::vector<std::string> warnings_;
-  size_t num_delegate_requests_ = 0;
 
   // Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE).
   struct Variable {

@@ -56,7 +56,7 @@ absl::Status CallPlugin(
     absl::FunctionRef<std::string()> where) {
   CallContext context;
   context.graph = call.graph;
-  context.node = call.node;
+  context.node = call.node != nullptr ? call.node->desc : nullptr;
   context.plugin = call.plugin;
   context.claimed_nodes = call.claimed_nodes;
   context.allow_resize = MayResize(call.stage);

@@ -50,8 +50,8 @@ absl::Status PluginFailure(KilnStatus code, const CallError& error,
 // What a call into a plugin is about: the CallContext it gets.
 struct PluginCall {
   PluginStage stage = PluginStage::kInvoke;
-  Graph* graph = nullptr;                // null for create
-  Node* node = nullptr;                  // the node passed, if any
+  GraphView* graph = nullptr;            // null for create
+  NodeRef* node = nullptr;               // the node handle passed, if any
   const LoadedPlugin* plugin = nullptr;  // for messages
   // Receives context_delegate_nodes; set for kPartition only.
   std::vector<int32_t>* claimed_nodes = nullptr;
