@@ -60,6 +60,14 @@ OptionValue OptionString(std::string value) {
   return v;
 }
 
+TensorSpec FloatTensor(std::string name, std::vector<int32_t> shape) {
+  TensorSpec spec;
+  spec.name = std::move(name);
+  spec.type = KILN_TYPE_FLOAT32;
+  spec.shape = std::move(shape);
+  return spec;
+}
+
 // ---- SubgraphBuilder
 // ----------------------------------------------------------
 

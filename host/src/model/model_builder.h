@@ -56,6 +56,9 @@ struct TensorSpec {
   bool is_variable = false;
 };
 
+// A float32 TensorSpec of `shape` (rank known).
+TensorSpec FloatTensor(std::string name, std::vector<int32_t> shape);
+
 class ModelBuilder;
 
 // One subgraph of a ModelBuilder. Tensor and operator indices returned are

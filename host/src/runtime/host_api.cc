@@ -108,16 +108,20 @@ int32_t NodeNumInputs(const KilnOpaqueNode* n) {
 int32_t NodeNumOutputs(const KilnOpaqueNode* n) {
   return static_cast<int32_t>(FromOpaque(n)->outputs.size());
 }
+// The graph of a callback's context; null without one.
+GraphView* GraphOf(KilnOpaqueContext* context) {
+  CallContext* c = FromOpaque(context);
+  return c != nullptr ? c->graph : nullptr;
+}
+KilnOpaqueTensor* ContextTensor(KilnOpaqueContext* context, int32_t index) {
+  GraphView* g = GraphOf(context);
+  if (g == nullptr || index < 0 || index >= g->NumTensors()) return nullptr;
+  return ToOpaque(&g->TensorAt(index));
+}
 KilnOpaqueTensor* TensorAt(KilnOpaqueContext* context,
                            const std::vector<int32_t>& list, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      static_cast<size_t>(index) >= list.size()) {
-    return nullptr;
-  }
-  const int32_t t = list[static_cast<size_t>(index)];
-  if (t < 0 || t >= c->graph->NumTensors()) return nullptr;
-  return ToOpaque(&c->graph->TensorAt(t));
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) return nullptr;
+  return ContextTensor(context, list[static_cast<size_t>(index)]);
 }
 KilnOpaqueTensor* NodeInput(KilnOpaqueContext* context, const KilnOpaqueNode* n,
                             int32_t index) {
@@ -180,25 +184,13 @@ KilnStatus ContextExecutionPlan(KilnOpaqueContext* context,
   return KILN_STATUS_OK;
 }
 KilnOpaqueNode* ContextNode(KilnOpaqueContext* context, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      index >= c->graph->NumNodes()) {
-    return nullptr;
-  }
-  return ToOpaque(&c->graph->NodeAt(index));
+  GraphView* g = GraphOf(context);
+  if (g == nullptr || index < 0 || index >= g->NumNodes()) return nullptr;
+  return ToOpaque(&g->NodeAt(index));
 }
 int32_t ContextNumTensors(KilnOpaqueContext* context) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr) return 0;
-  return c->graph->NumTensors();
-}
-KilnOpaqueTensor* ContextTensor(KilnOpaqueContext* context, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      index >= c->graph->NumTensors()) {
-    return nullptr;
-  }
-  return ToOpaque(&c->graph->TensorAt(index));
+  GraphView* g = GraphOf(context);
+  return g == nullptr ? 0 : g->NumTensors();
 }
 KilnStatus ContextDelegateNodes(KilnOpaqueContext* context,
                                 const int32_t* nodes, int32_t count) {

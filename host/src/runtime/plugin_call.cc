@@ -20,25 +20,16 @@ bool MayResize(PluginStage stage) {
 }  // namespace
 
 const char* PluginStageName(PluginStage stage) {
-  switch (stage) {
-    case PluginStage::kInit:
-      return "init";
-    case PluginStage::kPrepare:
-      return "prepare";
-    case PluginStage::kInvoke:
-      return "invoke";
-    case PluginStage::kCreate:
-      return "create";
-    case PluginStage::kPartition:
-      return "partition";
-    case PluginStage::kPartitionInit:
-      return "partition_init";
-    case PluginStage::kPartitionPrepare:
-      return "partition_prepare";
-    case PluginStage::kPartitionInvoke:
-      return "partition_invoke";
-  }
-  return "callback";
+  // In PluginStage order.
+  static constexpr const char* kNames[] = {"init",
+                                           "prepare",
+                                           "invoke",
+                                           "create",
+                                           "partition",
+                                           "partition_init",
+                                           "partition_prepare",
+                                           "partition_invoke"};
+  return kNames[static_cast<size_t>(stage)];
 }
 
 absl::Status PluginFailure(KilnStatus code, const CallError& error,
