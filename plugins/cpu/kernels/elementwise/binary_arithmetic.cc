@@ -333,34 +333,9 @@ KilnStatus BinaryInvoke(KernelContext& k, BinaryState& state) {
   if (state.is_quantized) {
     return elementwise::InvokeQuantizedBinary(k, state.quantized, state.plan);
   }
-  switch (state.type) {
-    case KILN_TYPE_FLOAT32:
-      return RunBinary<Op, float>(k, state);
-    case KILN_TYPE_INT32:
-      if constexpr (Op::kTypes.contains(KILN_TYPE_INT32)) {
-        return RunBinary<Op, int32_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT64:
-      if constexpr (Op::kTypes.contains(KILN_TYPE_INT64)) {
-        return RunBinary<Op, int64_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT8:
-      if constexpr (Op::kTypes.contains(KILN_TYPE_INT8)) {
-        return RunBinary<Op, int8_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT16:
-      if constexpr (Op::kTypes.contains(KILN_TYPE_INT16)) {
-        return RunBinary<Op, int16_t>(k, state);
-      }
-      break;
-    default:
-      break;
-  }
-  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
-                sdk::TypeName(state.type), " that prepare did not accept");
+  return elementwise::InvokeForType<Op>(k, state.type, [&](auto zero) {
+    return RunBinary<Op, decltype(zero)>(k, state);
+  });
 }
 
 template <typename Op>

@@ -137,33 +137,9 @@ KilnStatus CompareInvoke(KernelContext& k, CompareState& state) {
   if (state.is_quantized) {
     return elementwise::InvokeQuantizedBinary(k, state.quantized, state.plan);
   }
-  constexpr sdk::TypeSet types = Op::kTypes;
-  switch (state.type) {
-    case KILN_TYPE_FLOAT32:
-      if constexpr (types.contains(KILN_TYPE_FLOAT32)) {
-        return RunCompare<Op, float>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT32:
-      if constexpr (types.contains(KILN_TYPE_INT32)) {
-        return RunCompare<Op, int32_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_INT64:
-      if constexpr (types.contains(KILN_TYPE_INT64)) {
-        return RunCompare<Op, int64_t>(k, state);
-      }
-      break;
-    case KILN_TYPE_BOOL:
-      if constexpr (types.contains(KILN_TYPE_BOOL)) {
-        return RunCompare<Op, uint8_t>(k, state);
-      }
-      break;
-    default:
-      break;
-  }
-  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
-                sdk::TypeName(state.type), " that prepare did not accept");
+  return elementwise::InvokeForType<Op>(k, state.type, [&](auto zero) {
+    return RunCompare<Op, decltype(zero)>(k, state);
+  });
 }
 
 // ---- LOGICAL_NOT ----------------------------------------------------------

@@ -77,6 +77,40 @@ void AddStatefulKernelForVersions(sdk::PluginDefinition& def,
   }
 }
 
+// Invoke's type dispatch: returns run(T{}) with T the C++ type that stores
+// `type`, for the types Op::kTypes lists among FLOAT32, INT32, INT64, INT8,
+// INT16 and BOOL (uint8_t). Any other type is one prepare did not accept:
+// an INTERNAL failure.
+template <typename Op, typename Run>
+KilnStatus InvokeForType(sdk::KernelContext& k, KilnTensorType type,
+                         Run&& run) {
+  constexpr sdk::TypeSet types = Op::kTypes;
+  switch (type) {
+    case KILN_TYPE_FLOAT32:
+      if constexpr (types.contains(KILN_TYPE_FLOAT32)) return run(float{});
+      break;
+    case KILN_TYPE_INT32:
+      if constexpr (types.contains(KILN_TYPE_INT32)) return run(int32_t{});
+      break;
+    case KILN_TYPE_INT64:
+      if constexpr (types.contains(KILN_TYPE_INT64)) return run(int64_t{});
+      break;
+    case KILN_TYPE_INT8:
+      if constexpr (types.contains(KILN_TYPE_INT8)) return run(int8_t{});
+      break;
+    case KILN_TYPE_INT16:
+      if constexpr (types.contains(KILN_TYPE_INT16)) return run(int16_t{});
+      break;
+    case KILN_TYPE_BOOL:
+      if constexpr (types.contains(KILN_TYPE_BOOL)) return run(uint8_t{});
+      break;
+    default:
+      break;
+  }
+  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
+                sdk::TypeName(type), " that prepare did not accept");
+}
+
 }  // namespace kiln::cpu::elementwise
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_ELEMENTWISE_COMMON_H_

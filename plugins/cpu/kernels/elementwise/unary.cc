@@ -182,36 +182,9 @@ KilnStatus RunUnary(KernelContext& k) {
 
 template <typename Op>
 KilnStatus UnaryInvoke(KernelContext& k) {
-  constexpr sdk::TypeSet types = Op::kTypes;
-  const KilnTensorType type = k.input(0).type();
-  switch (type) {
-    case KILN_TYPE_FLOAT32:
-      return RunUnary<Op, float>(k);
-    case KILN_TYPE_INT32:
-      if constexpr (types.contains(KILN_TYPE_INT32)) {
-        return RunUnary<Op, int32_t>(k);
-      }
-      break;
-    case KILN_TYPE_INT64:
-      if constexpr (types.contains(KILN_TYPE_INT64)) {
-        return RunUnary<Op, int64_t>(k);
-      }
-      break;
-    case KILN_TYPE_INT8:
-      if constexpr (types.contains(KILN_TYPE_INT8)) {
-        return RunUnary<Op, int8_t>(k);
-      }
-      break;
-    case KILN_TYPE_INT16:
-      if constexpr (types.contains(KILN_TYPE_INT16)) {
-        return RunUnary<Op, int16_t>(k);
-      }
-      break;
-    default:
-      break;
-  }
-  return k.Fail(KILN_STATUS_INTERNAL, sdk::OpName(k), ": invoke reached type ",
-                sdk::TypeName(type), " that prepare did not accept");
+  return elementwise::InvokeForType<Op>(k, k.input(0).type(), [&](auto zero) {
+    return RunUnary<Op, decltype(zero)>(k);
+  });
 }
 
 template <typename Op>
