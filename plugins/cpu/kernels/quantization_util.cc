@@ -155,32 +155,58 @@ int CalculateInputRadius(int input_integer_bits, int input_left_shift) {
   return static_cast<int>(std::floor(max_input_rescaled));
 }
 
-void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
-                      double output_scale, int32_t output_zero_point,
-                      double (*f)(double), int16_t* lut) {
+namespace {
+
+// TFLite's LUTPopulateInt16 in FloatT arithmetic (double for the softmax
+// tables, float for the elementwise kernels). A NaN entry (an overflowing
+// transform) converts as x86 does: INT32_MIN truncated to int16, 0.
+template <typename FloatT, typename Transform>
+void PopulateInt16LutIn(FloatT input_scale, int32_t input_zero_point,
+                        FloatT output_scale, int32_t output_zero_point,
+                        Transform f, int16_t* lut) {
   constexpr int kSteps = 512;
-  const double input_min = input_scale * (-32768 - input_zero_point);
-  const double input_max = input_scale * (32767 - input_zero_point);
-  const double output_min = output_scale * (-32768 - output_zero_point);
-  const double output_max = output_scale * (32767 - output_zero_point);
-  const double step = (input_max - input_min) / kSteps;
-  const double half_step = step / 2;
-  const double scaling_inv = 65536.0 / (output_max - output_min);
-  const auto saturate = [](double v) {
-    return static_cast<int16_t>(std::min(std::max(v, -32768.0), 32767.0));
+  const FloatT input_min = input_scale * (-32768 - input_zero_point);
+  const FloatT input_max = input_scale * (32767 - input_zero_point);
+  const FloatT output_min = output_scale * (-32768 - output_zero_point);
+  const FloatT output_max = output_scale * (32767 - output_zero_point);
+  const FloatT step = (input_max - input_min) / kSteps;
+  const FloatT half_step = step / 2;
+  const FloatT scaling_inv = FloatT{65536} / (output_max - output_min);
+  const auto saturate = [](FloatT v) {
+    const FloatT clamped =
+        std::min<FloatT>(std::max<FloatT>(v, FloatT{-32768}), FloatT{32767});
+    return static_cast<int16_t>(TruncateToInt32LikeX86(clamped));
   };
   for (int i = 0; i < kSteps; ++i) {
-    const double val = f(input_min + i * step);
-    const double val_midpoint = f(input_min + i * step + half_step);
-    const double val_next = f(input_min + (i + 1) * step);
-    const double sample = std::round(val * scaling_inv);
-    const double midpoint_interp = std::round(
+    const FloatT val = f(input_min + i * step);
+    const FloatT val_midpoint = f(input_min + i * step + half_step);
+    const FloatT val_next = f(input_min + (i + 1) * step);
+    const FloatT sample = std::round(val * scaling_inv);
+    const FloatT midpoint_interp = std::round(
         (val_next * scaling_inv + std::round(val * scaling_inv)) / 2);
-    const double midpoint = std::round(val_midpoint * scaling_inv);
-    const double bias = std::round((midpoint_interp - midpoint) / 2);
+    const FloatT midpoint = std::round(val_midpoint * scaling_inv);
+    const FloatT bias = std::round((midpoint_interp - midpoint) / 2);
     lut[i] = saturate(sample - bias);
   }
   lut[kSteps] = saturate(std::round(f(input_max) * scaling_inv));
+}
+
+}  // namespace
+
+void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
+                      double output_scale, int32_t output_zero_point,
+                      double (*f)(double), int16_t* lut) {
+  PopulateInt16LutIn<double>(input_scale, input_zero_point, output_scale,
+                             output_zero_point, f, lut);
+}
+
+void PopulateInt16LutFloat(float input_scale, int32_t input_zero_point,
+                           float output_scale, int32_t output_zero_point,
+                           float (*f)(float, const void*), const void* params,
+                           int16_t* lut) {
+  PopulateInt16LutIn<float>(
+      input_scale, input_zero_point, output_scale, output_zero_point,
+      [f, params](float x) { return f(x, params); }, lut);
 }
 
 QuantizedMultiplier InvSqrtQuantizedMultiplier(int32_t input,

@@ -292,6 +292,14 @@ void PopulateInt16Lut(double input_scale, int32_t input_zero_point,
                       double output_scale, int32_t output_zero_point,
                       double (*f)(double), int16_t* lut);
 
+// The same table in float arithmetic, as TFLite's LUTPopulate<int16_t> with
+// float scales and a float transform (the elementwise int16 EXP, LOG and
+// RSQRT kernels); `params` is passed on to f.
+void PopulateInt16LutFloat(float input_scale, int32_t input_zero_point,
+                           float output_scale, int32_t output_zero_point,
+                           float (*f)(float, const void*), const void* params,
+                           int16_t* lut);
+
 // Interpolated lookup in a table from PopulateInt16Lut (TFLite's
 // LUTLookup): the top 9 bits index, the low 7 interpolate.
 inline int16_t Int16LutLookup(int16_t value, const int16_t* lut) {
