@@ -127,6 +127,58 @@ TEST_F(QuantizedElementwiseTest, RsqrtInt8AndNegativeInputFailsInvoke) {
               HasSubstr("RSQRT is only defined for non-negative values"));
 }
 
+TEST_F(QuantizedElementwiseTest, SqrtInt8TruncatesAndNegativeInputFails) {
+  auto r = Unary<int8_t>(KILN_OP_SQRT, 1,
+                         Q<int8_t>(KILN_TYPE_INT8, {6},
+                                   {-128, -100, -50, 0, 60, 127}, 0.05f, -128),
+                         Out(KILN_TYPE_INT8, 0.02f, -128));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAre(-128, -69, -30, -2, 25, 50));
+  auto negative = Unary<int8_t>(
+      KILN_OP_SQRT, 1, Q<int8_t>(KILN_TYPE_INT8, {2}, {-1, 5}, 0.05f, 0),
+      Out(KILN_TYPE_INT8, 0.02f, 0));
+  ASSERT_FALSE(negative.status.ok());
+  EXPECT_THAT(Message(negative),
+              HasSubstr("SQRT is only defined for non-negative values"));
+}
+
+// INT16 EXP, LOG and RSQRT interpolate LiteRT's 513-entry table; SQRT
+// computes in float.
+TEST_F(QuantizedElementwiseTest, Int16MathOps) {
+  auto exp = Unary<int16_t>(
+      KILN_OP_EXP, 2,
+      Q<int16_t>(KILN_TYPE_INT16, {7}, {-32768, -16384, -1, 0, 1, 16384, 32767},
+                 0.0001f, 0),
+      Out(KILN_TYPE_INT16, 0.0001f, 0));
+  ASSERT_TRUE(exp.status.ok()) << exp.status;
+  EXPECT_THAT(exp.values,
+              ElementsAre(377, 1943, 9999, 10000, 10001, 32767, 32767));
+  auto log =
+      Unary<int16_t>(KILN_OP_LOG, 2,
+                     Q<int16_t>(KILN_TYPE_INT16, {6},
+                                {-5, 0, 1, 100, 10000, 32767}, 0.001f, 0),
+                     Out(KILN_TYPE_INT16, 0.0005f, 0));
+  ASSERT_TRUE(log.status.ok()) << log.status;
+  EXPECT_THAT(log.values,
+              ElementsAre(-26556, -26304, -26130, -8926, 4605, 6979));
+  const std::vector<int16_t> codes = {0, 1, 100, 10000, 32767};
+  auto rsqrt = Unary<int16_t>(
+      KILN_OP_RSQRT, 3, Q<int16_t>(KILN_TYPE_INT16, {5}, codes, 0.001f, 0),
+      Out(KILN_TYPE_INT16, 0.002f, 0));
+  ASSERT_TRUE(rsqrt.status.ok()) << rsqrt.status;
+  EXPECT_THAT(rsqrt.values, ElementsAre(25218, 25032, 6590, 158, 87));
+  auto sqrt = Unary<int16_t>(KILN_OP_SQRT, 1,
+                             Q<int16_t>(KILN_TYPE_INT16, {5}, codes, 0.001f, 0),
+                             Out(KILN_TYPE_INT16, 0.0002f, 0));
+  ASSERT_TRUE(sqrt.status.ok()) << sqrt.status;
+  EXPECT_THAT(sqrt.values, ElementsAre(0, 158, 1581, 15811, 28621));
+  auto asymmetric = Unary<int16_t>(
+      KILN_OP_EXP, 2, Q<int16_t>(KILN_TYPE_INT16, {1}, {1}, 0.001f, 5),
+      Out(KILN_TYPE_INT16, 0.001f, 0));
+  ASSERT_FALSE(asymmetric.status.ok());
+  EXPECT_THAT(Message(asymmetric), HasSubstr("need zero point 0"));
+}
+
 TEST_F(QuantizedElementwiseTest, Relu6AndLeakyReluInt16) {
   const std::vector<int16_t> x = {-32768, -5, 100, 4000, 32767};
   auto relu6 = Unary<int16_t>(KILN_OP_RELU6, 3,

@@ -58,7 +58,7 @@ TEST_F(CpuKernelTest, ElementwiseOpVersionCoverage) {
       {KILN_OP_EXP, "EXP", {1, 2}, {3}},
       {KILN_OP_LOG, "LOG", {1, 2}, {3}},
       {KILN_OP_SQRT, "SQRT", {1}, {2}},
-      {KILN_OP_RSQRT, "RSQRT", {1, 2}, {3}},
+      {KILN_OP_RSQRT, "RSQRT", {1, 2, 3}, {4}},
       {KILN_OP_SQUARE, "SQUARE", {1}, {2}},
       {KILN_OP_SIN, "SIN", {1}, {2}},
       {KILN_OP_COS, "COS", {1}, {2}},

@@ -349,6 +349,38 @@ def unary_cases(cases):
         q_out = fit_quant(rng, "int8", 0, 1 / np.sqrt(scale))
         unary(cases, f"rsqrt_int8_{i}", "RSQRT", 2, "int8", (scale, -128),
               q_out)
+        scale = float(rng.uniform(0.01, 0.1))
+        q_out = fit_quant(rng, "int8", 0, np.sqrt(255 * scale))
+        unary(cases, f"sqrt_int8_{i}", "SQRT", 1, "int8", (scale, -128),
+              q_out)
+    int16_math_cases(cases)
+
+
+def int16_math_cases(cases):
+    """INT16 EXP and LOG over random full-range inputs (an EXP that
+    overflows float included); RSQRT and SQRT, which fail on negative
+    inputs, over a constant input holding every non-negative code."""
+    rng = cases.rng
+    for i, top in enumerate((4.0, 12.0, 95.0)):  # exp(95) overflows float
+        q_in = (top / 32767, 0)
+        unary(cases, f"exp_int16_{i}", "EXP", 2, "int16", q_in,
+              fit_quant(rng, "int16", 0, min(float(np.exp(top)), 1e37)))
+    for i in range(2):
+        q_in = random_quant(rng, "int16", 0.05, 1.0)
+        hi = real_range("int16", q_in)[1]
+        unary(cases, f"log_int16_{i}", "LOG", 2, "int16", q_in,
+              fit_quant(rng, "int16", float(np.log(q_in[0])),
+                        float(np.log(hi))))
+    codes = np.arange(0, 32768, dtype=np.int16).reshape(128, 256)
+    for i in range(2):
+        scale = float(np.exp(rng.uniform(np.log(1e-4), np.log(1e-2))))
+        for op, version, top in (("RSQRT", 3, 1 / np.sqrt(scale)),
+                                 ("SQRT", 1, np.sqrt(32767 * scale))):
+            cases.add(f"{op.lower()}_int16_{i}", op, version,
+                      [Tensor("x", "int16", [128, 256], (scale, 0),
+                              data=codes)],
+                      [Tensor("y", "int16", [128, 256],
+                              fit_quant(rng, "int16", 0, float(top)))])
 
 
 def prelu_cases(cases):

@@ -240,6 +240,55 @@ void PrepareRsqrt(const Affine& in, const Affine& out,
       &state->table);
 }
 
+// ---- SQRT (LiteRT's SqrtEvalQuantized): sqrtf of the dequantized value,
+// divided by the output scale and truncated toward zero (x86 conversion),
+// plus the output zero point (wrapping int arithmetic), clamped.
+
+int32_t SqrtCode(float input_scale, int32_t input_zero_point,
+                 float output_scale, int32_t output_zero_point, int32_t code,
+                 int32_t lo, int32_t hi) {
+  const float dequantized =
+      input_scale * static_cast<float>(code - input_zero_point);
+  const int32_t truncated =
+      TruncateToInt32LikeX86(std::sqrt(dequantized) / output_scale);
+  const int32_t q =
+      static_cast<int32_t>(static_cast<uint32_t>(truncated) +
+                           static_cast<uint32_t>(output_zero_point));
+  return std::min(std::max(q, lo), hi);
+}
+
+// ---- INT16 EXP, LOG, RSQRT: LiteRT's LUTPopulate<int16_t> tables.
+
+float ExpOf(float x, const void*) { return std::exp(x); }
+// LOG of a value <= 0 is the output's lowest value (LiteRT's LogLUTPrepare).
+float LogOrMin(float x, const void* output_min) {
+  return x <= 0.0f ? *static_cast<const float*>(output_min) : std::log(x);
+}
+// RSQRT of a value <= 0 is INT16_MAX output steps (LiteRT's RSQRT prepare).
+float RsqrtOrMax(float x, const void* output_scale) {
+  return x <= 0.0f ? 32767 * *static_cast<const float*>(output_scale)
+                   : 1.0f / std::sqrt(x);
+}
+
+void PrepareInt16Lut(int32_t code, const Affine& in, const Affine& out,
+                     QuantizedUnaryState* s) {
+  const float output_min = (-32768 - out.zero_point) * out.scale;
+  float (*f)(float, const void*) = ExpOf;
+  const void* params = nullptr;
+  if (code == KILN_OP_LOG) {
+    f = LogOrMin;
+    params = &output_min;
+  } else if (code == KILN_OP_RSQRT) {
+    f = RsqrtOrMax;
+    params = &out.scale;
+    s->min_valid_code = in.zero_point;
+  }
+  s->int16_kind = Int16Kind::kLut;
+  s->int16_lut.resize(513);
+  PopulateInt16LutFloat(in.scale, in.zero_point, out.scale, out.zero_point, f,
+                        params, s->int16_lut.data());
+}
+
 // ---- Dispatch -------------------------------------------------------------
 
 struct UnaryNode {
@@ -311,13 +360,44 @@ KilnStatus PrepareAffineOp(KernelContext& k, const UnaryNode& n,
   return KILN_STATUS_OK;
 }
 
+// INT16 EXP, LOG, RSQRT and SQRT; LiteRT needs symmetric tensors for them.
+KilnStatus PrepareInt16MathOp(KernelContext& k, const UnaryNode& n,
+                              QuantizedUnaryState* s) {
+  if (n.code == KILN_OP_ELU) return Unsupported(k, n, "INT8");
+  if (n.code != KILN_OP_EXP && n.code != KILN_OP_LOG &&
+      n.code != KILN_OP_RSQRT && n.code != KILN_OP_SQRT) {
+    return Unsupported(k, n, "UINT8 and INT8");
+  }
+  KILN_SDK_RETURN_IF_ERROR(ExpectZeroPoints(k, n.op, n.in, n.out));
+  if (n.code != KILN_OP_SQRT) {
+    PrepareInt16Lut(n.code, n.in, n.out, s);
+    return KILN_STATUS_OK;
+  }
+  s->int16_kind = Int16Kind::kSqrt;
+  s->sqrt_input_scale = n.in.scale;
+  s->sqrt_output_scale = n.out.scale;
+  s->min_valid_code = 0;
+  return KILN_STATUS_OK;
+}
+
+// INT8 SQRT (LiteRT has no UINT8 SQRT).
+KilnStatus PrepareInt8Sqrt(KernelContext& k, const UnaryNode& n,
+                           QuantizedUnaryState* s) {
+  if (n.type != KILN_TYPE_INT8) return Unsupported(k, n, "INT8 and INT16");
+  s->min_valid_code = n.in.zero_point;
+  FillTable(
+      n.type,
+      [&](int32_t code) {
+        return SqrtCode(n.in.scale, n.in.zero_point, n.out.scale,
+                        n.out.zero_point, code, n.qmin, n.qmax);
+      },
+      &s->table);
+  return KILN_STATUS_OK;
+}
+
 KilnStatus PrepareTableOp(KernelContext& k, const UnaryNode& n,
                           QuantizedUnaryState* s) {
-  if (!IsEightBit(n.type)) {
-    const bool int8_only = n.code == KILN_OP_RSQRT || n.code == KILN_OP_ELU ||
-                           n.code == KILN_OP_EXP || n.code == KILN_OP_LOG;
-    return Unsupported(k, n, int8_only ? "INT8" : "UINT8 and INT8");
-  }
+  if (!IsEightBit(n.type)) return PrepareInt16MathOp(k, n, s);
   switch (n.code) {
     case KILN_OP_HARD_SWISH:
       return PrepareHardSwish(k, n.type, n.in, n.out, &s->table);
@@ -336,7 +416,10 @@ KilnStatus PrepareTableOp(KernelContext& k, const UnaryNode& n,
     case KILN_OP_ELU:
     case KILN_OP_EXP:
     case KILN_OP_LOG:
-      if (n.type != KILN_TYPE_INT8) return Unsupported(k, n, "INT8");
+      if (n.type != KILN_TYPE_INT8) {
+        return Unsupported(k, n,
+                           n.code == KILN_OP_ELU ? "INT8" : "INT8 and INT16");
+      }
       FillFloatTable(n.type, n.in, n.out,
                      n.code == KILN_OP_ELU   ? Elu
                      : n.code == KILN_OP_EXP ? Exp
@@ -349,8 +432,10 @@ KilnStatus PrepareTableOp(KernelContext& k, const UnaryNode& n,
           k.OptionInt(KILN_OPTION_APPROXIMATE, 0) != 0 ? GeluApproximate : Gelu,
           &s->table);
       return KILN_STATUS_OK;
+    case KILN_OP_SQRT:
+      return PrepareInt8Sqrt(k, n, s);
     default:  // RSQRT
-      if (n.type != KILN_TYPE_INT8) return Unsupported(k, n, "INT8");
+      if (n.type != KILN_TYPE_INT8) return Unsupported(k, n, "INT8 and INT16");
       PrepareRsqrt(n.in, n.out, s);
       return KILN_STATUS_OK;
   }
@@ -375,6 +460,7 @@ KilnStatus PrepareForOp(KernelContext& k, const UnaryNode& n,
     case KILN_OP_LOG:
     case KILN_OP_GELU:
     case KILN_OP_RSQRT:
+    case KILN_OP_SQRT:
       return PrepareTableOp(k, n, s);
     default:
       return k.Fail(KILN_STATUS_UNIMPLEMENTED, n.op,
@@ -400,6 +486,46 @@ void LookUp(const T* in, T* out, int64_t n,
   }
 }
 
+// RSQRT and SQRT fail the invoke on a negative input, as LiteRT does.
+template <typename T>
+KilnStatus ExpectValidCodes(KernelContext& k, const T* in, int64_t n,
+                            int32_t min_valid_code) {
+  for (int64_t i = 0; i < n; ++i) {
+    if (in[i] < min_valid_code) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(k.builtin_code()),
+                    ": input element ", i, " (code ", int32_t{in[i]},
+                    ") is below the zero point ", min_valid_code, "; ",
+                    OpName(k.builtin_code()),
+                    " is only defined for non-negative values");
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
+void RunInt16(const QuantizedUnaryState& s, const int16_t* in, int16_t* out,
+              int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t x = in[i];
+    int32_t y = 0;
+    switch (s.int16_kind) {
+      case Int16Kind::kAffine:
+        y = s.int16(x);
+        break;
+      case Int16Kind::kRawAbs:
+        y = std::abs(x);
+        break;
+      case Int16Kind::kLut:
+        y = Int16LutLookup(in[i], s.int16_lut.data());
+        break;
+      case Int16Kind::kSqrt:
+        y = SqrtCode(s.sqrt_input_scale, 0, s.sqrt_output_scale, 0, x, -32768,
+                     32767);
+        break;
+    }
+    out[i] = static_cast<int16_t>(y);
+  }
+}
+
 }  // namespace
 
 bool IsQuantizedUnaryType(KilnTensorType type) {
@@ -422,7 +548,7 @@ KilnStatus PrepareQuantizedUnary(KernelContext& k, QuantizedUnaryState* state) {
   *state = QuantizedUnaryState{};
   state->type = n.type;
   if (IsUnquantizedInt16Abs(k, n.code, in)) {
-    state->raw_int16_abs = true;
+    state->int16_kind = Int16Kind::kRawAbs;
   } else {
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(0), &n.in));
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Output(0), &n.out));
@@ -444,28 +570,18 @@ KilnStatus InvokeQuantizedUnary(KernelContext& k,
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, OpName(k.builtin_code()),
                   ": a tensor has no data buffer at invoke");
   }
-  if (state.type == KILN_TYPE_INT16) {
-    const int16_t* pi = in.data<int16_t>();
-    int16_t* po = out.data<int16_t>();
-    for (int64_t i = 0; i < n; ++i) {
-      po[i] = static_cast<int16_t>(
-          state.raw_int16_abs ? std::abs(int32_t{pi[i]}) : state.int16(pi[i]));
-    }
-    return KILN_STATUS_OK;
-  }
   if (state.type == KILN_TYPE_UINT8) {
     LookUp(in.data<uint8_t>(), out.data<uint8_t>(), n, state.table);
     return KILN_STATUS_OK;
   }
-  const int8_t* pi = in.data<int8_t>();
-  for (int64_t i = 0; i < n; ++i) {
-    if (pi[i] < state.min_valid_code) {
-      return k.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(k.builtin_code()),
-                    ": input element ", i, " (code ", int32_t{pi[i]},
-                    ") is below the zero point ", state.min_valid_code,
-                    "; RSQRT is only defined for non-negative values");
-    }
+  if (state.type == KILN_TYPE_INT16) {
+    const int16_t* pi = in.data<int16_t>();
+    KILN_SDK_RETURN_IF_ERROR(ExpectValidCodes(k, pi, n, state.min_valid_code));
+    RunInt16(state, pi, out.data<int16_t>(), n);
+    return KILN_STATUS_OK;
   }
+  const int8_t* pi = in.data<int8_t>();
+  KILN_SDK_RETURN_IF_ERROR(ExpectValidCodes(k, pi, n, state.min_valid_code));
   LookUp(pi, out.data<int8_t>(), n, state.table);
   return KILN_STATUS_OK;
 }

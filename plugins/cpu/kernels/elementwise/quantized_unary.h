@@ -1,12 +1,14 @@
 // Quantized (UINT8 / INT8 / INT16) unary activations and math of the
 // elementwise group, with the integer arithmetic of LiteRT's reference
 // kernels: RELU, RELU6, RELU_N1_TO_1, RELU_0_TO_1, LEAKY_RELU, ABS,
-// HARD_SWISH, LOGISTIC, TANH, ELU, EXP, LOG, GELU and RSQRT.
+// HARD_SWISH, LOGISTIC, TANH, ELU, EXP, LOG, GELU, RSQRT and SQRT.
 //
 // 8-bit inputs: prepare evaluates the op's exact integer (or, where LiteRT
 // uses a float lookup table, float) function once per input code into a
-// 256-entry table; invoke looks each element up. INT16 inputs (RELU, RELU6,
-// LEAKY_RELU, ABS): a piecewise-affine requantization per element.
+// 256-entry table; invoke looks each element up. INT16 inputs: a
+// piecewise-affine requantization per element (RELU, RELU6, LEAKY_RELU,
+// ABS), LiteRT's interpolated 513-entry table (EXP, LOG, RSQRT) or LiteRT's
+// float SQRT.
 // Internal to kernels/elementwise.
 #ifndef KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
 #define KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
@@ -15,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "kernels/quantization_util.h"
 #include "kiln/sdk/plugin.h"
@@ -44,6 +47,14 @@ struct PiecewiseAffine {
   }
 };
 
+// How an INT16 node computes each element.
+enum class Int16Kind {
+  kAffine,  // PiecewiseAffine: RELU, RELU6, LEAKY_RELU, quantized ABS
+  kRawAbs,  // ABS v4 (no quantization parameters): the integer |x|
+  kLut,     // LiteRT's interpolated 513-entry table: EXP, LOG, RSQRT
+  kSqrt,    // SQRT: sqrtf of the dequantized value, truncated
+};
+
 // Per-node state, filled by PrepareQuantizedUnary.
 struct QuantizedUnaryState {
   KilnTensorType type = KILN_TYPE_INT8;
@@ -51,11 +62,12 @@ struct QuantizedUnaryState {
   // code's byte value.
   std::array<uint8_t, 256> table{};
   // INT16 types.
+  Int16Kind int16_kind = Int16Kind::kAffine;
   PiecewiseAffine int16;
-  // INT16 ABS of a tensor without quantization parameters (ABS v4): the
-  // plain integer absolute value.
-  bool raw_int16_abs = false;
-  // RSQRT: input codes below this fail the invoke, as in LiteRT.
+  std::vector<int16_t> int16_lut;  // kLut: 513 entries
+  float sqrt_input_scale = 1.f;    // kSqrt
+  float sqrt_output_scale = 1.f;   // kSqrt
+  // RSQRT, SQRT: input codes below this fail the invoke, as in LiteRT.
   int32_t min_valid_code = std::numeric_limits<int32_t>::min();
 };
 

@@ -238,20 +238,21 @@ void RegisterUnary(sdk::PluginDefinition& def) {
   // NEG: only v1 exists (float32, int32, int64; int8 and int16 stored
   // values negated as they are, as LiteRT does).
   Register<NegOp>(def, KILN_OP_NEG, {{1, 1}});
-  // EXP, LOG: v1 float32, v2 int8 (LiteRT's float lookup table). INT16
-  // (also v2) is refused in prepare: not implemented.
+  // EXP, LOG: v1 float32, v2 int8 (LiteRT's float lookup table) and int16
+  // (its interpolated 513-entry table).
   RegisterQuantizable<ExpOp>(def, KILN_OP_EXP, {{1, 2}});
   RegisterQuantizable<LogOp>(def, KILN_OP_LOG, {{1, 2}});
-  // SQRT, SQUARE, SIN, COS, FLOOR, CEIL, ROUND: only v1 exists (float32).
-  Register<SqrtOp>(def, KILN_OP_SQRT, {{1, 1}});
+  // SQRT: only v1 exists (float32, int8, int16).
+  RegisterQuantizable<SqrtOp>(def, KILN_OP_SQRT, {{1, 1}});
+  // SQUARE, SIN, COS, FLOOR, CEIL, ROUND: only v1 exists (float32).
   Register<SquareOp>(def, KILN_OP_SQUARE, {{1, 1}});
   Register<SinOp>(def, KILN_OP_SIN, {{1, 1}});
   Register<CosOp>(def, KILN_OP_COS, {{1, 1}});
   Register<FloorOp>(def, KILN_OP_FLOOR, {{1, 1}});
   Register<CeilOp>(def, KILN_OP_CEIL, {{1, 1}});
   Register<RoundOp>(def, KILN_OP_ROUND, {{1, 1}});
-  // RSQRT: v1 float32, v2 int8. Not 3 (int16).
-  RegisterQuantizable<RsqrtOp>(def, KILN_OP_RSQRT, {{1, 2}});
+  // RSQRT: v1 float32, v2 int8, v3 int16.
+  RegisterQuantizable<RsqrtOp>(def, KILN_OP_RSQRT, {{1, 3}});
   // SIGN: v1 float32, v2 int32; the newest version.
   Register<SignOp>(def, KILN_OP_SIGN, {{1, 2}});
   // TANH, LOGISTIC: v1 float32/uint8, v2 int8. Not 3 (int16: LiteRT
