@@ -132,8 +132,11 @@ int32_t GetReciprocal(int32_t x, int x_integer_digits,
   const int headroom_plus_one =
       x == 0 ? 32 : __builtin_clz(static_cast<uint32_t>(x));
   *num_bits_over_unit = x_integer_digits - headroom_plus_one;
-  const int32_t shifted_minus_one = static_cast<int32_t>(
-      (static_cast<uint32_t>(x) << headroom_plus_one) - (uint32_t{1} << 31));
+  // x == 0 (a quantized DIV by its zero point) shifts nothing in: 0.
+  const uint32_t shifted =
+      x == 0 ? 0u : static_cast<uint32_t>(x) << headroom_plus_one;
+  const int32_t shifted_minus_one =
+      static_cast<int32_t>(shifted - (uint32_t{1} << 31));
   return OneOverOnePlusXForXIn01(Fixed32<0>::FromRaw(shifted_minus_one)).raw;
 }
 

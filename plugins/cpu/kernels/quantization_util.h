@@ -221,6 +221,10 @@ inline int CountLeadingZeros32(uint32_t x) {
   return x == 0 ? 32 : __builtin_clz(x);
 }
 
+// TFLite's CountLeadingSignBits for int32: the redundant sign bits (31 for
+// 0 and -1).
+inline int CountLeadingSignBits32(int32_t x) { return __builtin_clrsb(x); }
+
 // TFLite's log_x_for_x_greater_than_or_equal_to_1: log(x) in fixed point
 // (a rational approximation on the mantissa plus the exponent times log 2).
 template <int kOut, int kIn>
