@@ -243,6 +243,32 @@ TEST_F(QuantizedElementwiseTest, MulInt16ToInt8) {
   EXPECT_THAT(r.values, ElementsAre(127, -1, 35, 127));
 }
 
+TEST_F(QuantizedElementwiseTest, DivUint8AndInt8WithReluAndZeroDivisor) {
+  auto u8 = Binary<uint8_t>(
+      KILN_OP_DIV, 1,
+      Q<uint8_t>(KILN_TYPE_UINT8, {6}, {0, 10, 100, 200, 255, 128}, 0.05f, 128),
+      Q<uint8_t>(KILN_TYPE_UINT8, {6}, {1, 3, 50, 140, 255, 129}, 0.02f, 130),
+      Out(KILN_TYPE_UINT8, 0.1f, 100));
+  ASSERT_TRUE(u8.status.ok()) << u8.status;
+  EXPECT_THAT(u8.values, ElementsAre(125, 123, 109, 255, 125, 100));
+  auto i8 = Binary<int8_t>(
+      KILN_OP_DIV, 1,
+      Q<int8_t>(KILN_TYPE_INT8, {6}, {-128, -5, 0, 7, 100, 127}, 0.05f, -3),
+      Q<int8_t>(KILN_TYPE_INT8, {6}, {-100, 3, 50, -60, 1, 127}, 0.02f, 2),
+      Out(KILN_TYPE_INT8, 0.1f, 0),
+      IntOption(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU));
+  ASSERT_TRUE(i8.status.ok()) << i8.status;
+  EXPECT_THAT(i8.values, ElementsAre(31, 0, 2, 0, 0, 26));
+  // The divisor's zero point is a real 0: LiteRT fails the invoke.
+  auto zero = Binary<int8_t>(KILN_OP_DIV, 1,
+                             Q<int8_t>(KILN_TYPE_INT8, {2}, {1, 2}, 0.05f, -3),
+                             Q<int8_t>(KILN_TYPE_INT8, {2}, {2, 5}, 0.02f, 2),
+                             Out(KILN_TYPE_INT8, 0.1f, 0));
+  ASSERT_FALSE(zero.status.ok());
+  EXPECT_THAT(Message(zero), HasSubstr("DIV: input 1 holds 0 (its zero point "
+                                       "2) at element 0; division by zero"));
+}
+
 TEST_F(QuantizedElementwiseTest, SquaredDifferenceInt8) {
   auto r = Binary<int8_t>(
       KILN_OP_SQUARED_DIFFERENCE, 2,

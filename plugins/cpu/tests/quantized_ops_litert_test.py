@@ -161,6 +161,34 @@ def binary_cases(cases):
                           (options, fields) if options else None)
 
 
+def div_cases(cases):
+    """Quantized DIV over constant operands: every 8-bit dividend code
+    against every divisor code but the divisor's zero point (a real 0,
+    which LiteRT refuses); int16 over a spread of codes. Random scales,
+    some far apart, with each clamp activation."""
+    rng = cases.rng
+    for dtype in ("uint8", "int8", "int16"):
+        if dtype == "int16":
+            a = np.unique(np.concatenate([
+                np.arange(-40, 41), rng.integers(-32768, 32768, 200),
+                [-32768, 32767]])).astype(np.int16)
+        else:
+            a = np.arange(QMIN[dtype], QMAX[dtype] + 1).astype(dtype)
+        for i, act in enumerate(ACTIVATIONS):
+            qa = random_quant(rng, dtype, 0.001, 1.0)
+            qb = random_quant(rng, dtype, 0.001, 1.0)
+            b = a[a != qb[1]]
+            qo = random_quant(rng, dtype, 0.001, 1.0)
+            cases.add(f"div_{dtype}_{i}_{act.lower()}", "DIV", 1,
+                      [Tensor("a", dtype, [a.size, 1], qa,
+                              data=a.reshape(-1, 1)),
+                       Tensor("b", dtype, [1, b.size], qb,
+                              data=b.reshape(1, -1))],
+                      [Tensor("y", dtype, [a.size, b.size], qo)],
+                      ("DivOptions",
+                       {"fusedActivationFunction": ACTIVATIONS[act]}))
+
+
 def pot_int16_cases(cases):
     """int16 ADD/SUB with power-of-two scales and pot_scale_int16 (the
     LSTM-style path: one input shifted to the output's scale)."""
@@ -566,7 +594,7 @@ def movement_cases(cases):
                   ("PackOptions", {"valuesCount": 3, "axis": 2}))
 
 
-GENERATORS = [binary_cases, pot_int16_cases, mul_special_cases,
+GENERATORS = [binary_cases, div_cases, pot_int16_cases, mul_special_cases,
               fused_tanh_sign_bit_cases, raw_integer_cases, cast_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,

@@ -247,7 +247,7 @@ constexpr bool kHasQuantizedKernel =
     std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
     std::is_same_v<Op, MulOp> || std::is_same_v<Op, SquaredDifferenceOp> ||
     std::is_same_v<Op, MaximumOp> || std::is_same_v<Op, MinimumOp> ||
-    std::is_same_v<Op, PreluOp>;
+    std::is_same_v<Op, PreluOp> || std::is_same_v<Op, DivOp>;
 
 // The fused activation as LiteRT's arithmetic kernels apply it: RELU,
 // RELU_N1_TO_1 and RELU6 clamp; TANH and SIGN_BIT are ignored for every
@@ -362,7 +362,8 @@ void RegisterBinaryArithmetic(sdk::PluginDefinition& def) {
   // factor >= 1, v4 int16, v5 int64. Not 6 (complex64), 7 (int16 without
   // quantization, uint32).
   Register<MulOp>(def, KILN_OP_MUL, {{1, 5}});
-  // DIV: v1 float32/int32, v2 5-D broadcast; the newest version.
+  // DIV: v1 float32/int32 and quantized uint8/int8/int16 (LiteRT gives
+  // them no versions of their own), v2 5-D broadcast; the newest version.
   Register<DivOp>(def, KILN_OP_DIV, {{1, 2}});
   // SQUARED_DIFFERENCE: v1 float32/int32, v2 int8.
   Register<SquaredDifferenceOp>(def, KILN_OP_SQUARED_DIFFERENCE, {{1, 2}});

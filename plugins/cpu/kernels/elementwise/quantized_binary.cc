@@ -213,6 +213,21 @@ KilnStatus PreparePrelu(KernelContext& k, const BinaryNode& n,
   return KILN_STATUS_OK;
 }
 
+// DIV (LiteRT's div.cc): multiplier in1 / (in2 * out) computed in float.
+KilnStatus PrepareDiv(KernelContext& k, const BinaryNode& n,
+                      QuantizedBinaryState* s) {
+  if (n.out_type != n.type) {
+    return Refuse(k, n, "the output must have the inputs' type");
+  }
+  s->kind = Kind::kDiv;
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+  s->output_multiplier = QuantizeMultiplier(
+      static_cast<double>(n.a.scale / (n.b.scale * n.out.scale)));
+  return FusedActivationRange(k, n, s);
+}
+
 // LiteRT compares INT16 inputs of LESS and GREATER_EQUAL by their stored
 // codes (EQUAL rescales them like 8-bit inputs).
 bool RawInt16Comparison(const BinaryNode& n) {
@@ -340,6 +355,59 @@ int32_t Prelu(const QuantizedBinaryState& s, int32_t x, int32_t alpha) {
   return Clamp(s, r + s.output_offset);
 }
 
+// gemmlowp's RoundingDivideByPOT as LiteRT's x86 build computes it for any
+// exponent (DIV's can leave [0, 31]): the mask is the low 32 bits of
+// 2^(e mod 64) - 1 and the shift counts e mod 32.
+int32_t RoundingDivideByPotLikeX86(int32_t x, int32_t exponent) {
+  const uint64_t wide_mask =
+      (uint64_t{1} << (static_cast<uint32_t>(exponent) & 63u)) - 1;
+  const int32_t mask = static_cast<int32_t>(static_cast<uint32_t>(wide_mask));
+  const int32_t remainder = x & mask;
+  const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> (static_cast<uint32_t>(exponent) & 31u)) +
+         (remainder > threshold ? 1 : 0);
+}
+
+// LiteRT's DivElementwise: the quotient through GetReciprocal of the
+// divisor, normalised by the dividend's headroom.
+int32_t Div(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  int32_t dividend = s.offset0 + x;
+  int32_t divisor = s.offset1 + y;
+  if (divisor < 0) {
+    dividend = -dividend;
+    divisor = -divisor;
+  }
+  int recip_shift = 0;
+  const int32_t reciprocal = GetReciprocal(divisor, 31, &recip_shift);
+  const int headroom = CountLeadingSignBits32(dividend);
+  const int32_t unscaled = MultiplyByQuantizedMultiplierGreaterThanOne(
+      dividend, QuantizedMultiplier{reciprocal, headroom});
+  const int32_t total_shift =
+      s.output_multiplier.shift - recip_shift - headroom;
+  const int32_t quotient =
+      RoundingDivideByPotLikeX86(SaturatingRoundingDoublingHighMul(
+                                     unscaled, s.output_multiplier.multiplier),
+                                 -total_shift);
+  return Clamp(s, s.output_offset + quotient);
+}
+
+// LiteRT refuses a quantized DIV whose divisor holds a real 0 (its zero
+// point) anywhere.
+template <typename T>
+KilnStatus ExpectNonZeroDivisor(KernelContext& k, int32_t zero_point) {
+  const Tensor b = k.input(1);
+  const T* pb = b.data<T>();
+  const int64_t n = b.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    if (pb[i] == zero_point) {
+      return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                    "DIV: input 1 holds 0 (its zero point ", zero_point,
+                    ") at element ", i, "; division by zero");
+    }
+  }
+  return KILN_STATUS_OK;
+}
+
 // An 8-bit input on the comparisons' common scale.
 int32_t CompareValue(int32_t offset, const QuantizedMultiplier& m,
                      int32_t left_shift, int32_t x) {
@@ -414,6 +482,10 @@ KilnStatus RunArithmetic(KernelContext& k, const QuantizedBinaryState& s,
     case Kind::kPrelu:
       return Run<In, Out>(
           k, plan, [&s](int32_t x, int32_t y) { return Prelu(s, x, y); });
+    case Kind::kDiv:
+      KILN_SDK_RETURN_IF_ERROR(ExpectNonZeroDivisor<In>(k, -s.offset1));
+      return Run<In, Out>(k, plan,
+                          [&s](int32_t x, int32_t y) { return Div(s, x, y); });
     default:  // kRaw: MAXIMUM / MINIMUM
       return Run<In, Out>(k, plan, [&s](int32_t x, int32_t y) {
         return s.maximum ? (x > y ? x : y) : (x < y ? x : y);
@@ -467,6 +539,8 @@ KilnStatus PrepareQuantizedBinary(KernelContext& k,
       return KILN_STATUS_OK;
     case KILN_OP_PRELU:
       return PreparePrelu(k, n, state);
+    case KILN_OP_DIV:
+      return PrepareDiv(k, n, state);
     default:
       if (IsComparison(n.code)) return PrepareCompare(k, n, state);
       return Refuse(k, n, "no quantized kernel for this op");

@@ -1,7 +1,7 @@
 // Quantized (UINT8 / INT8 / INT16) binary ops of the elementwise group with
 // the integer arithmetic of LiteRT's reference kernels: ADD, SUB (general
 // rescaling, and int16 power-of-two scales), MUL (and int16 x int16 ->
-// int8/uint8), SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU and the
+// int8/uint8), DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, PRELU and the
 // comparisons LESS, LESS_EQUAL, GREATER, GREATER_EQUAL, EQUAL, NOT_EQUAL.
 // Prepare derives the integer parameters from the tensors' scales and zero
 // points exactly as LiteRT's Prepare functions do (including which of their
@@ -28,6 +28,7 @@ struct QuantizedBinaryState {
     kRaw,                // MAXIMUM / MINIMUM on the stored codes
     kPrelu,              // x >= 0 ? x : x * alpha, two multipliers
     kCompare,            // both inputs rescaled to a common scale
+    kDiv,                // (x + o0) / (y + o1) by a fixed-point reciprocal
   };
   Kind kind = Kind::kAddSub;
   KilnTensorType input_type = KILN_TYPE_INT8;
