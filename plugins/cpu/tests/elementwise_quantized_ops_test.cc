@@ -314,6 +314,14 @@ TEST_F(QuantizedElementwiseTest, ComparisonsRescaleTheirInputs) {
       OutputSpec{KILN_TYPE_BOOL, {}});
   ASSERT_TRUE(equal.status.ok()) << equal.status;
   EXPECT_THAT(equal.values, ElementsAre(1, 1, 1));
+  // Int16 orderings compare the stored codes, whatever the scales: 100 >
+  // 60 although 1.0 < 1.2.
+  auto greater = Binary<uint8_t>(
+      KILN_OP_GREATER, 1, Q<int16_t>(KILN_TYPE_INT16, {2}, {100, 10}, 0.01f, 0),
+      Q<int16_t>(KILN_TYPE_INT16, {2}, {60, 60}, 0.02f, 0),
+      OutputSpec{KILN_TYPE_BOOL, {}});
+  ASSERT_TRUE(greater.status.ok()) << greater.status;
+  EXPECT_THAT(greater.values, ElementsAre(1, 0));
 }
 
 const std::vector<int16_t> kI16A = {-32768, 4097, -3, 32767};

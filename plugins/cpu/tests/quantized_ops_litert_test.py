@@ -281,19 +281,27 @@ def min_max_cases(cases):
 def comparison_cases(cases):
     """Comparisons of x against a constant holding every code of the type
     (so EQUAL has true and false results), inputs quantized differently."""
+    # (op_version.cc gives INT16 NOT_EQUAL, LESS_EQUAL and GREATER no
+    # version of their own: v1.)
     versions = {"EQUAL": {"uint8": 1, "int8": 2, "int16": 4},
-                "NOT_EQUAL": {"uint8": 1, "int8": 2},
+                "NOT_EQUAL": {"uint8": 1, "int8": 2, "int16": 1},
                 "LESS": {"uint8": 1, "int8": 2, "int16": 3},
                 "GREATER_EQUAL": {"uint8": 1, "int8": 2, "int16": 3},
-                "LESS_EQUAL": {"uint8": 1, "int8": 2},
-                "GREATER": {"uint8": 1, "int8": 2}}
+                "LESS_EQUAL": {"uint8": 1, "int8": 2, "int16": 1},
+                "GREATER": {"uint8": 1, "int8": 2, "int16": 1}}
     for op, by_type in versions.items():
         for dtype, version in by_type.items():
             qa = random_quant(cases.rng, dtype)
-            qb = qa  # equal codes compare equal
-            if op not in ("EQUAL", "NOT_EQUAL"):  # overlapping ranges
-                qb = (qa[0] * float(cases.rng.uniform(0.7, 1.4)),
-                      random_quant(cases.rng, dtype)[1])
+            # Overlapping ranges, quantized differently (LiteRT compares
+            # by real value except for int16 orderings, which compare the
+            # stored codes). Equal scales for EQUAL/NOT_EQUAL but int16 so
+            # that equal codes compare equal.
+            qb = (qa[0] * float(cases.rng.uniform(0.7, 1.4)),
+                  random_quant(cases.rng, dtype)[1])
+            if op in ("EQUAL", "NOT_EQUAL") and dtype != "int16":
+                qb = qa
+            elif op in ("EQUAL", "NOT_EQUAL"):
+                qb = (qa[0] * 2, 0)  # every other code has an equal
             codes = np.arange(QMIN[dtype], QMAX[dtype] + 1)
             cases.add(f"{op.lower()}_{dtype}", op, version,
                       [Tensor("a", dtype, [8, 1], qa),

@@ -246,12 +246,13 @@ void RegisterComparisonAndLogical(sdk::PluginDefinition& def) {
   // LESS, GREATER_EQUAL: v1, v2, v3 (int16).
   RegisterCompare<LessOp>(def, KILN_OP_LESS, {{1, 3}});
   RegisterCompare<GreaterEqualOp>(def, KILN_OP_GREATER_EQUAL, {{1, 3}});
-  // LESS_EQUAL, GREATER: v1, v2 (the newest versions).
+  // LESS_EQUAL, GREATER: v1 (int16 too, its stored codes compared, as
+  // LiteRT does), v2 (the newest versions).
   RegisterCompare<LessEqualOp>(def, KILN_OP_LESS_EQUAL, {{1, 2}});
   RegisterCompare<GreaterOp>(def, KILN_OP_GREATER, {{1, 2}});
   // EQUAL: v1 (also bool), v2, v4 (int16). Not 3 (string).
   RegisterCompare<EqualOp>(def, KILN_OP_EQUAL, {{1, 2}, {4, 4}});
-  // NOT_EQUAL: v1 (also bool), v2. Not 3 (string).
+  // NOT_EQUAL: v1 (also bool; int16 rescaled), v2. Not 3 (string).
   RegisterCompare<NotEqualOp>(def, KILN_OP_NOT_EQUAL, {{1, 2}});
   // LOGICAL_AND/OR/NOT: only v1 exists (bool).
   RegisterCompare<LogicalAndOp>(def, KILN_OP_LOGICAL_AND, {{1, 1}});

@@ -228,11 +228,12 @@ KilnStatus PrepareDiv(KernelContext& k, const BinaryNode& n,
   return FusedActivationRange(k, n, s);
 }
 
-// LiteRT compares INT16 inputs of LESS and GREATER_EQUAL by their stored
-// codes (EQUAL rescales them like 8-bit inputs).
+// LiteRT compares INT16 inputs of LESS, LESS_EQUAL, GREATER and
+// GREATER_EQUAL by their stored codes (EQUAL and NOT_EQUAL rescale them
+// like 8-bit inputs).
 bool RawInt16Comparison(const BinaryNode& n) {
-  return n.type == KILN_TYPE_INT16 &&
-         (n.code == KILN_OP_LESS || n.code == KILN_OP_GREATER_EQUAL);
+  return n.type == KILN_TYPE_INT16 && IsComparison(n.code) &&
+         n.code != KILN_OP_EQUAL && n.code != KILN_OP_NOT_EQUAL;
 }
 
 // Comparisons: inputs are rescaled (shifted left by 8, times their scale)
