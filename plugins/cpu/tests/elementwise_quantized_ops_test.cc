@@ -289,6 +289,27 @@ TEST_F(QuantizedElementwiseTest, PreluInt8) {
   EXPECT_THAT(r.values, ElementsAre(68, 5, 84, 24, 9, 127));
 }
 
+// int16x8 PRELU: an INT16 input with an INT8 alpha. (LiteRT reads an INT16
+// alpha's bytes as INT8 values; Kiln refuses that node.)
+TEST_F(QuantizedElementwiseTest, PreluInt16WithInt8Alpha) {
+  const std::vector<int16_t> x = {-32768, -30000, -16384, -1000, -256,
+                                  -100,   -10,    -1,     5,     300};
+  auto r = Binary<int16_t>(KILN_OP_PRELU, 1,
+                           Q<int16_t>(KILN_TYPE_INT16, {10}, x, 0.01f, 0),
+                           Q<int8_t>(KILN_TYPE_INT8, {1}, {100}, 0.0001f, 3),
+                           Out(KILN_TYPE_INT16, 0.01f, 0));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values,
+              ElementsAre(-318, -291, -159, -10, -2, -1, 0, 0, 5, 300));
+  auto int16_alpha = Binary<int16_t>(
+      KILN_OP_PRELU, 1, Q<int16_t>(KILN_TYPE_INT16, {10}, x, 0.01f, 0),
+      Q<int16_t>(KILN_TYPE_INT16, {1}, {100}, 0.0001f, 0),
+      Out(KILN_TYPE_INT16, 0.01f, 0));
+  ASSERT_FALSE(int16_alpha.status.ok());
+  EXPECT_THAT(Message(int16_alpha),
+              HasSubstr("an INT16 PRELU needs an INT8 alpha"));
+}
+
 TEST_F(QuantizedElementwiseTest, MaximumInt8ComparesStoredCodes) {
   auto r = Binary<int8_t>(KILN_OP_MAXIMUM, 2,
                           Q<int8_t>(KILN_TYPE_INT8, {3}, {-5, 7, 0}, 0.1f, 0),

@@ -421,17 +421,19 @@ def int16_math_cases(cases):
 
 def prelu_cases(cases):
     rng = cases.rng
-    for dtype in ("uint8", "int8"):
+    for dtype in ("uint8", "int8", "int16"):
+        a_type = "int8" if dtype == "int16" else dtype  # int16x8: int8 alpha
         for i, alpha_shape in enumerate(([4], [1, 1, 4], [3, 1])):
-            q_in, q_alpha = random_quant(rng, dtype), random_quant(rng, dtype)
-            alpha = rng.integers(QMIN[dtype], QMAX[dtype] + 1,
+            q_in = random_quant(rng, dtype)
+            q_alpha = random_quant(rng, a_type)
+            alpha = rng.integers(QMIN[a_type], QMAX[a_type] + 1,
                                  size=alpha_shape)
             lo, hi = real_range(dtype, q_in)
-            a_lo, a_hi = real_range(dtype, q_alpha)
+            a_lo, a_hi = real_range(a_type, q_alpha)
             out_lo = min(0, lo * a_hi, lo * a_lo)
             cases.add(f"prelu_{dtype}_{i}", "PRELU", 1,
                       [Tensor("x", dtype, [2, 3, 4], q_in),
-                       Tensor("alpha", dtype, alpha_shape, q_alpha,
+                       Tensor("alpha", a_type, alpha_shape, q_alpha,
                               data=alpha)],
                       [Tensor("y", dtype, [2, 3, 4],
                               fit_quant(rng, dtype, out_lo, hi))])

@@ -18,7 +18,8 @@ using Kind = QuantizedBinaryState::Kind;
 struct BinaryNode {
   const char* op = "";
   int32_t code = 0;
-  KilnTensorType type = KILN_TYPE_INT8;      // both inputs
+  KilnTensorType type = KILN_TYPE_INT8;      // input 0 (and input 1)
+  KilnTensorType type1 = KILN_TYPE_INT8;     // input 1
   KilnTensorType out_type = KILN_TYPE_INT8;  // output
   Affine a, b, out;
   int32_t qmin = 0, qmax = 0;  // of out_type
@@ -193,12 +194,17 @@ KilnStatus PrepareSquaredDifference(KernelContext& k, const BinaryNode& n,
   return KILN_STATUS_OK;
 }
 
-// PRELU (uint8 / int8): alpha (input 1) of the input's type; multipliers
-// in / out and in * alpha / out computed in float.
+// PRELU: alpha (input 1) of the input's type, INT8 for an INT16 input
+// (int16x8); multipliers in / out and in * alpha / out computed in float.
 KilnStatus PreparePrelu(KernelContext& k, const BinaryNode& n,
                         QuantizedBinaryState* s) {
-  if (n.type == KILN_TYPE_INT16 || n.out_type != n.type) {
-    return Refuse(k, n, "PRELU is implemented for UINT8 and INT8");
+  if (n.out_type != n.type) {
+    return Refuse(k, n, "the output must have the inputs' type");
+  }
+  if (n.type == KILN_TYPE_INT16 && n.type1 != KILN_TYPE_INT8) {
+    return Refuse(k, n,
+                  "an INT16 PRELU needs an INT8 alpha (the int16x8 scheme; "
+                  "LiteRT reads an INT16 alpha's bytes as INT8 values)");
   }
   s->kind = Kind::kPrelu;
   s->offset0 = -n.a.zero_point;
@@ -268,8 +274,13 @@ KilnStatus ReadNode(KernelContext& k, BinaryNode* n) {
   n->op = OpName(n->code);
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
   n->type = a.type();
+  n->type1 = b.type();
   n->out_type = out.type();
-  if (b.type() != n->type) {
+  // The int16x8 PRELU has an INT8 alpha.
+  const bool int16x8_prelu = n->code == KILN_OP_PRELU &&
+                             n->type == KILN_TYPE_INT16 &&
+                             n->type1 == KILN_TYPE_INT8;
+  if (b.type() != n->type && !int16x8_prelu) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, n->op, ": input 1 '", b.name(),
                   "' has type ", sdk::TypeName(b.type()), " but input 0 '",
                   a.name(), "' has type ", sdk::TypeName(n->type),
@@ -416,17 +427,17 @@ int32_t CompareValue(int32_t offset, const QuantizedMultiplier& m,
       (offset + x) * (1 << left_shift), m);
 }
 
-template <typename In, typename Out, typename Fn>
+template <typename In, typename Out, typename In1 = In, typename Fn>
 KilnStatus Run(KernelContext& k, const BroadcastPlan& plan, Fn&& fn) {
   const Tensor a = k.input(0), b = k.input(1), out = k.output(0);
   const In* pa = a.data<In>();
-  const In* pb = b.data<In>();
+  const In1* pb = b.data<In1>();
   Out* po = out.data<Out>();
   if (plan.total > 0 && (pa == nullptr || pb == nullptr || po == nullptr)) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, OpName(k.builtin_code()),
                   ": a tensor has no data buffer at invoke");
   }
-  BroadcastBinary(plan, pa, pb, po, [&fn](In x, In y) {
+  BroadcastBinary(plan, pa, pb, po, [&fn](In x, In1 y) {
     return static_cast<Out>(fn(int32_t{x}, int32_t{y}));
   });
   return KILN_STATUS_OK;
@@ -480,9 +491,13 @@ KilnStatus RunArithmetic(KernelContext& k, const QuantizedBinaryState& s,
       return Run<In, Out>(k, plan, [&s](int32_t x, int32_t y) {
         return SquaredDifference(s, x, y);
       });
-    case Kind::kPrelu:
-      return Run<In, Out>(
-          k, plan, [&s](int32_t x, int32_t y) { return Prelu(s, x, y); });
+    case Kind::kPrelu: {
+      const auto prelu = [&s](int32_t x, int32_t y) { return Prelu(s, x, y); };
+      if (s.input1_type == KILN_TYPE_INT8) {
+        return Run<In, Out, int8_t>(k, plan, prelu);
+      }
+      return Run<In, Out>(k, plan, prelu);
+    }
     case Kind::kDiv:
       KILN_SDK_RETURN_IF_ERROR(ExpectNonZeroDivisor<In>(k, -s.offset1));
       return Run<In, Out>(k, plan,
@@ -521,6 +536,7 @@ KilnStatus PrepareQuantizedBinary(KernelContext& k,
   KILN_SDK_RETURN_IF_ERROR(ReadNode(k, &n));
   *state = QuantizedBinaryState{};
   state->input_type = n.type;
+  state->input1_type = n.type1;
   state->output_type = n.out_type;
   switch (n.code) {
     case KILN_OP_ADD:

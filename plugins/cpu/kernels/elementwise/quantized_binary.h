@@ -32,6 +32,7 @@ struct QuantizedBinaryState {
   };
   Kind kind = Kind::kAddSub;
   KilnTensorType input_type = KILN_TYPE_INT8;
+  KilnTensorType input1_type = KILN_TYPE_INT8;  // PRELU: INT8 alpha of INT16
   KilnTensorType output_type = KILN_TYPE_INT8;
   int32_t offset0 = 0, offset1 = 0, output_offset = 0;
   int32_t left_shift = 0;
