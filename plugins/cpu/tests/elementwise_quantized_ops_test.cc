@@ -172,6 +172,14 @@ TEST_F(QuantizedElementwiseTest, Int16MathOps) {
                              Out(KILN_TYPE_INT16, 0.0002f, 0));
   ASSERT_TRUE(sqrt.status.ok()) << sqrt.status;
   EXPECT_THAT(sqrt.values, ElementsAre(0, 158, 1581, 15811, 28621));
+  // GELU v1 takes int16 with any zero points.
+  auto gelu = Unary<int16_t>(
+      KILN_OP_GELU, 1,
+      Q<int16_t>(KILN_TYPE_INT16, {7}, {-32768, -5000, -1, 0, 1, 5000, 32767},
+                 0.0003f, 10),
+      Out(KILN_TYPE_INT16, 0.0002f, -3));
+  ASSERT_TRUE(gelu.status.ok()) << gelu.status;
+  EXPECT_THAT(gelu.values, ElementsAre(0, -499, -9, -8, -7, 6982, 32767));
   auto asymmetric = Unary<int16_t>(
       KILN_OP_EXP, 2, Q<int16_t>(KILN_TYPE_INT16, {1}, {1}, 0.001f, 5),
       Out(KILN_TYPE_INT16, 0.001f, 0));

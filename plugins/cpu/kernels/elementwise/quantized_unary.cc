@@ -257,7 +257,7 @@ int32_t SqrtCode(float input_scale, int32_t input_zero_point,
   return std::min(std::max(q, lo), hi);
 }
 
-// ---- INT16 EXP, LOG, RSQRT: LiteRT's LUTPopulate<int16_t> tables.
+// ---- INT16 EXP, LOG, RSQRT, GELU: LiteRT's LUTPopulate<int16_t> tables.
 
 float ExpOf(float x, const void*) { return std::exp(x); }
 // LOG of a value <= 0 is the output's lowest value (LiteRT's LogLUTPrepare).
@@ -270,12 +270,20 @@ float RsqrtOrMax(float x, const void* output_scale) {
                    : 1.0f / std::sqrt(x);
 }
 
-void PrepareInt16Lut(int32_t code, const Affine& in, const Affine& out,
-                     QuantizedUnaryState* s) {
+// GELU (`approximate`: a bool) as LiteRT's int8 table computes it.
+float GeluOf(float x, const void* approximate) {
+  return *static_cast<const bool*>(approximate) ? GeluApproximate(x) : Gelu(x);
+}
+
+void PrepareInt16Lut(int32_t code, bool approximate, const Affine& in,
+                     const Affine& out, QuantizedUnaryState* s) {
   const float output_min = (-32768 - out.zero_point) * out.scale;
   float (*f)(float, const void*) = ExpOf;
   const void* params = nullptr;
-  if (code == KILN_OP_LOG) {
+  if (code == KILN_OP_GELU) {
+    f = GeluOf;
+    params = &approximate;
+  } else if (code == KILN_OP_LOG) {
     f = LogOrMin;
     params = &output_min;
   } else if (code == KILN_OP_RSQRT) {
@@ -360,17 +368,23 @@ KilnStatus PrepareAffineOp(KernelContext& k, const UnaryNode& n,
   return KILN_STATUS_OK;
 }
 
-// INT16 EXP, LOG, RSQRT and SQRT; LiteRT needs symmetric tensors for them.
+// INT16 GELU, EXP, LOG, RSQRT and SQRT; LiteRT needs symmetric tensors for
+// all but GELU.
 KilnStatus PrepareInt16MathOp(KernelContext& k, const UnaryNode& n,
                               QuantizedUnaryState* s) {
   if (n.code == KILN_OP_ELU) return Unsupported(k, n, "INT8");
+  if (n.code == KILN_OP_GELU) {
+    PrepareInt16Lut(n.code, k.OptionInt(KILN_OPTION_APPROXIMATE, 0) != 0, n.in,
+                    n.out, s);
+    return KILN_STATUS_OK;
+  }
   if (n.code != KILN_OP_EXP && n.code != KILN_OP_LOG &&
       n.code != KILN_OP_RSQRT && n.code != KILN_OP_SQRT) {
     return Unsupported(k, n, "UINT8 and INT8");
   }
   KILN_SDK_RETURN_IF_ERROR(ExpectZeroPoints(k, n.op, n.in, n.out));
   if (n.code != KILN_OP_SQRT) {
-    PrepareInt16Lut(n.code, n.in, n.out, s);
+    PrepareInt16Lut(n.code, false, n.in, n.out, s);
     return KILN_STATUS_OK;
   }
   s->int16_kind = Int16Kind::kSqrt;

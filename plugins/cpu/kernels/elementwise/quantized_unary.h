@@ -7,8 +7,8 @@
 // uses a float lookup table, float) function once per input code into a
 // 256-entry table; invoke looks each element up. INT16 inputs: a
 // piecewise-affine requantization per element (RELU, RELU6, LEAKY_RELU,
-// ABS), LiteRT's interpolated 513-entry table (EXP, LOG, RSQRT) or LiteRT's
-// float SQRT.
+// ABS), LiteRT's interpolated 513-entry table (EXP, LOG, RSQRT, GELU) or
+// LiteRT's float SQRT.
 // Internal to kernels/elementwise.
 #ifndef KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
 #define KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_UNARY_H_
@@ -51,7 +51,7 @@ struct PiecewiseAffine {
 enum class Int16Kind {
   kAffine,  // PiecewiseAffine: RELU, RELU6, LEAKY_RELU, quantized ABS
   kRawAbs,  // ABS v4 (no quantization parameters): the integer |x|
-  kLut,     // LiteRT's interpolated 513-entry table: EXP, LOG, RSQRT
+  kLut,     // LiteRT's interpolated 513-entry table: EXP, LOG, RSQRT, GELU
   kSqrt,    // SQRT: sqrtf of the dequantized value, truncated
 };
 

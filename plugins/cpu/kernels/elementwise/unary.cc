@@ -270,7 +270,8 @@ void RegisterUnary(sdk::PluginDefinition& def) {
   RegisterQuantizable<HardSwishOp>(def, KILN_OP_HARD_SWISH, {{1, 1}});
   // LEAKY_RELU: v1 float32/uint8/int8, v2 int16.
   RegisterQuantizable<LeakyReluOp>(def, KILN_OP_LEAKY_RELU, {{1, 2}});
-  // GELU: v1 float32 (exact and approximate), v2 int8/uint8.
+  // GELU: v1 float32 (exact and approximate) and int16 (LiteRT's
+  // interpolated table), v2 int8/uint8.
   RegisterQuantizable<GeluOp>(def, KILN_OP_GELU, {{1, 2}});
 }
 
