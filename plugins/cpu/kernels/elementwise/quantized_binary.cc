@@ -51,6 +51,18 @@ KilnStatus ExpectSymmetric(KernelContext& k, const BinaryNode& n) {
                 n.out.zero_point);
 }
 
+// LiteRT's offsets: the input zero points negated, the output's as is.
+void SetOffsets(const BinaryNode& n, QuantizedBinaryState* s) {
+  s->offset0 = -n.a.zero_point;
+  s->offset1 = -n.b.zero_point;
+  s->output_offset = n.out.zero_point;
+}
+
+KilnStatus ExpectOutputOfInputType(KernelContext& k, const BinaryNode& n) {
+  if (n.out_type == n.type) return KILN_STATUS_OK;
+  return Refuse(k, n, "the output must have the inputs' type");
+}
+
 // The output clamp of a fused activation (TFLite's
 // CalculateActivationRangeQuantized; TANH and SIGN_BIT leave the range).
 KilnStatus FusedActivationRange(KernelContext& k, const BinaryNode& n,
@@ -75,9 +87,7 @@ KilnStatus PrepareAddSub(KernelContext& k, const BinaryNode& n,
                          QuantizedBinaryState* s) {
   s->kind = Kind::kAddSub;
   s->subtract = n.code == KILN_OP_SUB;
-  s->offset0 = -n.a.zero_point;
-  s->offset1 = -n.b.zero_point;
-  s->output_offset = n.out.zero_point;
+  SetOffsets(n, s);
   s->left_shift = n.type == KILN_TYPE_INT16 ? 15 : 20;
   const double twice_max =
       2 * static_cast<double>(std::max(n.a.scale, n.b.scale));
@@ -117,9 +127,7 @@ bool PreparePot16(const BinaryNode& n, QuantizedBinaryState* s) {
 
 KilnStatus PrepareAddSubNode(KernelContext& k, const BinaryNode& n,
                              QuantizedBinaryState* s) {
-  if (n.out_type != n.type) {
-    return Refuse(k, n, "the output must have the inputs' type");
-  }
+  KILN_SDK_RETURN_IF_ERROR(ExpectOutputOfInputType(k, n));
   if (n.type == KILN_TYPE_INT16) {
     if (n.code == KILN_OP_SUB) KILN_SDK_RETURN_IF_ERROR(ExpectSymmetric(k, n));
     const bool pot_requested = k.OptionInt(KILN_OPTION_POT_SCALE_INT16, 0) != 0;
@@ -154,9 +162,7 @@ KilnStatus PrepareMul(KernelContext& k, const BinaryNode& n,
                   "INT16 inputs");
   }
   s->kind = narrow ? Kind::kMulInt16ToNarrow : Kind::kMul;
-  s->offset0 = -n.a.zero_point;
-  s->offset1 = -n.b.zero_point;
-  s->output_offset = n.out.zero_point;
+  SetOffsets(n, s);
   s->output_multiplier = QuantizeMultiplier(
       static_cast<double>(n.a.scale * n.b.scale / n.out.scale));
   if (n.type == KILN_TYPE_INT16 && !narrow) {
@@ -173,9 +179,7 @@ KilnStatus PrepareSquaredDifference(KernelContext& k, const BinaryNode& n,
     return Refuse(k, n, "SQUARED_DIFFERENCE is implemented for INT8 only");
   }
   s->kind = Kind::kSquaredDifference;
-  s->offset0 = -n.a.zero_point;
-  s->offset1 = -n.b.zero_point;
-  s->output_offset = n.out.zero_point;
+  SetOffsets(n, s);
   s->left_shift = 7;
   const double twice_max =
       2 * static_cast<double>(std::max(n.a.scale, n.b.scale));
@@ -198,18 +202,14 @@ KilnStatus PrepareSquaredDifference(KernelContext& k, const BinaryNode& n,
 // (int16x8); multipliers in / out and in * alpha / out computed in float.
 KilnStatus PreparePrelu(KernelContext& k, const BinaryNode& n,
                         QuantizedBinaryState* s) {
-  if (n.out_type != n.type) {
-    return Refuse(k, n, "the output must have the inputs' type");
-  }
+  KILN_SDK_RETURN_IF_ERROR(ExpectOutputOfInputType(k, n));
   if (n.type == KILN_TYPE_INT16 && n.type1 != KILN_TYPE_INT8) {
     return Refuse(k, n,
                   "an INT16 PRELU needs an INT8 alpha (the int16x8 scheme; "
                   "LiteRT reads an INT16 alpha's bytes as INT8 values)");
   }
   s->kind = Kind::kPrelu;
-  s->offset0 = -n.a.zero_point;
-  s->offset1 = -n.b.zero_point;
-  s->output_offset = n.out.zero_point;
+  SetOffsets(n, s);
   s->multiplier0 =
       QuantizeMultiplier(static_cast<double>(n.a.scale / n.out.scale));
   s->multiplier1 = QuantizeMultiplier(
@@ -222,13 +222,9 @@ KilnStatus PreparePrelu(KernelContext& k, const BinaryNode& n,
 // DIV (LiteRT's div.cc): multiplier in1 / (in2 * out) computed in float.
 KilnStatus PrepareDiv(KernelContext& k, const BinaryNode& n,
                       QuantizedBinaryState* s) {
-  if (n.out_type != n.type) {
-    return Refuse(k, n, "the output must have the inputs' type");
-  }
+  KILN_SDK_RETURN_IF_ERROR(ExpectOutputOfInputType(k, n));
   s->kind = Kind::kDiv;
-  s->offset0 = -n.a.zero_point;
-  s->offset1 = -n.b.zero_point;
-  s->output_offset = n.out.zero_point;
+  SetOffsets(n, s);
   s->output_multiplier = QuantizeMultiplier(
       static_cast<double>(n.a.scale / (n.b.scale * n.out.scale)));
   return FusedActivationRange(k, n, s);
@@ -548,9 +544,7 @@ KilnStatus PrepareQuantizedBinary(KernelContext& k,
       return PrepareSquaredDifference(k, n, state);
     case KILN_OP_MAXIMUM:
     case KILN_OP_MINIMUM:
-      if (n.out_type != n.type) {
-        return Refuse(k, n, "the output must have the inputs' type");
-      }
+      KILN_SDK_RETURN_IF_ERROR(ExpectOutputOfInputType(k, n));
       state->kind = Kind::kRaw;
       state->maximum = n.code == KILN_OP_MAXIMUM;
       return KILN_STATUS_OK;
