@@ -727,7 +727,7 @@ def transpose_conv_cases(rng):
 
 def batch_matmul_case(rng, dtype, const_rhs=False, adj_x=False, adj_y=False):
     m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32])),
-                   int(rng.integers(1, 9)))
+                   int(rng.choice([1, 3, 8, 13, 24])))
     lhs_batch = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
     rhs_batch = [1 if rng.integers(2) else lhs_batch[0], lhs_batch[1]]
     if const_rhs:
