@@ -884,6 +884,30 @@ def densify_case(rng, dtype, layout):
                 [T(dtype, shape)], rng=rng)
 
 
+def sparse_fc_case(rng, dtype, block):
+    """FULLY_CONNECTED v8: the weights stored sparse (rows dense, columns
+    CSR, in 1 x `block` blocks when block > 1); Kiln's loader densifies
+    them. dtype "hybrid": float input, int8 weights."""
+    while True:
+        case = (hybrid_fc_case(rng, False, False, activation=ACT_NONE)
+                if dtype == "hybrid" else fc_case(rng, dtype, bias=True))
+        w = case.inputs[1]
+        units, depth = w.shape
+        if depth % block == 0 and depth >= block:
+            break
+    dense = w.data.copy().reshape(units, depth // block, block)
+    dense[rng.uniform(size=(units, depth // block)) < 0.6] = 0
+    dense = dense.reshape(units, depth)
+    if block > 1:
+        w.sparsity, w.data = sparse_encode(dense, [0, 1, 2], [1], [block], [1])
+    else:
+        w.sparsity, w.data = sparse_encode(dense, [0, 1], [], [], [1])
+    case.version = 8
+    case.name = case.name.replace("FULLY_CONNECTED/",
+                                  f"FULLY_CONNECTED/sparse1x{block}/", 1)
+    return case
+
+
 def densify_cases(rng):
     cases = [densify_case(rng, dtype, layout)
              for dtype in ("float32", "float16", "int8")
@@ -894,7 +918,11 @@ def densify_cases(rng):
     bad.name += "/not_constant"
     bad.inputs[0].data = None
     bad.expect_refusal = True
-    return cases + [bad]
+    sparse_fc = [sparse_fc_case(rng, dtype, block)
+                 for dtype, block in (("float32", 1), ("float32", 4),
+                                      ("int8", 16), ("hybrid", 16))
+                 for _ in range(2)]
+    return cases + [bad] + sparse_fc
 
 
 def all_cases(rng):
