@@ -7,8 +7,8 @@ namespace kiln {
 std::shared_ptr<LoadedPlugin> CpuKernelTest::plugin_;
 
 void CpuKernelTest::SetUpTestSuite() {
-  auto p = LoadPluginForTest(std::string(KILN_TEST_PLUGIN_DIR) +
-                             "/libkiln_cpu.so");
+  auto p =
+      LoadPluginForTest(std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so");
   ASSERT_TRUE(p.ok()) << p.status();
   plugin_ = *p;
 }

@@ -262,19 +262,19 @@ TEST_F(CpuKernelTest, PoolValidAsymmetricWithFusedActivation) {
   }
 }
 
-TEST_F(CpuKernelTest, PoolRefusesInt8AndMissingFilter) {
+TEST_F(CpuKernelTest, PoolRefusesUnquantizedInt8AndMissingFilter) {
   {
     SingleNodeRunner r;
     int x = r.AddTensor<int8_t>(KILN_TYPE_INT8, {1, 2, 2, 1}, {1, 2, 3, 4});
     int out = r.AddTensor(KILN_TYPE_INT8, {});
-    r.SetOp(KILN_OP_MAX_POOL_2D, 1, {x}, {out});
+    r.SetOp(KILN_OP_MAX_POOL_2D, 2, {x}, {out});
     r.node().SetInt(KILN_OPTION_FILTER_H, 2);
     r.node().SetInt(KILN_OPTION_FILTER_W, 2);
-    absl::Status s = r.Run(Kernel(KILN_OP_MAX_POOL_2D));
+    absl::Status s = r.Run(Kernel(KILN_OP_MAX_POOL_2D, 2));
     ASSERT_FALSE(s.ok());
+    EXPECT_THAT(std::string(s.message()), HasSubstr("prepare failed"));
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("MAX_POOL_2D input 0 (tensor 't0') has type INT8; "
-                          "supports FLOAT32"));
+                HasSubstr("has type INT8 but no quantization parameters"));
   }
   {
     SingleNodeRunner r;
@@ -323,15 +323,16 @@ TEST_F(CpuKernelTest, SoftmaxWithBetaAndLogSoftmaxOnRank3) {
   }
 }
 
-TEST_F(CpuKernelTest, SoftmaxRefusesInt8) {
+TEST_F(CpuKernelTest, SoftmaxRefusesUnquantizedInt8) {
   SingleNodeRunner r;
   int x = r.AddTensor<int8_t>(KILN_TYPE_INT8, {2}, {1, 2});
   int out = r.AddTensor(KILN_TYPE_INT8, {});
-  r.SetOp(KILN_OP_SOFTMAX, 1, {x}, {out});
-  absl::Status s = r.Run(Kernel(KILN_OP_SOFTMAX));
+  r.SetOp(KILN_OP_SOFTMAX, 2, {x}, {out});
+  absl::Status s = r.Run(Kernel(KILN_OP_SOFTMAX, 2));
   ASSERT_FALSE(s.ok());
   EXPECT_THAT(std::string(s.message()), HasSubstr("SOFTMAX input"));
-  EXPECT_THAT(std::string(s.message()), HasSubstr("supports FLOAT32"));
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("no quantization parameters"));
 }
 
 // ---- Resize
@@ -411,16 +412,20 @@ TEST_F(CpuKernelTest, ResizeRefusesBothCornerModesAndComputedSizeWaits) {
 }
 
 TEST_F(CpuKernelTest, PoolNormResizeVersionRanges) {
-  for (int32_t code :
-       {KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D, KILN_OP_L2_NORMALIZATION,
-        KILN_OP_SOFTMAX, KILN_OP_LOG_SOFTMAX}) {
-    EXPECT_TRUE(Covers(code, 1)) << code;
-    EXPECT_FALSE(Covers(code, 2)) << code;
+  for (int32_t code : {KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D}) {
+    EXPECT_TRUE(Covers(code, 3)) << code;  // int16
+    EXPECT_FALSE(Covers(code, 4)) << code;
+  }
+  EXPECT_TRUE(Covers(KILN_OP_SOFTMAX, 3));  // int16
+  EXPECT_FALSE(Covers(KILN_OP_SOFTMAX, 4));
+  for (int32_t code : {KILN_OP_L2_NORMALIZATION, KILN_OP_LOG_SOFTMAX}) {
+    EXPECT_TRUE(Covers(code, 2)) << code;  // int8
+    EXPECT_FALSE(Covers(code, 3)) << code;
   }
   for (int32_t code :
        {KILN_OP_RESIZE_BILINEAR, KILN_OP_RESIZE_NEAREST_NEIGHBOR}) {
-    EXPECT_TRUE(Covers(code, 3)) << code;
-    EXPECT_FALSE(Covers(code, 4)) << code;
+    EXPECT_TRUE(Covers(code, 4)) << code;  // int16
+    EXPECT_FALSE(Covers(code, 5)) << code;
   }
 }
 

@@ -299,7 +299,8 @@ TEST_F(CpuKernelTest, ReduceRefusesBadAxisAndTypes) {
     ASSERT_FALSE(s.ok());
     EXPECT_THAT(std::string(s.message()), HasSubstr("MEAN input"));
     EXPECT_THAT(std::string(s.message()), HasSubstr("INT8"));
-    EXPECT_THAT(std::string(s.message()), HasSubstr("FLOAT32, INT32, INT64"));
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("no quantization parameters"));
   }
   {
     SingleNodeRunner r;
@@ -347,6 +348,37 @@ TEST_F(CpuKernelTest, ArgMaxArgMinPickFirstOfTies) {
     EXPECT_THAT(r.tensor(out).shape, ElementsAre(4));
     EXPECT_THAT(r.Values<int64_t>(out), ElementsAreArray(kArgmax0));
   }
+}
+
+// Stored values compare directly: int8 (v2), uint8 (v1), bool (v3).
+TEST_F(CpuKernelTest, ArgMaxArgMinOnInt8Uint8AndBool) {
+  const auto run = [this](int32_t op, int32_t version, KilnTensorType type,
+                          std::vector<int32_t> shape,
+                          const std::vector<uint8_t>& bytes) {
+    SingleNodeRunner r;
+    int x = r.AddTensor<uint8_t>(type, std::move(shape), bytes);
+    int a = r.AddTensor<int32_t>(KILN_TYPE_INT32, {1}, {-1}, true);
+    int out = r.AddTensor(KILN_TYPE_INT32, {});
+    r.SetOp(op, version, {x, a}, {out});
+    EXPECT_TRUE(r.Run(Kernel(op, version)).ok());
+    return r.Values<int32_t>(out);
+  };
+  // int8 rows {-5, 7, 7} and {-128, -128, 100}, stored as bytes.
+  const std::vector<uint8_t> int8_rows = {0xFB, 7, 7, 0x80, 0x80, 100};
+  EXPECT_THAT(run(KILN_OP_ARG_MAX, 2, KILN_TYPE_INT8, {2, 3}, int8_rows),
+              ElementsAre(1, 2));
+  EXPECT_THAT(run(KILN_OP_ARG_MIN, 2, KILN_TYPE_INT8, {2, 3}, int8_rows),
+              ElementsAre(0, 0));
+  // As uint8 the same bytes order differently: 0xFB is the largest.
+  EXPECT_THAT(run(KILN_OP_ARG_MAX, 1, KILN_TYPE_UINT8, {2, 3}, int8_rows),
+              ElementsAre(0, 0));
+  EXPECT_THAT(run(KILN_OP_ARG_MIN, 1, KILN_TYPE_UINT8, {2, 3}, int8_rows),
+              ElementsAre(1, 2));
+  const std::vector<uint8_t> bools = {0, 1, 1, 1, 0, 0};
+  EXPECT_THAT(run(KILN_OP_ARG_MAX, 3, KILN_TYPE_BOOL, {3, 2}, bools),
+              ElementsAre(1, 0, 0));
+  EXPECT_THAT(run(KILN_OP_ARG_MIN, 3, KILN_TYPE_BOOL, {3, 2}, bools),
+              ElementsAre(0, 0, 0));
 }
 
 TEST_F(CpuKernelTest, ArgMaxRefusesFloatOutputAndOptionMismatch) {
@@ -509,10 +541,20 @@ TEST_F(CpuKernelTest, InvokeWithoutSecondPrepareReportsUnsizedOutput) {
 }
 
 TEST_F(CpuKernelTest, ReductionAndArgVersionRanges) {
+  for (int32_t code : {KILN_OP_MEAN, KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN}) {
+    EXPECT_TRUE(Covers(code, 3)) << code;  // int16
+    EXPECT_FALSE(Covers(code, 4)) << code;
+  }
+  for (int32_t code : {KILN_OP_SUM, KILN_OP_REDUCE_PROD}) {
+    EXPECT_TRUE(Covers(code, 2)) << code;  // int8
+    EXPECT_FALSE(Covers(code, 3)) << code;
+  }
+  for (int32_t code : {KILN_OP_ARG_MAX, KILN_OP_ARG_MIN}) {
+    EXPECT_TRUE(Covers(code, 3)) << code;  // bool
+    EXPECT_FALSE(Covers(code, 4)) << code;
+  }
   for (int32_t code :
-       {KILN_OP_MEAN, KILN_OP_SUM, KILN_OP_REDUCE_PROD, KILN_OP_REDUCE_MAX,
-        KILN_OP_REDUCE_MIN, KILN_OP_REDUCE_ANY, KILN_OP_REDUCE_ALL,
-        KILN_OP_ARG_MAX, KILN_OP_ARG_MIN, KILN_OP_TOPK_V2}) {
+       {KILN_OP_REDUCE_ANY, KILN_OP_REDUCE_ALL, KILN_OP_TOPK_V2}) {
     EXPECT_TRUE(Covers(code, 1)) << code;
     EXPECT_FALSE(Covers(code, 2)) << code;  // int8 variants
   }

@@ -4,18 +4,6 @@
 
 namespace kiln::cpu::nn {
 
-KilnStatus ReadInt8Buffers(KernelContext& k, sdk::Operand weights,
-                           Int8Buffers* b) {
-  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &b->input));
-  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, weights, &b->weights));
-  KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &b->output));
-  b->bias = nullptr;
-  if (k.num_inputs() > 2 && k.input(2).present()) {
-    KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(2, "bias"), &b->bias));
-  }
-  return KILN_STATUS_OK;
-}
-
 int32_t WindowOutputSize(int64_t padding, int32_t in, int32_t filter,
                          int32_t stride, int32_t dilation) {
   if (in < 0 || filter <= 0 || stride <= 0 || dilation <= 0) return -1;

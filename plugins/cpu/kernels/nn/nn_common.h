@@ -18,18 +18,7 @@ namespace kiln::cpu::nn {
 using sdk::KernelContext;
 using sdk::ShapeString;
 using sdk::Tensor;
-
-// The buffers of an int8 node with inputs (input, weights, optional int32
-// bias) and one int8 output, at invoke. bias is null when omitted.
-struct Int8Buffers {
-  const int8_t* input = nullptr;
-  const int8_t* weights = nullptr;
-  const int32_t* bias = nullptr;
-  int8_t* output = nullptr;
-};
-// Fills *b, checking each buffer's size; `weights` names input 1.
-KilnStatus ReadInt8Buffers(KernelContext& k, sdk::Operand weights,
-                           Int8Buffers* b);
+using sdk::TensorQuantization;
 
 // Output extent of a window op along one spatial dim (TFLite semantics).
 // Returns -1 when the effective filter is larger than a VALID input or the
@@ -60,6 +49,25 @@ inline bool ActivationClamp(int64_t act, float* lo, float* hi) {
   *hi = std::numeric_limits<float>::infinity();
   return act == KILN_ACTIVATION_NONE ||
          ActivationClampRange<float>(act, lo, hi);
+}
+
+// The activation a TFLite float kernel applies when it takes its output
+// range from CalculateActivationRange (CONV_2D, DEPTHWISE_CONV_2D, the
+// pools): the clamps as they are, TANH and SIGN_BIT as NONE, since that
+// range ignores them.
+inline int64_t ClampOnlyActivation(int64_t act) {
+  float lo, hi;
+  return ActivationClamp(act, &lo, &hi) ? act : KILN_ACTIVATION_NONE;
+}
+
+// Reads the fused activation as TFLite's convolutions and pools apply it:
+// every KILN_ACTIVATION_* is accepted whatever the output type, and TANH
+// and SIGN_BIT become NONE, since the output range those kernels take from
+// CalculateActivationRange(Quantized) ignores them.
+inline KilnStatus ReadClampActivation(KernelContext& k, int64_t* act) {
+  KILN_SDK_RETURN_IF_ERROR(sdk::ReadFusedActivation(k, KILN_TYPE_FLOAT32, act));
+  *act = ClampOnlyActivation(*act);
+  return KILN_STATUS_OK;
 }
 
 // Applies fused activation `act` to n floats in place.

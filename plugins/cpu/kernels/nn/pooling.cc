@@ -1,11 +1,14 @@
 // AVERAGE_POOL_2D, MAX_POOL_2D (NHWC), and last-axis normalisations:
-// L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX. Float32.
+// L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX. Float32; integer pooling in
+// pooling_quantized.h.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/pooling_quantized.h"
+#include "kernels/nn/softmax_quantized.h"
 #include "kernels/nn/vec.h"
 #include "kernels/registry.h"
 
@@ -16,27 +19,20 @@ constexpr const char* kQuantNote = "quantized variants are not implemented";
 
 // ---- Pooling -------------------------------------------------------------
 
-struct PoolGeometry {
-  WindowParams window;
-  int64_t activation = KILN_ACTIVATION_NONE;
-  int32_t filter_h = 0, filter_w = 0;
-  int32_t batches = 0, in_h = 0, in_w = 0, channels = 0;
-  int32_t out_h = 0, out_w = 0, pad_h = 0, pad_w = 0;
-};
-
-KilnStatus ReadPoolGeometry(KernelContext& k, PoolGeometry* g) {
-  const char* op = sdk::OpName(k);
+KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
+      {KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32}, kQuantNote));
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}, kQuantNote));
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
   KILN_SDK_RETURN_IF_ERROR(ReadWindowParams(k, false, &g->window));
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, k.output(0).type(), &g->activation));
+  // TFLite's pools take their range from CalculateActivationRange(Quantized),
+  // which ignores TANH and SIGN_BIT.
+  KILN_SDK_RETURN_IF_ERROR(ReadClampActivation(k, &g->activation));
   const int64_t fh = k.OptionInt(KILN_OPTION_FILTER_H, 0);
   const int64_t fw = k.OptionInt(KILN_OPTION_FILTER_W, 0);
   if (fh < 1 || fw < 1 || fh > (1 << 20) || fw > (1 << 20)) {
@@ -69,14 +65,23 @@ KilnStatus ReadPoolGeometry(KernelContext& k, PoolGeometry* g) {
 template <bool kMax>
 KilnStatus PoolPrepare(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
+  const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+  if (k.input(0).type() != KILN_TYPE_FLOAT32) {
+    int32_t lo = 0, hi = 0;
+    KILN_SDK_RETURN_IF_ERROR(QuantizedPoolBounds(k, op, g, &lo, &hi));
+  }
   return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
 }
 
 template <bool kMax>
 KilnStatus PoolInvoke(KernelContext& k) {
   PoolGeometry g;
-  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, &g));
+  const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+  if (k.input(0).type() != KILN_TYPE_FLOAT32) {
+    return QuantizedPoolInvoke(k, op, kMax, g);
+  }
   const float* in = k.input(0).data<float>();
   float* o = k.output(0).data<float>();
   const int32_t c = g.channels;
@@ -118,8 +123,7 @@ KilnStatus PoolInvoke(KernelContext& k) {
 // ---- Last-axis normalisations --------------------------------------------
 
 // Checks one float32 input/output of any rank >= 1 and sizes the output.
-KilnStatus LastAxisPrepare(KernelContext& k) {
-  const char* op = sdk::OpName(k);
+KilnStatus LastAxisPrepare(KernelContext& k, const char* op) {
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), out = k.output(0);
@@ -135,14 +139,28 @@ KilnStatus LastAxisPrepare(KernelContext& k) {
   return k.Resize(out, input.shape());
 }
 
-KilnStatus SoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
-KilnStatus LogSoftmaxPrepare(KernelContext& k) { return LastAxisPrepare(k); }
+KilnStatus SoftmaxPrepare(KernelContext& k) {
+  return LastAxisPrepare(k, "SOFTMAX");
+}
+KilnStatus LogSoftmaxPrepare(KernelContext& k) {
+  return LastAxisPrepare(k, "LOG_SOFTMAX");
+}
+
+// TFLite refuses a fused activation on L2_NORMALIZATION ("our
+// implementations don't support activations").
+KilnStatus ExpectNoActivation(KernelContext& k) {
+  int64_t act = KILN_ACTIVATION_NONE;
+  KILN_SDK_RETURN_IF_ERROR(
+      sdk::ReadFusedActivation(k, KILN_TYPE_FLOAT32, &act));
+  if (act == KILN_ACTIVATION_NONE) return KILN_STATUS_OK;
+  return k.Fail(KILN_STATUS_INVALID_ARGUMENT, sdk::OpName(k),
+                ": fused activation ", sdk::ActivationName(act),
+                " is refused (as by TFLite, which supports none here)");
+}
 
 KilnStatus L2NormPrepare(KernelContext& k) {
-  int64_t act;
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ReadFusedActivation(k, k.output(0).type(), &act));
-  return LastAxisPrepare(k);
+  KILN_SDK_RETURN_IF_ERROR(ExpectNoActivation(k));
+  return LastAxisPrepare(k, "L2_NORMALIZATION");
 }
 
 // Calls fn(in_row, out_row, depth) for every last-axis row.
@@ -184,36 +202,88 @@ KilnStatus LogSoftmaxInvoke(KernelContext& k) {
 }
 
 KilnStatus L2NormInvoke(KernelContext& k) {
-  const int64_t act = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
   ForEachRow(k, [&](const float* x, float* y, int64_t n) {
     float squares = 0.f;
     for (int64_t i = 0; i < n; ++i) squares += x[i] * x[i];
     const float norm = std::max(std::sqrt(squares), 1e-6f);
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] / norm;
-    ApplyActivationInPlace(act, y, n);
   });
   return KILN_STATUS_OK;
 }
 
+struct L2NormIntState {
+  int32_t input_zero_point = 0;
+};
+KilnStatus L2NormIntPrepare(KernelContext& k, L2NormIntState& s) {
+  KILN_SDK_RETURN_IF_ERROR(ExpectNoActivation(k));
+  return QuantizedL2NormPrepare(k, &s.input_zero_point);
+}
+KilnStatus L2NormIntInvoke(KernelContext& k, L2NormIntState& s) {
+  return QuantizedL2NormInvoke(k, s.input_zero_point);
+}
+
+// A last-axis op: the float kernel, or the integer one (with its state) for
+// integer inputs.
+template <typename IntState, KilnStatus (*kFloatPrepare)(KernelContext&),
+          KilnStatus (*kFloatInvoke)(KernelContext&),
+          KilnStatus (*kIntPrepare)(KernelContext&, IntState&),
+          KilnStatus (*kIntInvoke)(KernelContext&, IntState&)>
+struct LastAxisOp {
+  struct State {
+    bool integer = false;
+    IntState q;
+  };
+  static KilnStatus Prepare(KernelContext& k, State& s) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 1, 1));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+    const Tensor input = k.input(0);
+    s.integer = input.present() && input.type() != KILN_TYPE_FLOAT32;
+    return s.integer ? kIntPrepare(k, s.q) : kFloatPrepare(k);
+  }
+  static KilnStatus Invoke(KernelContext& k, State& s) {
+    return s.integer ? kIntInvoke(k, s.q) : kFloatInvoke(k);
+  }
+  static KilnKernel Kernel(int32_t op, int32_t min_version,
+                           int32_t max_version) {
+    return sdk::MakeStatefulKernel<State, Prepare, Invoke>(op, min_version,
+                                                           max_version);
+  }
+};
+
+KilnStatus QuantizedSoftmaxRun(KernelContext& k, QuantizedSoftmaxState& s) {
+  return QuantizedSoftmaxInvoke(k, s);
+}
+KilnStatus QuantizedLogSoftmaxRun(KernelContext& k,
+                                  QuantizedLogSoftmaxState& s) {
+  return QuantizedLogSoftmaxInvoke(k, s);
+}
+
+using SoftmaxOp =
+    LastAxisOp<QuantizedSoftmaxState, SoftmaxPrepare, SoftmaxInvoke,
+               QuantizedSoftmaxPrepare, QuantizedSoftmaxRun>;
+using LogSoftmaxOp =
+    LastAxisOp<QuantizedLogSoftmaxState, LogSoftmaxPrepare, LogSoftmaxInvoke,
+               QuantizedLogSoftmaxPrepare, QuantizedLogSoftmaxRun>;
+using L2NormOp = LastAxisOp<L2NormIntState, L2NormPrepare, L2NormInvoke,
+                            L2NormIntPrepare, L2NormIntInvoke>;
+
 }  // namespace
 
 void RegisterPoolingKernels(sdk::PluginDefinition& def) {
-  // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 (v2 int8, v3 int16 not
-  // implemented).
+  // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 and uint8; v2: int8; v3:
+  // int16. Integer types pool raw values as TFLite does.
   def.AddKernel(sdk::MakeKernel<PoolPrepare<false>, PoolInvoke<false>>(
-      KILN_OP_AVERAGE_POOL_2D, 1, 1));
+      KILN_OP_AVERAGE_POOL_2D, 1, 3));
   def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
-      KILN_OP_MAX_POOL_2D, 1, 1));
-  // L2_NORMALIZATION v1: float32 (v2 int8 not implemented).
-  def.AddKernel(sdk::MakeKernel<L2NormPrepare, L2NormInvoke>(
-      KILN_OP_L2_NORMALIZATION, 1, 1));
-  // SOFTMAX v1: float32 with beta, any rank (v2 int8, v3 int16 not
-  // implemented).
-  def.AddKernel(
-      sdk::MakeKernel<SoftmaxPrepare, SoftmaxInvoke>(KILN_OP_SOFTMAX, 1, 1));
-  // LOG_SOFTMAX v1: float32 (v2 int8 not implemented).
-  def.AddKernel(sdk::MakeKernel<LogSoftmaxPrepare, LogSoftmaxInvoke>(
-      KILN_OP_LOG_SOFTMAX, 1, 1));
+      KILN_OP_MAX_POOL_2D, 1, 3));
+  // L2_NORMALIZATION v1: float32 and uint8; v2: int8. No fused activation
+  // (TFLite refuses one).
+  def.AddKernel(L2NormOp::Kernel(KILN_OP_L2_NORMALIZATION, 1, 2));
+  // SOFTMAX v1: float32 (and uint8) with beta, any rank; v2: int8; v3:
+  // int16.
+  def.AddKernel(SoftmaxOp::Kernel(KILN_OP_SOFTMAX, 1, 3));
+  // LOG_SOFTMAX v1: float32 and uint8; v2: int8.
+  def.AddKernel(LogSoftmaxOp::Kernel(KILN_OP_LOG_SOFTMAX, 1, 2));
 }
 
 }  // namespace kiln::cpu::nn

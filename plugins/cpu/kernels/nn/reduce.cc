@@ -1,5 +1,5 @@
 // Reductions (MEAN, SUM, REDUCE_PROD/MAX/MIN/ANY/ALL) over an axis tensor,
-// ARG_MAX / ARG_MIN and TOPK_V2.
+// ARG_MAX / ARG_MIN and TOPK_V2. Integer reductions in reduce_quantized.h.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/reduce_quantized.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
@@ -16,15 +17,6 @@ constexpr sdk::TypeSet kNumericTypes{KILN_TYPE_FLOAT32, KILN_TYPE_INT32,
                                      KILN_TYPE_INT64};
 
 // ---- Reductions ----------------------------------------------------------
-
-enum class ReduceKind { kMean, kSum, kProd, kMax, kMin, kAny, kAll };
-
-struct ReducePlan {
-  bool known = false;
-  std::vector<int32_t> in_shape;
-  std::vector<bool> reduced;  // per input dim
-  std::vector<int32_t> out_shape;
-};
 
 // Validates the node and, when the axis values are available, plans the
 // reduction. plan->known is false when the axis input has no data yet.
@@ -36,11 +28,15 @@ KilnStatus PlanReduce(KernelContext& k, ReduceKind kind, ReducePlan* plan) {
     KILN_SDK_RETURN_IF_ERROR(
         sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_BOOL}));
   } else {
-    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+        k, sdk::Input(0), kNumericTypes | sdk::kQuantizedTypes));
   }
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectKnownShape(k, sdk::Input(0)));
+  if (IsQuantizedReduceType(input.type())) {
+    KILN_SDK_RETURN_IF_ERROR(QuantizedReduceCheck(k, sdk::OpName(k), kind));
+  }
   plan->in_shape = input.shape();
   const int32_t rank = static_cast<int32_t>(plan->in_shape.size());
   AxisList axes;
@@ -172,6 +168,8 @@ KilnStatus ReduceInvoke(KernelContext& k) {
       sdk::ExpectOutputShape(k, sdk::Output(0), plan.out_shape));
   if constexpr (kKind == ReduceKind::kAny || kKind == ReduceKind::kAll) {
     RunReduce<bool, kKind>(plan, input.data<bool>(), out.data<bool>());
+  } else if (IsQuantizedReduceType(input.type())) {
+    return QuantizedReduceRun(k, op, kKind, plan);
   } else {
     switch (input.type()) {
       case KILN_TYPE_FLOAT32:
@@ -202,7 +200,12 @@ KilnStatus PlanArg(KernelContext& k, const char* op, ArgPlan* plan) {
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   const Tensor input = k.input(0), axis = k.input(1), out = k.output(0);
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, sdk::Input(0), kNumericTypes));
+  // Quantized inputs compare their stored values: a positive scale keeps
+  // the order, as LiteRT assumes.
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
+      kNumericTypes |
+          sdk::TypeSet{KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_BOOL}));
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectType(k, sdk::Output(0), sdk::kIndexTypes));
   const int64_t option_type =
@@ -301,6 +304,15 @@ KilnStatus ArgInvoke(KernelContext& k) {
       break;
     case KILN_TYPE_INT32:
       RunArgTyped<kMax>(out, shape, plan.axis, input.data<int32_t>());
+      break;
+    case KILN_TYPE_INT8:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<int8_t>());
+      break;
+    case KILN_TYPE_UINT8:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<uint8_t>());
+      break;
+    case KILN_TYPE_BOOL:
+      RunArgTyped<kMax>(out, shape, plan.axis, input.data<bool>());
       break;
     default:
       RunArgTyped<kMax>(out, shape, plan.axis, input.data<int64_t>());
@@ -427,24 +439,25 @@ KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
 }  // namespace
 
 void RegisterReductionKernels(sdk::PluginDefinition& def) {
-  // MEAN, REDUCE_MAX, REDUCE_MIN v1: float32/int32/int64 (v2 int8, v3 int16
-  // not implemented).
+  // MEAN, REDUCE_MAX, REDUCE_MIN v1: float32/int32/int64 (and uint8); v2:
+  // int8; v3: int16.
   def.AddKernel(
       sdk::MakeKernel<ReducePrepare<ReduceKind::kMean>,
-                      ReduceInvoke<ReduceKind::kMean>>(KILN_OP_MEAN, 1, 1));
+                      ReduceInvoke<ReduceKind::kMean>>(KILN_OP_MEAN, 1, 3));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMax>,
                                 ReduceInvoke<ReduceKind::kMax>>(
-      KILN_OP_REDUCE_MAX, 1, 1));
+      KILN_OP_REDUCE_MAX, 1, 3));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMin>,
                                 ReduceInvoke<ReduceKind::kMin>>(
-      KILN_OP_REDUCE_MIN, 1, 1));
-  // SUM, REDUCE_PROD v1: float32/int32/int64 (v2 int8/int16 not implemented).
+      KILN_OP_REDUCE_MIN, 1, 3));
+  // SUM v1: float32/int32/int64 (and uint8, int16); v2: int8. REDUCE_PROD
+  // v1: float32/int32/int64; v2: int8 / int16 (quantized or not).
   def.AddKernel(
       sdk::MakeKernel<ReducePrepare<ReduceKind::kSum>,
-                      ReduceInvoke<ReduceKind::kSum>>(KILN_OP_SUM, 1, 1));
+                      ReduceInvoke<ReduceKind::kSum>>(KILN_OP_SUM, 1, 2));
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kProd>,
                                 ReduceInvoke<ReduceKind::kProd>>(
-      KILN_OP_REDUCE_PROD, 1, 1));
+      KILN_OP_REDUCE_PROD, 1, 2));
   // REDUCE_ANY, REDUCE_ALL v1: bool (the only version TFLite defines).
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAny>,
                                 ReduceInvoke<ReduceKind::kAny>>(
@@ -452,12 +465,12 @@ void RegisterReductionKernels(sdk::PluginDefinition& def) {
   def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAll>,
                                 ReduceInvoke<ReduceKind::kAll>>(
       KILN_OP_REDUCE_ALL, 1, 1));
-  // ARG_MAX, ARG_MIN v1: float32/int32/int64 input, int32/int64 output
-  // (v2 int8, v3 bool not implemented).
+  // ARG_MAX, ARG_MIN v1: float32/int32/int64/uint8 input, v2: int8, v3:
+  // bool; int32/int64 output. Ties give the first index.
   def.AddKernel(sdk::MakeKernel<ArgPrepare<true>, ArgInvoke<true>>(
-      KILN_OP_ARG_MAX, 1, 1));
+      KILN_OP_ARG_MAX, 1, 3));
   def.AddKernel(sdk::MakeKernel<ArgPrepare<false>, ArgInvoke<false>>(
-      KILN_OP_ARG_MIN, 1, 1));
+      KILN_OP_ARG_MIN, 1, 3));
   // TOPK_V2 v1: float32/int32/int64 input, int32 k and indices (v2 int8,
   // v3 int16 not implemented).
   def.AddKernel(sdk::MakeStatefulKernel<TopKState, TopKPrepare, TopKInvoke>(

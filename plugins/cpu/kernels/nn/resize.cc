@@ -1,10 +1,12 @@
-// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on float32 NHWC images, with
-// TFLite's align_corners / half_pixel_centers coordinate rules.
+// RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC images (float32,
+// int8, uint8, int16), with TFLite's align_corners / half_pixel_centers
+// coordinate rules. Integer bilinear interpolation in resize_quantized.h.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/resize_quantized.h"
 #include "kernels/nn/vec.h"
 #include "kernels/registry.h"
 
@@ -17,20 +19,18 @@ struct ResizeParams {
   int32_t out_h = 0, out_w = 0;
 };
 
-KilnStatus ReadResize(KernelContext& k, ResizeParams* p) {
-  const char* op = sdk::OpName(k);
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectInputCount(k, 2, 2));
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+KilnStatus ReadResize(KernelContext& k, const char* op, ResizeParams* p) {
+  constexpr sdk::Operand kSize = sdk::Input(1, "size");
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
   const Tensor size = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(0),
+      {KILN_TYPE_FLOAT32, KILN_TYPE_INT8, KILN_TYPE_UINT8, KILN_TYPE_INT16}));
   KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Input(0), {KILN_TYPE_FLOAT32},
-                      "quantized and integer variants are not implemented"));
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}));
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Input(1, "size"), {KILN_TYPE_INT32}));
+      sdk::ExpectSameType(k, sdk::Output(0), sdk::Input(0)));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, kSize, {KILN_TYPE_INT32}));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(0), 4));
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, sdk::Input(1, "size"), 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectRank(k, kSize, 1));
   if (size.dim(0) != 2) {
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, op, ": size input '",
                   size.name(), "' must hold 2 values (height, width), has ",
@@ -56,9 +56,10 @@ KilnStatus ReadResize(KernelContext& k, ResizeParams* p) {
   return KILN_STATUS_OK;
 }
 
+template <const char* kOp>
 KilnStatus ResizePrepare(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, &p));
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, &p));
   if (!p.known) return KILN_STATUS_OK;  // sized once the values exist
   const Tensor input = k.input(0);
   return k.Resize(k.output(0), {input.dim(0), p.out_h, p.out_w, input.dim(3)});
@@ -97,23 +98,58 @@ int32_t NearestSource(int32_t i, float scale, bool align_corners,
   return src;
 }
 
+template <const char* kOp>
 KilnStatus ResizeCommonInvoke(KernelContext& k, ResizeParams* p) {
-  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, p));
+  KILN_SDK_RETURN_IF_ERROR(ReadResize(k, kOp, p));
   const Tensor input = k.input(0);
   if (!p->known) {
-    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, sdk::OpName(k),
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
                   ": size input has no values at invoke");
   }
   return sdk::ExpectOutputShape(
       k, sdk::Output(0), {input.dim(0), p->out_h, p->out_w, input.dim(3)});
 }
 
+int64_t ElementSize(KilnTensorType type) {
+  switch (type) {
+    case KILN_TYPE_INT8:
+    case KILN_TYPE_UINT8:
+      return 1;
+    case KILN_TYPE_INT16:
+      return 2;
+    default:
+      return 4;
+  }
+}
+
+constexpr char kBilinear[] = "RESIZE_BILINEAR";
+constexpr char kNearest[] = "RESIZE_NEAREST_NEIGHBOR";
+
 KilnStatus BilinearInvoke(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke(k, &p));
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kBilinear>(k, &p));
   const Tensor input = k.input(0);
   const int32_t batches = input.dim(0), in_h = input.dim(1),
                 in_w = input.dim(2), c = input.dim(3);
+  if (input.type() != KILN_TYPE_FLOAT32) {
+    const ResizeShape shape{batches,
+                            in_h,
+                            in_w,
+                            c,
+                            p.out_h,
+                            p.out_w,
+                            p.align_corners,
+                            p.half_pixel_centers};
+    const Tensor out = k.output(0);
+    if (input.type() == KILN_TYPE_UINT8) {
+      ResizeBilinearUint8(shape, input.data<uint8_t>(), out.data<uint8_t>());
+    } else if (input.type() == KILN_TYPE_INT8) {
+      ResizeBilinearInt8(shape, input.data<int8_t>(), out.data<int8_t>());
+    } else {
+      ResizeBilinearInt16(shape, input.data<int16_t>(), out.data<int16_t>());
+    }
+    return KILN_STATUS_OK;
+  }
   const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
   const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
   const float* in = input.data<float>();
@@ -148,26 +184,29 @@ KilnStatus BilinearInvoke(KernelContext& k) {
 
 KilnStatus NearestInvoke(KernelContext& k) {
   ResizeParams p;
-  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke(k, &p));
+  KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kNearest>(k, &p));
   const Tensor input = k.input(0);
   const int32_t batches = input.dim(0), in_h = input.dim(1),
                 in_w = input.dim(2), c = input.dim(3);
   const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
   const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
-  const float* in = input.data<float>();
-  float* o = k.output(0).data<float>();
+  // Nearest neighbour copies values of any type: work on bytes.
+  const int64_t pixel = static_cast<int64_t>(c) * ElementSize(input.type());
+  const uint8_t* in = input.data<uint8_t>();
+  uint8_t* o = k.output(0).data<uint8_t>();
   for (int32_t b = 0; b < batches; ++b) {
-    const float* image = in + static_cast<int64_t>(b) * in_h * in_w * c;
+    const uint8_t* image = in + static_cast<int64_t>(b) * in_h * in_w * pixel;
     for (int32_t y = 0; y < p.out_h; ++y) {
       const int32_t iy =
           NearestSource(y, sy, p.align_corners, p.half_pixel_centers, in_h);
       for (int32_t x = 0; x < p.out_w; ++x) {
         const int32_t ix =
             NearestSource(x, sx, p.align_corners, p.half_pixel_centers, in_w);
-        const float* src = image + (static_cast<int64_t>(iy) * in_w + ix) * c;
-        std::copy(
-            src, src + c,
-            o + ((static_cast<int64_t>(b) * p.out_h + y) * p.out_w + x) * c);
+        const uint8_t* src =
+            image + (static_cast<int64_t>(iy) * in_w + ix) * pixel;
+        std::copy(src, src + pixel,
+                  o + ((static_cast<int64_t>(b) * p.out_h + y) * p.out_w + x) *
+                          pixel);
       }
     }
   }
@@ -177,14 +216,14 @@ KilnStatus NearestInvoke(KernelContext& k) {
 }  // namespace
 
 void RegisterResizeKernels(sdk::PluginDefinition& def) {
-  // RESIZE_BILINEAR v1: float32 with align_corners; v2: int8 (refused by
-  // type); v3: half_pixel_centers. v4 is int16.
-  def.AddKernel(sdk::MakeKernel<ResizePrepare, BilinearInvoke>(
-      KILN_OP_RESIZE_BILINEAR, 1, 3));
-  // RESIZE_NEAREST_NEIGHBOR v1: float32; v2: int8 (refused by type);
-  // v3: align_corners / half_pixel_centers. v4 is int16.
-  def.AddKernel(sdk::MakeKernel<ResizePrepare, NearestInvoke>(
-      KILN_OP_RESIZE_NEAREST_NEIGHBOR, 1, 3));
+  // RESIZE_BILINEAR v1: float32 (and uint8) with align_corners; v2: int8;
+  // v3: half_pixel_centers; v4: int16.
+  def.AddKernel(sdk::MakeKernel<ResizePrepare<kBilinear>, BilinearInvoke>(
+      KILN_OP_RESIZE_BILINEAR, 1, 4));
+  // RESIZE_NEAREST_NEIGHBOR v1: float32 (and uint8); v2: int8; v3:
+  // align_corners / half_pixel_centers; v4: int16.
+  def.AddKernel(sdk::MakeKernel<ResizePrepare<kNearest>, NearestInvoke>(
+      KILN_OP_RESIZE_NEAREST_NEIGHBOR, 1, 4));
 }
 
 }  // namespace kiln::cpu::nn
