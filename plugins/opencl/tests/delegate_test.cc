@@ -110,8 +110,9 @@ TEST(OpenClDelegateTest, DeclinesUnsupportedNodesWithReasonsAndClaimsTheRest) {
             "TANH input 0 (tensor 't5') has rank 5; the OpenCL delegate "
             "supports rank <= 4");
   EXPECT_EQ(Reason(h, 4),
-            "ADD: fused activation 5 (SIGN_BIT) is not supported (NONE, RELU, "
-            "RELU_N1_TO_1, RELU6 and TANH are)");
+            "ADD: fused activation 5 (SIGN_BIT) is not claimed (NONE, RELU, "
+            "RELU_N1_TO_1 and RELU6 are; LiteRT's kernels ignore or refuse a "
+            "fused TANH or SIGN_BIT, and so do the CPU kernels)");
   EXPECT_EQ(Reason(h, 99), "");
 }
 
