@@ -28,9 +28,9 @@
 
 /* Runtime release. */
 #define KILN_RUNTIME_VERSION_MAJOR 0
-#define KILN_RUNTIME_VERSION_MINOR 1
+#define KILN_RUNTIME_VERSION_MINOR 2
 #define KILN_RUNTIME_VERSION_PATCH 0
-#define KILN_RUNTIME_VERSION_STRING "0.1.0"
+#define KILN_RUNTIME_VERSION_STRING "0.2.0"
 
 /* Application-facing C API (kiln_c_api.h). */
 #define KILN_C_API_VERSION_MAJOR 1

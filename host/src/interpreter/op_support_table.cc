@@ -9,11 +9,12 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t k0_1_0 = KILN_MAKE_VERSION(0, 1, 0);
+constexpr uint32_t k0_2_0 = KILN_MAKE_VERSION(0, 2, 0);
 
 }  // namespace
 
 const std::vector<OpSupportEntry>& OpSupportTable() {
-  // Kiln 0.1.0: the in-tree CPU plugin's kernels and the host-intrinsic ops.
+  // The host-intrinsic ops, then the in-tree CPU plugin's kernels.
   static const auto* table = new std::vector<OpSupportEntry>{
       // Host-intrinsic.
       {KILN_OP_WHILE, nullptr, 1, 1, k0_1_0},

@@ -107,8 +107,10 @@ class Model {
   std::vector<Signature> signatures_;
   std::vector<MetadataEntry> metadata_;
   std::string min_runtime_version_;
-  // Aligned copies of the few constants whose bytes in the file are not
-  // aligned for their element type (old converters aligned data to 4 bytes).
+  // Constants the model owns instead of pointing into the file: aligned
+  // copies of the few whose bytes in the file are not aligned for their
+  // element type (old converters aligned data to 4 bytes), and sparse
+  // constants densified.
   std::vector<std::unique_ptr<std::max_align_t[]>> aligned_copies_;
 };
 

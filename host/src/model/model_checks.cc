@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "model/op_options.h"
+#include "model/sparsity.h"
 #include "runtime/graph.h"
 
 namespace kiln {
@@ -166,14 +167,26 @@ class Checker {
     KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(model_, t->buffer(), file_);
-    if (!bytes) return absl::OkStatus();
+    if (!bytes) {
+      if (t->sparsity() == nullptr) return absl::OkStatus();
+      return Error(where,
+                   "has sparsity parameters but no constant data; "
+                   "only constants can be sparse. ",
+                   kReexport);
+    }
     if (t->is_variable()) {
       return Error(
           where, "is a variable tensor but also has constant data in buffer ",
           t->buffer(), "; variables get their initial value from an operator. ",
           kReexport);
     }
-    if (t->sparsity() != nullptr) return absl::OkStatus();  // not dense
+    if (t->sparsity() != nullptr) {
+      const absl::StatusOr<SparseLayout> layout =
+          ReadSparseLayout(*t, bytes->size);
+      if (layout.ok()) return absl::OkStatus();
+      return Error(where, "sparse constant: ", layout.status().message(), ". ",
+                   kReexport);
+    }
     const std::optional<uint64_t> count = ElementCount(t->shape());
     if (!count) {
       return Error(where, "is a constant with shape ", ShapeString(t->shape()),

@@ -14,6 +14,7 @@
 #include "kiln/kiln_version.h"
 #include "model/model_checks.h"
 #include "model/op_options.h"
+#include "model/sparsity.h"
 #include "schema/kiln_model_generated.h"
 
 namespace kiln {
@@ -94,7 +95,9 @@ class GraphBuilder {
     }
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(fb_model_, t.buffer(), file_);
-    if (bytes) {
+    if (bytes && t.sparsity() != nullptr) {
+      DensifyInto(t, *bytes, &tensor);
+    } else if (bytes) {
       tensor.storage = TensorStorage::kConstant;
       tensor.has_rank = true;
       tensor.bytes = static_cast<size_t>(bytes->size);
@@ -113,12 +116,31 @@ class GraphBuilder {
         reinterpret_cast<uintptr_t>(bytes.data) % alignment == 0) {
       return bytes.data;
     }
-    const size_t units =
-        (bytes.size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
-    aligned_copies_->push_back(std::make_unique<std::max_align_t[]>(units));
-    uint8_t* copy = reinterpret_cast<uint8_t*>(aligned_copies_->back().get());
+    uint8_t* copy = OwnedBytes(bytes.size);
     std::memcpy(copy, bytes.data, bytes.size);
     return copy;
+  }
+
+  // `size` zeroed, aligned bytes owned by the model.
+  uint8_t* OwnedBytes(uint64_t size) {
+    const size_t units = static_cast<size_t>(
+        (size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t));
+    aligned_copies_->push_back(std::make_unique<std::max_align_t[]>(units));
+    return reinterpret_cast<uint8_t*>(aligned_copies_->back().get());
+  }
+
+  // A sparse constant (its layout proven by CheckModel) becomes a dense
+  // constant owned by the model.
+  void DensifyInto(const fb::Tensor& t, ByteSpan bytes, Tensor* tensor) {
+    const absl::StatusOr<SparseLayout> layout = ReadSparseLayout(t, bytes.size);
+    const size_t element_size = ElementSize(tensor->type);
+    const uint64_t dense_bytes = layout->dense_count * element_size;
+    uint8_t* dense = OwnedBytes(dense_bytes);
+    Densify(*layout, element_size, bytes.data, dense);
+    tensor->storage = TensorStorage::kConstant;
+    tensor->has_rank = true;
+    tensor->bytes = static_cast<size_t>(dense_bytes);
+    tensor->data = dense;
   }
 
   Node BuildNode(const fb::Operator& op, int32_t index) {

@@ -697,7 +697,7 @@ TEST_F(CpuKernelTest, ConvAndMatMulVersionRanges) {
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 3));   // hybrid
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 6));
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 7));    // int16x8
-  EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 8));   // sparse
+  EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 8));    // sparse, densified
   EXPECT_TRUE(Covers(KILN_OP_FULLY_CONNECTED, 9));    // asymmetric hybrid
   EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 10));  // int4
   EXPECT_FALSE(Covers(KILN_OP_FULLY_CONNECTED, 11));  // int32 bias

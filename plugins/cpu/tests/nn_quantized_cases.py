@@ -727,7 +727,7 @@ def transpose_conv_cases(rng):
 
 def batch_matmul_case(rng, dtype, const_rhs=False, adj_x=False, adj_y=False):
     m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32])),
-                   int(rng.integers(1, 9)))
+                   int(rng.choice([1, 3, 8, 13, 24])))
     lhs_batch = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
     rhs_batch = [1 if rng.integers(2) else lhs_batch[0], lhs_batch[1]]
     if const_rhs:
@@ -796,8 +796,138 @@ def arg_cases(rng):
             for arg_max in (True, False) for _ in range(3)]
 
 
+# ---- DENSIFY (sparse constants) --------------------------------------------------
+
+def sparse_encode(dense, traversal, block_map, block_size, csr_levels):
+    """TFLite sparsity of `dense`: SparsityParametersT and the stored values.
+
+    Block dimension b splits dense dimension block_map[b] into blocks of
+    block_size[b]; traversal lists the expanded dimensions (dense ones
+    first, then the blocks in order); csr_levels are the traversal levels
+    stored as SPARSE_CSR (an index is kept when its subtree holds a
+    nonzero), the others DENSE."""
+    n = dense.ndim
+    split, axes_outer, axes_block = [], [], []
+    for d in range(n):
+        if d in block_map:
+            bs = block_size[block_map.index(d)]
+            split += [dense.shape[d] // bs, bs]
+            axes_outer.append(len(split) - 2)
+            axes_block.append(len(split) - 1)
+        else:
+            split.append(dense.shape[d])
+            axes_outer.append(len(split) - 1)
+    expanded = dense.reshape(split).transpose(axes_outer + axes_block)
+    ordered = expanded.transpose(traversal)
+    levels = len(traversal)
+    segments = {lv: [0] for lv in csr_levels}
+    indices = {lv: [] for lv in csr_levels}
+    values = []
+
+    def visit(level, sub):
+        if level == levels:
+            values.append(sub)
+            return
+        for i in range(sub.shape[0]):
+            if level in csr_levels:
+                if not np.any(sub[i]):
+                    continue
+                indices[level].append(i)
+            visit(level + 1, sub[i])
+        if level in csr_levels:
+            segments[level].append(len(indices[level]))
+
+    visit(0, ordered)
+    sp = schema.SparsityParametersT()
+    sp.traversalOrder = list(traversal)
+    sp.blockMap = list(block_map)
+    sp.dimMetadata = []
+    for lv in range(levels):
+        m = schema.DimensionMetadataT()
+        if lv in csr_levels:
+            m.format = schema.DimensionType.SPARSE_CSR
+            for attr, vals in (("arraySegments", segments[lv]),
+                               ("arrayIndices", indices[lv])):
+                v = schema.Int32VectorT()
+                v.values = list(vals)
+                setattr(m, attr + "Type", schema.SparseIndexVector.Int32Vector)
+                setattr(m, attr, v)
+        else:
+            m.format = schema.DimensionType.DENSE
+            m.denseSize = int(ordered.shape[lv])
+        sp.dimMetadata.append(m)
+    return sp, np.array(values, dense.dtype)
+
+
+DENSIFY_LAYOUTS = [
+    # (dense shape, traversal, block_map, block_size, csr levels)
+    ([6, 8], [0, 1], [], [], [1]),
+    ([5, 7], [1, 0], [], [], [1]),
+    ([4, 8], [0, 1, 2], [1], [4], [1]),  # 1x4 blocks, as sparse FC weights
+    ([6, 4], [0, 1, 2, 3], [0, 1], [2, 2], [1]),
+    ([3, 4, 5], [2, 0, 1], [], [], [1, 2]),
+]
+
+
+def densify_case(rng, dtype, layout):
+    shape, traversal, block_map, block_size, csr = layout
+    dense = rng.uniform(-1, 1, size=shape)
+    dense[rng.uniform(size=shape) < 0.6] = 0
+    if dtype == "int8":
+        dense = np.round(dense * 100)
+    dense = dense.astype(dtype)
+    sparsity, values = sparse_encode(dense, traversal, block_map, block_size,
+                                     csr)
+    return Case(f"DENSIFY/{dtype}/{shape} order{traversal} blocks{block_map}",
+                OP.DENSIFY, 1,
+                [T(dtype, shape, data=values, sparsity=sparsity)],
+                [T(dtype, shape)], rng=rng)
+
+
+def sparse_fc_case(rng, dtype, block):
+    """FULLY_CONNECTED v8: the weights stored sparse (rows dense, columns
+    CSR, in 1 x `block` blocks when block > 1); Kiln's loader densifies
+    them. dtype "hybrid": float input, int8 weights."""
+    while True:
+        case = (hybrid_fc_case(rng, False, False, activation=ACT_NONE)
+                if dtype == "hybrid" else fc_case(rng, dtype, bias=True))
+        w = case.inputs[1]
+        units, depth = w.shape
+        if depth % block == 0 and depth >= block:
+            break
+    dense = w.data.copy().reshape(units, depth // block, block)
+    dense[rng.uniform(size=(units, depth // block)) < 0.6] = 0
+    dense = dense.reshape(units, depth)
+    if block > 1:
+        w.sparsity, w.data = sparse_encode(dense, [0, 1, 2], [1], [block], [1])
+    else:
+        w.sparsity, w.data = sparse_encode(dense, [0, 1], [], [], [1])
+    case.version = 8
+    case.name = case.name.replace("FULLY_CONNECTED/",
+                                  f"FULLY_CONNECTED/sparse1x{block}/", 1)
+    return case
+
+
+def densify_cases(rng):
+    cases = [densify_case(rng, dtype, layout)
+             for dtype in ("float32", "float16", "int8")
+             for layout in DENSIFY_LAYOUTS]
+    # Sparse metadata on a graph input instead of a constant: refused by
+    # both (LiteRT in prepare, Kiln's loader).
+    bad = densify_case(rng, "float32", DENSIFY_LAYOUTS[0])
+    bad.name += "/not_constant"
+    bad.inputs[0].data = None
+    bad.expect_refusal = True
+    sparse_fc = [sparse_fc_case(rng, dtype, block)
+                 for dtype, block in (("float32", 1), ("float32", 4),
+                                      ("int8", 16), ("hybrid", 16))
+                 for _ in range(2)]
+    return cases + [bad] + sparse_fc
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
-            hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng))
+            hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng) +
+            densify_cases(rng))

@@ -222,6 +222,65 @@ TEST_F(QuantizedNnTest, HybridFullyConnectedAsymmetricInputs) {
   EXPECT_THAT(r.values, ElementsAre(510.f * (scale * 0.5f)));
 }
 
+// ---- requantization of 8-channel groups and the tail
+// -------------------------
+
+// Eleven output channels (eight vector lanes and a tail of three) of one
+// input value 12, input and output scale 1, output zero point 3. Filter
+// scales set each channel's multiplier m; with weight w and bias b the
+// expected output is clamp(MultiplyByQuantizedMultiplier(12 w + b, m) + 3)
+// worked out by hand in TFLite's fixed point (ties of its doubling high
+// multiply round up, its rounding shift rounds ties away from zero):
+//   c0 m 1/8  12 -> 1.5 -> 2      c1 m 1/8  -12 -> -1.5 -> -2
+//   c2 m 1    60 + 4 -> 64        c3 m 4    120 -> 480 -> clamp 127
+//   c4 m 4   -120 -> clamp -128   c5 m 1/4  24 -> 6
+//   c6 m 1/2  12 -> 6             c7 m 3/4  12 -> 9
+//   c8..c10 as c0..c2.
+const std::vector<float> kLaneScales = {
+    0.125f, 0.125f, 1.f, 4.f, 4.f, 0.25f, 0.5f, 0.75f, 0.125f, 0.125f, 1.f};
+const std::vector<int8_t> kLaneWeights = {1, -1, 5, 10, -10, 2, 1, 1, 1, -1, 5};
+const std::vector<int32_t> kLaneBias = {0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 4};
+const std::vector<int8_t> kLaneExpected = {5, 1,  67, 127, -128, 9,
+                                           9, 12, 5,  1,   67};
+
+TEST_F(QuantizedNnTest, ConvRequantizesEightChannelGroupsAndTail) {
+  std::vector<TestTensor> inputs = {
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 1, 1, 1}, {12}, Quant({1.f}, {0})),
+      QTensor<int8_t>(KILN_TYPE_INT8, {11, 1, 1, 1}, kLaneWeights,
+                      Quant(kLaneScales, std::vector<int64_t>(11, 0))),
+      QTensor<int32_t>(KILN_TYPE_INT32, {11}, kLaneBias,
+                       Quant(kLaneScales, std::vector<int64_t>(11, 0)))};
+  auto r =
+      RunOn<int8_t>(Kernel(KILN_OP_CONV_2D, 3), KILN_OP_CONV_2D, 3, inputs,
+                    OutputSpec{KILN_TYPE_INT8, Quant({1.f}, {3})}, [](Node& n) {
+                      n.SetInt(KILN_OPTION_PADDING, KILN_PADDING_VALID);
+                      n.SetInt(KILN_OPTION_STRIDE_W, 1);
+                      n.SetInt(KILN_OPTION_STRIDE_H, 1);
+                    });
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAreArray(kLaneExpected));
+}
+
+TEST_F(QuantizedNnTest, DepthwiseRequantizesEightChannelGroupsAndTail) {
+  std::vector<TestTensor> inputs = {
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 1, 1, 11},
+                      std::vector<int8_t>(11, 12), Quant({1.f}, {0})),
+      QTensor<int8_t>(KILN_TYPE_INT8, {1, 1, 1, 11}, kLaneWeights,
+                      Quant(kLaneScales, std::vector<int64_t>(11, 0), 3)),
+      QTensor<int32_t>(KILN_TYPE_INT32, {11}, kLaneBias,
+                       Quant(kLaneScales, std::vector<int64_t>(11, 0)))};
+  auto r = RunOn<int8_t>(
+      Kernel(KILN_OP_DEPTHWISE_CONV_2D, 3), KILN_OP_DEPTHWISE_CONV_2D, 3,
+      inputs, OutputSpec{KILN_TYPE_INT8, Quant({1.f}, {3})}, [](Node& n) {
+        n.SetInt(KILN_OPTION_PADDING, KILN_PADDING_VALID);
+        n.SetInt(KILN_OPTION_STRIDE_W, 1);
+        n.SetInt(KILN_OPTION_STRIDE_H, 1);
+        n.SetInt(KILN_OPTION_DEPTH_MULTIPLIER, 1);
+      });
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_THAT(r.values, ElementsAreArray(kLaneExpected));
+}
+
 // ---- hybrid CONV_2D -------------------------------------------------------
 
 // 1x1 convolution of a 1x1x2x2 image {1, -1, 0.5, 0.25}: the image is

@@ -174,18 +174,19 @@ class NodeReader : public sdk::GraphNode {
   }
 
   // The fused activation as the kernels' `act` argument (the
-  // KILN_ACTIVATION_* value). As LiteRT's kernels and the CPU plugin do, only
-  // the clamps apply: a fused TANH or SIGN_BIT leaves the values unchanged.
+  // KILN_ACTIVATION_* value). Only the clamps are claimed: LiteRT's kernels
+  // ignore a fused TANH or SIGN_BIT on some ops and refuse it on others, and
+  // the CPU kernels follow them, so such nodes stay there.
   NodeSupport Activation(int* act) const {
     const int64_t a =
         OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
-    if (!sdk::IsKnownActivation(a)) {
+    if (!sdk::IsClampActivation(a)) {
       return Unsupported("fused activation ", a, " (", sdk::ActivationName(a),
-                         ") is not supported (NONE, RELU, RELU_N1_TO_1, "
-                         "RELU6, TANH and SIGN_BIT are)");
+                         ") is not claimed (NONE, RELU, RELU_N1_TO_1 and "
+                         "RELU6 are; LiteRT's kernels ignore or refuse a "
+                         "fused TANH or SIGN_BIT, and so do the CPU kernels)");
     }
-    *act =
-        static_cast<int>(sdk::IsClampActivation(a) ? a : KILN_ACTIVATION_NONE);
+    *act = static_cast<int>(a);
     return NodeSupport::Supported();
   }
 

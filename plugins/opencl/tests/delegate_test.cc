@@ -90,9 +90,9 @@ TEST(OpenClDelegateTest, DeclinesUnsupportedNodesWithReasonsAndClaimsTheRest) {
   const int big = b.Random({1, 2, 2, 2, 2}, false);
   const int big_out = b.Tensor(KILN_TYPE_FLOAT32, {1, 2, 2, 2, 2});
   b.Op(KILN_OP_TANH, 1, {big}, {big_out});
-  const int unknown_out = b.Tensor(KILN_TYPE_FLOAT32, {1, 4, 4, 2});
-  b.Op(KILN_OP_ADD, 1, {floor_out, a}, {unknown_out})
-      .SetInt(KILN_OPTION_FUSED_ACTIVATION, 42);
+  const int sign_out = b.Tensor(KILN_TYPE_FLOAT32, {1, 4, 4, 2});
+  b.Op(KILN_OP_ADD, 1, {floor_out, a}, {sign_out})
+      .SetInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_SIGN_BIT);
   const int last = b.Tensor(KILN_TYPE_FLOAT32, {1, 4, 4, 2});
   b.Op(KILN_OP_LOGISTIC, 1, {floor_out}, {last});
   DelegateHarness h;
@@ -110,8 +110,9 @@ TEST(OpenClDelegateTest, DeclinesUnsupportedNodesWithReasonsAndClaimsTheRest) {
             "TANH input 0 (tensor 't5') has rank 5; the OpenCL delegate "
             "supports rank <= 4");
   EXPECT_EQ(Reason(h, 4),
-            "ADD: fused activation 42 (UNKNOWN) is not supported (NONE, "
-            "RELU, RELU_N1_TO_1, RELU6, TANH and SIGN_BIT are)");
+            "ADD: fused activation 5 (SIGN_BIT) is not claimed (NONE, RELU, "
+            "RELU_N1_TO_1 and RELU6 are; LiteRT's kernels ignore or refuse a "
+            "fused TANH or SIGN_BIT, and so do the CPU kernels)");
   EXPECT_EQ(Reason(h, 99), "");
 }
 

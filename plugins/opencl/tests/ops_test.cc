@@ -100,7 +100,7 @@ TEST_F(OpenClOpsTest, BinaryOpsBroadcastWithFusedActivations) {
       {KILN_OP_ADD, {1, 4, 5, 3}, {3}, KILN_ACTIVATION_RELU},
       {KILN_OP_SUB, {2, 1, 5, 3}, {1, 4, 1, 3}, KILN_ACTIVATION_RELU6},
       {KILN_OP_SUB, {5}, {3, 1}, KILN_ACTIVATION_RELU_N1_TO_1},
-      {KILN_OP_MUL, {3, 1, 7}, {1, 2, 1}, KILN_ACTIVATION_TANH},
+      {KILN_OP_MUL, {3, 1, 7}, {1, 2, 1}, KILN_ACTIVATION_RELU},
       {KILN_OP_MUL, {2, 3}, {}, KILN_ACTIVATION_NONE},
   };
   for (const BinaryCase& c : cases) {
@@ -172,7 +172,7 @@ TEST_F(OpenClOpsTest, Conv2dPaddingStridesDilation) {
        2,
        3,
        true,
-       KILN_ACTIVATION_TANH},
+       KILN_ACTIVATION_RELU_N1_TO_1},
       {{1, 6, 6, 1},
        {1, 1, 1, 1},
        KILN_PADDING_SAME,
@@ -200,6 +200,29 @@ TEST_F(OpenClOpsTest, Conv2dPaddingStridesDilation) {
     r.node().SetInt(KILN_OPTION_FUSED_ACTIVATION, c.activation);
     ExpectMatchesCpu(r, out);
   }
+}
+
+// LiteRT's CONV_2D ignores a fused TANH (its activation range covers only
+// the clamps) and the CPU kernel follows it; the delegate leaves such a node
+// to the CPU kernel rather than compute tanh.
+TEST_F(OpenClOpsTest, Conv2dWithFusedTanhIsDeclined) {
+  SingleNodeRunner r;
+  const int in = Input(r, {1, 6, 6, 2});
+  const int filter = Weights(r, {2, 3, 3, 2});
+  const int out = r.AddTensor(KILN_TYPE_FLOAT32, {});
+  r.SetOp(KILN_OP_CONV_2D, 1, {in, filter, -1}, {out});
+  r.node().SetInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_TANH);
+  Graph graph = CloneGraph(r.graph());
+  graph.outputs = {out};
+  DelegateHarness h;
+  ASSERT_TRUE(h.Create().ok());
+  auto claimed = h.Partition(graph);
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_TRUE(claimed->empty());
+  const char* why = h.decline_reasons()->decline_reason(h.delegate(), 0);
+  ASSERT_NE(why, nullptr);
+  EXPECT_THAT(why, ::testing::HasSubstr("fused activation 4 (TANH) is not "
+                                        "claimed"));
 }
 
 TEST_F(OpenClOpsTest, DepthwiseConv2dMultiplierAndDilation) {

@@ -172,6 +172,7 @@ KilnStatus QuantizedBatchMatMulPrepare(KernelContext& k, IntScheme scheme,
   const double real = static_cast<double>(qlhs.scales[0] * qrhs.scales[0]) /
                       static_cast<double>(qout.scales[0]);
   s.q.multipliers.assign(static_cast<size_t>(p.n), QuantizeMultiplier(real));
+  FillRequantLanes(s.q);
   if (scheme == IntScheme::kInt16) {
     s.rhs_rows.assign(static_cast<size_t>(p.rhs_batches() * p.n * p.depth), 0);
   } else {

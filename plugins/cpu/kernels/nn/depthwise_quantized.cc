@@ -3,6 +3,7 @@
 
 #include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/int_vec.h"
+#include "kernels/nn/requantize.h"
 
 namespace kiln::cpu::nn {
 namespace {
@@ -84,15 +85,12 @@ void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
         T* dst =
             out +
             ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) * g.out_c;
-        for (int32_t c = 0; c < g.out_c; ++c) {
-          if constexpr (sizeof(T) == 2) {
+        if constexpr (sizeof(T) == 1 && sizeof(Acc) == 4) {
+          RequantizeRows(acc, 1, g.out_c, bias.i32, s.q, dst, g.out_c);
+        } else {
+          for (int32_t c = 0; c < g.out_c; ++c) {
             dst[c] = static_cast<T>(RequantizeChannel(
                 static_cast<int64_t>(acc[c]) + bias.at(c), c, s.q));
-          } else {
-            dst[c] = static_cast<T>(
-                RequantizeChannel(WrappingAdd(static_cast<int32_t>(acc[c]),
-                                              static_cast<int32_t>(bias.at(c))),
-                                  c, s.q));
           }
         }
       }

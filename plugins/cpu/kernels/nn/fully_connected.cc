@@ -169,12 +169,12 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
   // FULLY_CONNECTED v1: float32 and uint8, DEFAULT weights; v3: hybrid
   // (float input, int8 weights); v4: int8 (per-tensor or per-channel
   // weights); v5: keep_num_dims; v6: bias omitted; v7: int16x8; v9: hybrid
-  // with asymmetric_quantize_inputs; v12: hybrid with per-channel weights.
-  // The kernel dispatches on the input and weight types. Not declared: v2
-  // (shuffled uint8 weights), v8 (sparse weights), v10 (int4 weights), v11
-  // (int16x8 with an int32 bias).
+  // with asymmetric_quantize_inputs; v8: sparse weights (the model loader
+  // densifies them); v12: hybrid with per-channel weights. The kernel
+  // dispatches on the input and weight types. Not declared: v2 (shuffled
+  // uint8 weights), v10 (int4 weights), v11 (int16x8 with an int32 bias).
   for (const auto& [min_version, max_version] :
-       {std::pair{1, 1}, {3, 7}, {9, 9}, {12, 12}}) {
+       {std::pair{1, 1}, {3, 9}, {12, 12}}) {
     def.AddKernel(VariantKernel<FullyConnectedOps>(KILN_OP_FULLY_CONNECTED,
                                                    min_version, max_version));
   }

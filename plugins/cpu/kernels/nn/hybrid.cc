@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/nn/hybrid_quantize.h"
+
 namespace kiln::cpu::nn {
 namespace {
 
@@ -20,31 +22,58 @@ inline int32_t RoundScalar(float x) {
   return static_cast<int32_t>(std::round(x));
 }
 
+const HybridQuantizeKernels& VectorKernels() {
+  static const HybridQuantizeKernels kernels = HybridQuantizeKernelsAvx2();
+  return kernels;
+}
+
+// Folds x[0, n) into *lo and *hi.
+void MinMax(const float* x, int32_t n, float* lo, float* hi) {
+  if (VectorKernels().min_max != nullptr) {
+    VectorKernels().min_max(x, n, lo, hi);
+    return;
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    *lo = std::min(*lo, x[i]);
+    *hi = std::max(*hi, x[i]);
+  }
+}
+
+// q[i] = clamp(round(inv * x[i]) + zero_point, qmin, 127), rounding as
+// LiteRT does: blocks of 8 as its vector code, the rest with std::round.
+void RoundRow(const float* x, int32_t n, float inv, int32_t zero_point,
+              int32_t qmin, int8_t* q) {
+  const int32_t block_end = n & ~(kVectorBlock - 1);
+  int32_t i = 0;
+  if (VectorKernels().round_blocks != nullptr) {
+    VectorKernels().round_blocks(x, block_end, inv, zero_point, qmin, q);
+    i = block_end;
+  }
+  for (; i < n; ++i) {
+    const float v = inv * x[i];
+    const int32_t r =
+        (i < block_end ? RoundVectorLane(v) : RoundScalar(v)) + zero_point;
+    q[i] = static_cast<int8_t>(std::min(127, std::max(qmin, r)));
+  }
+}
+
 void SymmetricRow(const float* x, int32_t n, int8_t* q, float* scale) {
-  const auto [lo, hi] = std::minmax_element(x, x + n);
-  const float range = std::max(std::abs(*lo), std::abs(*hi));
+  float lo = x[0], hi = x[0];
+  MinMax(x, n, &lo, &hi);
+  const float range = std::max(std::abs(lo), std::abs(hi));
   if (range == 0.f) {
     std::memset(q, 0, static_cast<size_t>(n));
     *scale = 1.f;
     return;
   }
   *scale = range / 127.f;
-  const float inv = 127.f / range;
-  const int32_t block_end = n & ~(kVectorBlock - 1);
-  for (int32_t i = 0; i < n; ++i) {
-    const float v = inv * x[i];
-    const int32_t r = i < block_end ? RoundVectorLane(v) : RoundScalar(v);
-    q[i] = static_cast<int8_t>(std::min(127, std::max(-127, r)));
-  }
+  RoundRow(x, n, 127.f / range, 0, -127, q);
 }
 
 void AsymmetricRow(const float* x, int32_t n, int8_t* q, float* scale,
                    int32_t* zero_point) {
   float rmin = 0.f, rmax = 0.f;
-  for (int32_t i = 0; i < n; ++i) {
-    rmin = std::min(rmin, x[i]);
-    rmax = std::max(rmax, x[i]);
-  }
+  MinMax(x, n, &rmin, &rmax);
   if (rmin == rmax) {
     std::memset(q, 0, static_cast<size_t>(n));
     *scale = 1.f;
@@ -69,14 +98,8 @@ void AsymmetricRow(const float* x, int32_t n, int8_t* q, float* scale,
   }
   *scale = static_cast<float>(s);
   *zero_point = nudged;
-  const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
-  const int32_t block_end = n & ~(kVectorBlock - 1);
-  for (int32_t i = 0; i < n; ++i) {
-    const float v = inv * x[i];
-    const int32_t r =
-        (i < block_end ? RoundVectorLane(v) : RoundScalar(v)) + nudged;
-    q[i] = static_cast<int8_t>(std::min(127, std::max(-128, r)));
-  }
+  RoundRow(x, n, static_cast<float>(1.0 / static_cast<double>(*scale)), nudged,
+           -128, q);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/nn/requantize.h"
+
 namespace kiln::cpu::nn {
 namespace {
 
@@ -220,6 +222,7 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
         per_tensor && r.per_tensor_float_product ? per_tensor_multiplier
                                                  : real);
   }
+  FillRequantLanes(*out);
   if (r.refuse_non_clamp_activation &&
       (r.activation == KILN_ACTIVATION_TANH ||
        r.activation == KILN_ACTIVATION_SIGN_BIT)) {
@@ -242,6 +245,15 @@ KilnStatus PrepareChannelRequant(KernelContext& k, const RequantRules& r,
                   "model with a larger output scale");
   }
   return KILN_STATUS_OK;
+}
+
+void FillRequantLanes(ChannelRequant& q) {
+  q.lanes = RequantLanes{};
+  for (const QuantizedMultiplier& m : q.multipliers) {
+    q.lanes.multiplier.push_back(m.multiplier);
+    q.lanes.left_shift.push_back(std::max(m.shift, 0));
+    q.lanes.right_shift.push_back(std::max(-m.shift, 0));
+  }
 }
 
 KilnStatus ReadBias(KernelContext& k, sdk::Operand bias, BiasView* out) {
@@ -282,6 +294,12 @@ void RequantizedGemm(const int16_t* a, int32_t rows, const PackedInt16Matrix& w,
   int32_t* acc = scratch.acc.data();
   if (!wide) {
     IntGemm(a, kp, rows, w, 0, kp, acc, n);
+    if constexpr (sizeof(T) == 1) {
+      if (RowRequantApplies(q) && bias.i64 == nullptr) {
+        RequantizeRows(acc, rows, n, bias.i32, q, out, ldo);
+        return;
+      }
+    }
     for (int32_t r = 0; r < rows; ++r) {
       for (int32_t c = 0; c < n; ++c) {
         const int32_t v = WrappingAdd(acc[int64_t{r} * n + c],

@@ -67,6 +67,12 @@ RequantRules ConvolutionRules(const char* op, IntScheme scheme,
 //   acc = sum (w + filter_offset) * (x + input_offset) + bias[c]
 //   out = clamp(MultiplyByQuantizedMultiplier(acc, multipliers[c])
 //               + output_offset, act_min, act_max)
+// The fixed-point multipliers of a ChannelRequant split into lanes, one
+// entry per output channel: multiplier, max(shift, 0), max(-shift, 0).
+struct RequantLanes {
+  std::vector<int32_t> multiplier, left_shift, right_shift;
+};
+
 struct ChannelRequant {
   IntScheme scheme = IntScheme::kInt8;
   int32_t input_offset = 0, filter_offset = 0, output_offset = 0;
@@ -78,6 +84,7 @@ struct ChannelRequant {
   // int16x8 without an int32 bias: TFLite accumulates in int64 and
   // requantizes with the 64-bit MultiplyByQuantizedMultiplier.
   bool wide_accumulator = false;
+  RequantLanes lanes;  // `multipliers` as lanes (RequantizeRows)
 };
 
 // The operands of a convolution-like node.
@@ -130,6 +137,10 @@ int32_t RequantizeChannel(Acc acc, int32_t c, const ChannelRequant& p) {
       p.output_offset;
   return std::min(p.act_max, std::max(p.act_min, v));
 }
+
+// Sets q.lanes from q.multipliers (PrepareChannelRequant does it; a kernel
+// that sets the multipliers itself calls it after).
+void FillRequantLanes(ChannelRequant& q);
 
 // Bias values of output channel c as the accumulator type (0 without bias).
 struct BiasView {

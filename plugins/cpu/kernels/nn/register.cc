@@ -4,6 +4,7 @@ namespace kiln::cpu {
 namespace nn {
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def);
+void RegisterDensifyKernels(sdk::PluginDefinition& def);
 void RegisterFullyConnectedKernels(sdk::PluginDefinition& def);
 void RegisterPoolingKernels(sdk::PluginDefinition& def);
 void RegisterResizeKernels(sdk::PluginDefinition& def);
@@ -13,6 +14,7 @@ void RegisterReductionKernels(sdk::PluginDefinition& def);
 
 void RegisterNeuralNetKernels(sdk::PluginDefinition& def) {
   nn::RegisterConvolutionKernels(def);
+  nn::RegisterDensifyKernels(def);
   nn::RegisterFullyConnectedKernels(def);
   nn::RegisterPoolingKernels(def);
   nn::RegisterResizeKernels(def);
