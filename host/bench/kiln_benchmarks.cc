@@ -85,14 +85,6 @@ absl::StatusOr<std::string> GeneratedModel(
   return result;
 }
 
-TensorSpec FloatSpec(std::string name, std::vector<int32_t> shape) {
-  TensorSpec spec;
-  spec.name = std::move(name);
-  spec.type = KILN_TYPE_FLOAT32;
-  spec.shape = std::move(shape);
-  return spec;
-}
-
 // x [1] -> t1 = x + x -> t2 = t1 + x -> ... -> tN "y" [1]: a chain of
 // `num_nodes` ADD v1 nodes whose kernels do almost no work, so Invoke time
 // is dispatch.
@@ -103,11 +95,11 @@ absl::StatusOr<std::vector<uint8_t>> BuildDispatchModel(uint64_t num_nodes,
   builder.SetDescription(absl::StrCat("Kiln dispatch benchmark: ", num_nodes,
                                       " ADD nodes on [1]"));
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(FloatSpec("x", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
   int32_t previous = x;
   for (int i = 1; i <= kDispatchNodes; ++i) {
     const int32_t t = g.AddTensor(
-        FloatSpec(i == kDispatchNodes ? "y" : absl::StrCat("t", i), {1}));
+        FloatTensor(i == kDispatchNodes ? "y" : absl::StrCat("t", i), {1}));
     g.AddOperator(
         KILN_OP_ADD, 1, {previous, x}, {t},
         {{KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_NONE)}});
@@ -138,9 +130,9 @@ absl::StatusOr<std::unique_ptr<Interpreter>> ReadyInterpreter(
   if (!interpreter.ok()) return interpreter.status();
   if (absl::Status s = (*interpreter)->AllocateTensors(); !s.ok()) return s;
   for (int i = 0; i < (*interpreter)->num_inputs(); ++i) {
-    Tensor* t = (*interpreter)->input(i);
+    TensorState* t = (*interpreter)->input(i);
     if (t == nullptr || t->data == nullptr) continue;
-    if (t->type == KILN_TYPE_FLOAT32) {
+    if (t->desc->type == KILN_TYPE_FLOAT32) {
       float* values = static_cast<float*>(t->data);
       for (int64_t k = 0; k < t->NumElements(); ++k) {
         values[k] = static_cast<float>(k % 17) / 17.0f;

@@ -318,9 +318,12 @@ class SdkQuantizationChecksTest : public SdkChecksTest {
     r_.tensor(index).quantization.zero_points = std::move(zero_points);
     r_.tensor(index).quantization.quantized_dimension = axis;
   }
+  // Reads through a const view, as a delegate's Supports(const GraphNode&)
+  // has it.
   absl::Status Read(sdk::Operand o, sdk::QuantizationRule rule) {
     return Prepare(r_, [&](KernelContext& k) {
-      return sdk::ReadQuantization(k, o, rule, &q_);
+      const KernelContext& view = k;
+      return sdk::ReadQuantization(view, o, rule, &q_);
     });
   }
   SingleNodeRunner r_;

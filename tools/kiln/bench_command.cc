@@ -71,9 +71,9 @@ void FillInputs(Interpreter& interp) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> real(-1.f, 1.f);
   for (int i = 0; i < interp.num_inputs(); ++i) {
-    Tensor* t = interp.input(i);
+    TensorState* t = interp.input(i);
     if (t->data == nullptr) continue;
-    if (t->type == KILN_TYPE_FLOAT32) {
+    if (t->desc->type == KILN_TYPE_FLOAT32) {
       float* p = static_cast<float*>(t->data);
       for (int64_t k = 0; k < t->NumElements(); ++k) p[k] = real(rng);
     } else {

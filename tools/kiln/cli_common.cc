@@ -197,10 +197,6 @@ const char* DtypeName(KilnTensorType type) {
   }
 }
 
-std::string ShapeString(const std::vector<int32_t>& shape) {
-  return "[" + absl::StrJoin(shape, ", ") + "]";
-}
-
 std::string CompactList(const std::vector<int32_t>& values) {
   return "[" + absl::StrJoin(values, ",") + "]";
 }

@@ -91,8 +91,6 @@ absl::StatusOr<std::unique_ptr<Interpreter>> OpenInterpreter(
 
 // "float32" style NumPy dtype names for messages and JSON.
 const char* DtypeName(KilnTensorType type);
-// "[1, 16, 16, 3]"
-std::string ShapeString(const std::vector<int32_t>& shape);
 // "[1,16,16,3]" (the compact form JSON uses)
 std::string CompactList(const std::vector<int32_t>& values);
 

@@ -149,7 +149,6 @@ TEST_F(DelegateFlagsTest, Errors) {
 }
 
 TEST(FormattingTest, Lists) {
-  EXPECT_EQ(ShapeString({1, 16, 3}), "[1, 16, 3]");
   EXPECT_EQ(CompactList({1, 16, 3}), "[1,16,3]");
   EXPECT_EQ(CompactList({}), "[]");
   EXPECT_EQ(StringOrNull(std::nullopt).dump(), "null");

@@ -17,6 +17,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "interpreter/interpreter.h"
+#include "kiln/sdk/shape_string.h"
 #include "npy.h"
 
 namespace kiln::cli {
@@ -93,7 +94,7 @@ FlagParser RunFlags(RunOptions& o) {
 // An input slot: a tensor with its user-facing name.
 struct Slot {
   std::string name;
-  Tensor* tensor;
+  TensorState* tensor;
 };
 
 // What `kiln run` runs: a signature (by its names) or the primary subgraph.
@@ -111,7 +112,8 @@ class RunTarget {
       }
     } else {
       for (int i = 0; i < interpreter_.num_inputs(); ++i) {
-        slots.push_back({interpreter_.input(i)->name, interpreter_.input(i)});
+        slots.push_back(
+            {interpreter_.input(i)->desc->name, interpreter_.input(i)});
       }
     }
     return slots;
@@ -134,9 +136,9 @@ class RunTarget {
   }
   std::string output_name(int i) const {
     return signature_ != nullptr ? signature_->output_name(i)
-                                 : interpreter_.output(i)->name;
+                                 : interpreter_.output(i)->desc->name;
   }
-  const Tensor* output(int i) const {
+  const TensorState* output(int i) const {
     return signature_ != nullptr ? signature_->output(output_name(i))
                                  : interpreter_.output(i);
   }
@@ -146,12 +148,12 @@ class RunTarget {
   SignatureRunner* signature_;
 };
 
-void FillRandom(Tensor& t, std::mt19937& rng) {
+void FillRandom(TensorState& t, std::mt19937& rng) {
   std::uniform_real_distribution<float> real(-1.f, 1.f);
   std::uniform_int_distribution<int> small(0, 2);
   const int64_t n = t.NumElements();
   for (int64_t i = 0; i < n; ++i) {
-    switch (t.type) {
+    switch (t.desc->type) {
       case KILN_TYPE_FLOAT32:
         static_cast<float*>(t.data)[i] = real(rng);
         break;
@@ -203,10 +205,10 @@ absl::StatusOr<std::vector<std::pair<int, NpyArray>>> ReadInputs(
     KILN_ASSIGN_OR_RETURN(const int index, FindInput(slots, name));
     KILN_ASSIGN_OR_RETURN(NpyArray array, ReadNpy(file));
     const Slot& slot = slots[static_cast<size_t>(index)];
-    if (array.type != slot.tensor->type) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input '", name, "' is ", DtypeName(slot.tensor->type),
-                       " but ", file, " holds ", DtypeName(array.type)));
+    if (array.type != slot.tensor->desc->type) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input '", name, "' is ", DtypeName(slot.tensor->desc->type), " but ",
+          file, " holds ", DtypeName(array.type)));
     }
     if (array.shape != slot.tensor->shape || !slot.tensor->has_rank) {
       KILN_RETURN_IF_ERROR(target.Resize(index, slot.name, array.shape));
@@ -265,12 +267,12 @@ absl::StatusOr<std::vector<RunOutput>> CollectOutputs(const RunTarget& target) {
     RunOutput out;
     out.index = i;
     out.name = target.output_name(i);
-    const Tensor* t = target.output(i);
+    const TensorState* t = target.output(i);
     if (t == nullptr || (t->data == nullptr && t->NumElements() > 0)) {
       return absl::InternalError(
           absl::StrCat("output '", out.name, "' has no data"));
     }
-    out.array.type = t->type;
+    out.array.type = t->desc->type;
     out.array.shape = t->shape;
     const auto* bytes = static_cast<const uint8_t*>(t->data);
     out.array.data.assign(bytes, bytes + (bytes == nullptr ? 0 : t->bytes));
@@ -329,8 +331,8 @@ std::string RunToText(const RunReport& r) {
   for (const RunOutput& out : r.outputs) {
     absl::StrAppend(&s, "output ", out.index, " '", out.name, "' ",
                     DtypeName(out.array.type), " ",
-                    ShapeString(out.array.shape), " -> ", OutputPath(r, out),
-                    "\n");
+                    sdk::ShapeString(out.array.shape), " -> ",
+                    OutputPath(r, out), "\n");
   }
   return s;
 }

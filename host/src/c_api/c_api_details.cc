@@ -11,8 +11,8 @@
 
 namespace {
 
-const kiln::Tensor* T(const KilnTensor* t) {
-  return reinterpret_cast<const kiln::Tensor*>(t);
+const kiln::TensorState* T(const KilnTensor* t) {
+  return reinterpret_cast<const kiln::TensorState*>(t);
 }
 const kiln::SignatureRunner* R(const KilnSignatureRunner* r) {
   return reinterpret_cast<const kiln::SignatureRunner*>(r);
@@ -104,8 +104,7 @@ KilnError* KilnInterpreterGetPluginProbe(const KilnInterpreter* interpreter,
 
 int32_t KilnInterpreterTensorCount(const KilnInterpreter* interpreter) {
   if (interpreter == nullptr) return 0;
-  return static_cast<int32_t>(
-      interpreter->interpreter->graph(0).tensors.size());
+  return static_cast<int32_t>(interpreter->interpreter->num_tensors(0));
 }
 
 KilnTensor* KilnInterpreterTensor(KilnInterpreter* interpreter,
@@ -118,13 +117,13 @@ KilnTensor* KilnInterpreterTensor(KilnInterpreter* interpreter,
 int32_t KilnInterpreterInputTensorIndex(const KilnInterpreter* interpreter,
                                         int32_t index) {
   if (interpreter == nullptr) return -1;
-  return IndexAt(interpreter->interpreter->graph(0).inputs, index);
+  return IndexAt(interpreter->interpreter->model().graph(0).inputs, index);
 }
 
 int32_t KilnInterpreterOutputTensorIndex(const KilnInterpreter* interpreter,
                                          int32_t index) {
   if (interpreter == nullptr) return -1;
-  return IndexAt(interpreter->interpreter->graph(0).outputs, index);
+  return IndexAt(interpreter->interpreter->model().graph(0).outputs, index);
 }
 
 int32_t KilnSignatureRunnerInputTensorIndex(const KilnSignatureRunner* runner,
@@ -141,18 +140,18 @@ int32_t KilnSignatureRunnerOutputTensorIndex(const KilnSignatureRunner* runner,
 
 int32_t KilnTensorShapeSignatureNumDims(const KilnTensor* tensor) {
   if (tensor == nullptr) return -1;
-  const kiln::Tensor& t = *T(tensor);
-  if (!t.shape_signature.empty()) {
-    return static_cast<int32_t>(t.shape_signature.size());
+  const kiln::TensorState& t = *T(tensor);
+  if (!t.desc->shape_signature.empty()) {
+    return static_cast<int32_t>(t.desc->shape_signature.size());
   }
   return t.has_rank ? static_cast<int32_t>(t.shape.size()) : -1;
 }
 
 int32_t KilnTensorShapeSignatureDim(const KilnTensor* tensor, int32_t axis) {
   if (tensor == nullptr || axis < 0) return -1;
-  const kiln::Tensor& t = *T(tensor);
+  const kiln::TensorState& t = *T(tensor);
   const std::vector<int32_t>& dims =
-      t.shape_signature.empty() ? t.shape : t.shape_signature;
+      t.desc->shape_signature.empty() ? t.shape : t.desc->shape_signature;
   return IndexAt(dims, axis);
 }
 
@@ -169,7 +168,7 @@ KilnError* KilnTensorGetQuantizationInfo(const KilnTensor* tensor,
     return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
                                "KilnTensorGetQuantizationInfo: tensor is NULL");
   }
-  const kiln::Quantization& q = T(tensor)->quantization;
+  const kiln::Quantization& q = T(tensor)->desc->quantization;
   KilnTensorQuantizationInfo full;
   std::memset(&full, 0, sizeof(full));
   full.num_scales = static_cast<int32_t>(q.scales.size());

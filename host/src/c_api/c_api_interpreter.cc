@@ -11,17 +11,22 @@
 #include "model/model.h"
 
 // KilnTensor and KilnSignatureRunner are the interpreter's own objects:
-// KilnTensor* is a kiln::Tensor*, KilnSignatureRunner* a
+// KilnTensor* is a kiln::TensorState* (its run state, ->desc its
+// description), KilnSignatureRunner* a
 // kiln::SignatureRunner*. Both stay valid until the interpreter is destroyed.
 
 namespace {
 
-kiln::Tensor* T(KilnTensor* t) { return reinterpret_cast<kiln::Tensor*>(t); }
-const kiln::Tensor* T(const KilnTensor* t) {
-  return reinterpret_cast<const kiln::Tensor*>(t);
+kiln::TensorState* T(KilnTensor* t) {
+  return reinterpret_cast<kiln::TensorState*>(t);
 }
-KilnTensor* Wrap(kiln::Tensor* t) { return reinterpret_cast<KilnTensor*>(t); }
-const KilnTensor* Wrap(const kiln::Tensor* t) {
+const kiln::TensorState* T(const KilnTensor* t) {
+  return reinterpret_cast<const kiln::TensorState*>(t);
+}
+KilnTensor* Wrap(kiln::TensorState* t) {
+  return reinterpret_cast<KilnTensor*>(t);
+}
+const KilnTensor* Wrap(const kiln::TensorState* t) {
   return reinterpret_cast<const KilnTensor*>(t);
 }
 kiln::SignatureRunner* R(KilnSignatureRunner* r) {
@@ -42,7 +47,7 @@ std::vector<int32_t> Dims(const int32_t* dims, int32_t rank) {
                   : std::vector<int32_t>();
 }
 
-size_t ByteSize(const kiln::Tensor& t) {
+size_t ByteSize(const kiln::TensorState& t) {
   if (t.data != nullptr) return t.bytes;
   return t.RequiredBytes();
 }
@@ -169,7 +174,7 @@ uint64_t KilnInterpreterArenaBytes(const KilnInterpreter* interpreter) {
 // ---- Tensors ----
 
 KilnTensorType KilnTensorGetType(const KilnTensor* tensor) {
-  return tensor == nullptr ? KILN_TYPE_FLOAT32 : T(tensor)->type;
+  return tensor == nullptr ? KILN_TYPE_FLOAT32 : T(tensor)->desc->type;
 }
 
 int32_t KilnTensorNumDims(const KilnTensor* tensor) {
@@ -194,13 +199,13 @@ void* KilnTensorData(const KilnTensor* tensor) {
 }
 
 const char* KilnTensorName(const KilnTensor* tensor) {
-  return tensor == nullptr ? "" : T(tensor)->name.c_str();
+  return tensor == nullptr ? "" : T(tensor)->desc->name.c_str();
 }
 
 int32_t KilnTensorQuantization(const KilnTensor* tensor, float* scale,
                                int64_t* zero_point) {
   if (tensor == nullptr) return 0;
-  const kiln::Quantization& q = T(tensor)->quantization;
+  const kiln::Quantization& q = T(tensor)->desc->quantization;
   if (q.scales.size() != 1) return 0;
   if (scale != nullptr) *scale = q.scales[0];
   if (zero_point != nullptr) {
@@ -213,32 +218,32 @@ KilnError* KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* data,
                                     size_t size) {
   if (tensor == nullptr)
     return NullArgument("KilnTensorCopyFromBuffer", "tensor");
-  kiln::Tensor& t = *T(tensor);
+  kiln::TensorState& t = *T(tensor);
   if (size > 0 && data == nullptr) {
     return NullArgument("KilnTensorCopyFromBuffer", "data");
   }
   if (t.is_constant()) {
     return kiln::MakeKilnError(
         KILN_STATUS_FAILED_PRECONDITION,
-        "KilnTensorCopyFromBuffer: tensor '" + t.name +
+        "KilnTensorCopyFromBuffer: tensor '" + t.desc->name +
             "' is a constant of the model and cannot be written");
   }
-  if (t.type == KILN_TYPE_STRING) {
+  if (t.desc->type == KILN_TYPE_STRING) {
     // String tensors are variable length: the buffer is the whole encoded
     // string tensor (int32 count, int32 offsets[count + 1], bytes).
     t.AllocateOwned(size);
   } else if (t.data == nullptr) {
     return kiln::MakeKilnError(
         KILN_STATUS_FAILED_PRECONDITION,
-        "KilnTensorCopyFromBuffer: tensor '" + t.name +
+        "KilnTensorCopyFromBuffer: tensor '" + t.desc->name +
             "' has no memory yet: call KilnInterpreterAllocateTensors first");
   }
   if (size != t.bytes) {
     return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
-                               "KilnTensorCopyFromBuffer: tensor '" + t.name +
-                                   "' holds " + std::to_string(t.bytes) +
-                                   " bytes, but " + std::to_string(size) +
-                                   " were given");
+                               "KilnTensorCopyFromBuffer: tensor '" +
+                                   t.desc->name + "' holds " +
+                                   std::to_string(t.bytes) + " bytes, but " +
+                                   std::to_string(size) + " were given");
   }
   if (size > 0) std::memcpy(t.data, data, size);
   return nullptr;
@@ -248,20 +253,20 @@ KilnError* KilnTensorCopyToBuffer(const KilnTensor* tensor, void* data,
                                   size_t size) {
   if (tensor == nullptr)
     return NullArgument("KilnTensorCopyToBuffer", "tensor");
-  const kiln::Tensor& t = *T(tensor);
+  const kiln::TensorState& t = *T(tensor);
   if (t.data == nullptr) {
     return kiln::MakeKilnError(
         KILN_STATUS_FAILED_PRECONDITION,
-        "KilnTensorCopyToBuffer: tensor '" + t.name +
+        "KilnTensorCopyToBuffer: tensor '" + t.desc->name +
             "' has no data yet: call KilnInterpreterAllocateTensors (and "
             "KilnInterpreterInvoke for outputs) first");
   }
   if (size != t.bytes) {
-    return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
-                               "KilnTensorCopyToBuffer: tensor '" + t.name +
-                                   "' holds " + std::to_string(t.bytes) +
-                                   " bytes, but the buffer has " +
-                                   std::to_string(size));
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnTensorCopyToBuffer: tensor '" + t.desc->name + "' holds " +
+            std::to_string(t.bytes) + " bytes, but the buffer has " +
+            std::to_string(size));
   }
   if (size > 0 && data == nullptr) {
     return NullArgument("KilnTensorCopyToBuffer", "data");

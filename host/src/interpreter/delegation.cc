@@ -8,11 +8,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/partitioner.h"
-#include "interpreter/subgraph_runtime.h"
+#include "interpreter/subgraph_state.h"
 #include "kiln/delegate_settings.pb.h"
 #include "kiln/kiln_builtin_ops.h"
 
@@ -31,28 +32,21 @@ class CollectingErrors : public google::protobuf::io::ErrorCollector {
   std::vector<std::string> errors;
 };
 
-}  // namespace
+std::string DelegateLabel(const DelegateInstance& delegate) {
+  return absl::StrCat("delegate '", delegate.name, "' (",
+                      delegate.plugin->path(), ")");
+}
 
-absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
-  std::shared_ptr<LoadedPlugin> plugin;
-  std::vector<std::string> available;
-  for (const auto& p : plugins_) {
-    const KilnDelegateInterface* d = p->delegate();
-    if (d == nullptr || d->name == nullptr) continue;
-    available.push_back(
-        absl::StrCat("'", d->name, "' (plugin ", p->Describe(), ")"));
-    if (plugin == nullptr && request.name == d->name) plugin = p;
-  }
-  if (plugin == nullptr) {
-    return absl::NotFoundError(absl::StrCat(
-        "no loaded plugin provides a delegate named '", request.name, "'; ",
-        available.empty()
-            ? "no loaded plugin has a delegate (check the plugin search path)"
-            : absl::StrCat("available delegates: ",
-                           absl::StrJoin(available, ", "))));
-  }
-  kiln::DelegateSettings settings;
+// A request's kiln.DelegateSettings: serialized for the plugin, and the
+// fields the host reads.
+struct DecodedSettings {
   std::string bytes;
+  int32_t min_partition_size = 1;
+};
+
+absl::StatusOr<DecodedSettings> DecodeSettings(const DelegateRequest& request) {
+  kiln::DelegateSettings settings;
+  DecodedSettings decoded;
   if (request.is_text) {
     google::protobuf::TextFormat::Parser parser;
     CollectingErrors errors;
@@ -64,12 +58,12 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
           errors.errors.empty() ? "parse error"
                                 : absl::StrJoin(errors.errors, "; ")));
     }
-    bytes = settings.SerializeAsString();
+    decoded.bytes = settings.SerializeAsString();
   } else {
-    bytes = request.settings;
-    if (!bytes.empty() && !settings.ParseFromString(bytes)) {
+    decoded.bytes = request.settings;
+    if (!decoded.bytes.empty() && !settings.ParseFromString(decoded.bytes)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "settings of delegate '", request.name, "' (", bytes.size(),
+          "settings of delegate '", request.name, "' (", decoded.bytes.size(),
           " bytes) are not a serialized kiln.DelegateSettings message"));
     }
   }
@@ -78,43 +72,125 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
         "settings of delegate '", request.name, "': min_partition_size is ",
         settings.min_partition_size(), "; it must be 0 (default) or more"));
   }
+  if (settings.min_partition_size() > 0) {
+    decoded.min_partition_size = settings.min_partition_size();
+  }
+  return decoded;
+}
 
+// The claimed nodes split into partitions (partitioner.h) of at least
+// `min_size` nodes each.
+std::vector<std::vector<int32_t>> GroupClaimedNodes(
+    const DependencyGraph& deps, const std::vector<int32_t>& claimed,
+    int32_t min_size) {
+  std::vector<std::vector<int32_t>> groups;
+  for (auto& group : PartitionClaimedNodes(deps, claimed)) {
+    if (static_cast<int32_t>(group.size()) >= min_size) {
+      groups.push_back(std::move(group));
+    }
+  }
+  return groups;
+}
+
+// The partition node standing for `group`: its inputs are the tensors the
+// group reads from outside, its outputs the tensors it writes that a node
+// outside or the subgraph's outputs read.
+NodeDesc PartitionNode(const SubgraphState& s,
+                       const std::vector<int32_t>& group) {
+  const std::set<int32_t> members(group.begin(), group.end());
+  std::set<int32_t> produced;
+  for (int32_t n : group) {
+    for (int32_t t : s.node(n).node().outputs) {
+      if (t >= 0) produced.insert(t);
+    }
+  }
+  std::set<int32_t> used_outside(s.model().outputs.begin(),
+                                 s.model().outputs.end());
+  for (int32_t n : s.execution_plan) {
+    if (members.count(n)) continue;
+    for (int32_t t : s.node(n).node().inputs) {
+      if (t >= 0) used_outside.insert(t);
+    }
+  }
+  NodeDesc p;
+  p.builtin_code = KILN_OP_DELEGATE;
+  p.version = 1;
+  p.delegated_nodes = group;
+  std::set<int32_t> seen_in, seen_out;
+  for (int32_t n : group) {
+    const NodeDesc& node = s.node(n).node();
+    for (int32_t t : node.inputs) {
+      if (t >= 0 && !produced.count(t) && seen_in.insert(t).second) {
+        p.inputs.push_back(t);
+      }
+    }
+    for (int32_t t : node.outputs) {
+      if (t >= 0 && used_outside.count(t) && seen_out.insert(t).second) {
+        p.outputs.push_back(t);
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> Interpreter::FindDelegatePlugin(
+    const std::string& name) const {
+  std::vector<std::string> available;
+  for (const auto& p : plugins_) {
+    const KilnDelegateInterface* d = p->delegate();
+    if (d == nullptr || d->name == nullptr) continue;
+    if (name == d->name) return p;
+    available.push_back(
+        absl::StrCat("'", d->name, "' (plugin ", p->Describe(), ")"));
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no loaded plugin provides a delegate named '", name, "'; ",
+      available.empty()
+          ? "no loaded plugin has a delegate (check the plugin search path)"
+          : absl::StrCat("available delegates: ",
+                         absl::StrJoin(available, ", "))));
+}
+
+absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<LoadedPlugin> plugin,
+                        FindDelegatePlugin(request.name));
+  KILN_ASSIGN_OR_RETURN(const DecodedSettings settings,
+                        DecodeSettings(request));
   auto delegate = std::make_unique<DelegateInstance>();
   delegate->name = request.name;
   delegate->plugin = plugin;
   delegate->iface = plugin->delegate();
-  delegate->min_partition_size =
-      settings.min_partition_size() > 0 ? settings.min_partition_size() : 1;
-  CallContext c;
-  c.plugin = plugin.get();
+  delegate->min_partition_size = settings.min_partition_size;
+  PluginCall call;
+  call.stage = PluginStage::kCreate;
+  call.plugin = plugin.get();
+  const KilnDelegateInterface& iface = *delegate->iface;
+  const std::string& bytes = settings.bytes;
   void* instance = nullptr;
-  const KilnStatus st = delegate->iface->create(
-      delegate->iface->user_data, ToOpaque(&c),
-      bytes.empty() ? nullptr : reinterpret_cast<const uint8_t*>(bytes.data()),
-      bytes.size(), &instance);
-  const std::string reason =
-      c.error.message.empty() ? "(no message)" : c.error.message;
-  if (st == KILN_STATUS_UNAVAILABLE) {
-    const std::string text = absl::StrCat(
-        "delegate '", request.name, "' (", plugin->path(),
-        ") cannot run here: ", reason, ". Running on kernel plugins instead");
+  const absl::Status created = CallPlugin(
+      call,
+      [&](KilnOpaqueContext* c, KilnOpaqueNode*) {
+        return iface.create(
+            iface.user_data, c,
+            bytes.empty() ? nullptr
+                          : reinterpret_cast<const uint8_t*>(bytes.data()),
+            bytes.size(), &instance);
+      },
+      [&] { return DelegateLabel(*delegate); });
+  if (created.code() == absl::StatusCode::kUnavailable) {
+    const std::string text =
+        absl::StrCat(created.message(), ". Running on kernel plugins instead");
     warnings_.push_back(text);
     std::fprintf(stderr, "kiln: warning: %s\n", text.c_str());
     return absl::OkStatus();
   }
-  if (st != KILN_STATUS_OK) {
-    return absl::Status(
-        static_cast<absl::StatusCode>(
-            st > 0 && st <= KILN_STATUS_UNAUTHENTICATED ? st
-                                                        : KILN_STATUS_UNKNOWN),
-        absl::StrCat("delegate '", request.name, "' (", plugin->path(),
-                     ") could not be created: ", reason));
-  }
+  KILN_RETURN_IF_ERROR(created);
   delegate->instance = instance;
   delegates_.push_back(std::move(delegate));
   for (int i = 0; i < num_subgraphs(); ++i) {
-    absl::Status status = DelegateSubgraph(*delegates_.back(), i);
-    if (!status.ok()) return status;
+    KILN_RETURN_IF_ERROR(DelegateSubgraph(*delegates_.back(), i));
   }
   return absl::OkStatus();
 }
@@ -140,9 +216,9 @@ void Interpreter::RecordDeclineReasons(DelegateInstance& delegate, int subgraph,
       delegate.decline_reasons->decline_reason == nullptr) {
     return;
   }
-  const SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  const SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
   const std::set<int32_t> taken(claimed.begin(), claimed.end());
-  for (int32_t n = 0; n < s.num_model_nodes; ++n) {
+  for (int32_t n = 0; n < s.num_model_nodes(); ++n) {
     if (taken.count(n) > 0) continue;
     const char* why =
         delegate.decline_reasons->decline_reason(delegate.instance, n);
@@ -168,143 +244,71 @@ std::string Interpreter::DelegateDeclineReason(int subgraph,
   return out;
 }
 
-absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
-                                           int subgraph) {
-  SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  Graph& g = s.graph;
+absl::StatusOr<std::vector<int32_t>> Interpreter::ClaimNodes(
+    DelegateInstance& delegate, SubgraphState& s) {
   std::vector<int32_t> claimed;
-  {
-    CallContext c;
-    c.graph = &g;
-    c.plugin = delegate.plugin.get();
-    c.claimed_nodes = &claimed;
-    const KilnStatus st =
-        delegate.iface->partition(delegate.instance, ToOpaque(&c));
-    if (st != KILN_STATUS_OK) {
-      return absl::Status(
-          static_cast<absl::StatusCode>(
-              st > 0 && st <= KILN_STATUS_UNAUTHENTICATED
-                  ? st
-                  : KILN_STATUS_UNKNOWN),
-          absl::StrCat(
-              "delegate '", delegate.name, "' (", delegate.plugin->path(),
-              ") failed to partition subgraph ", subgraph, ": ",
-              c.error.message.empty() ? "(no message)" : c.error.message));
-    }
-  }
-  RecordDeclineReasons(delegate, subgraph, claimed);
+  PluginCall call;
+  call.stage = PluginStage::kPartition;
+  call.graph = &s;
+  call.plugin = delegate.plugin.get();
+  call.claimed_nodes = &claimed;
+  KILN_RETURN_IF_ERROR(
+      CallDelegate(*delegate.iface, delegate.instance, call, nullptr, [&] {
+        return absl::StrCat(DelegateLabel(delegate), ", subgraph ", s.index());
+      }));
+  RecordDeclineReasons(delegate, s.index(), claimed);
   // Only kernel nodes of the model that no earlier delegate took.
   std::vector<int32_t> eligible;
   for (int32_t n : claimed) {
-    if (n < 0 || n >= s.num_model_nodes) continue;
-    if (s.host_intrinsic[static_cast<size_t>(n)]) continue;
-    if (s.delegated_by[static_cast<size_t>(n)] >= 0) continue;
+    if (n < 0 || n >= s.num_model_nodes()) continue;
+    const NodeRecord& node = s.node(n);
+    if (node.host_intrinsic || node.delegated_to >= 0) continue;
     eligible.push_back(n);
   }
-  if (eligible.empty()) return absl::OkStatus();
-  std::vector<int32_t> sequenced;
-  for (int32_t n : g.execution_plan) {
-    if (s.host_intrinsic[static_cast<size_t>(n)]) sequenced.push_back(n);
-  }
-  const DependencyGraph deps(g, g.execution_plan, sequenced);
-  std::vector<std::vector<int32_t>> groups;
-  for (auto& group : PartitionClaimedNodes(deps, eligible)) {
-    if (static_cast<int32_t>(group.size()) >= delegate.min_partition_size) {
-      groups.push_back(std::move(group));
-    }
-  }
-  if (groups.empty()) return absl::OkStatus();
-  absl::StatusOr<std::vector<PlanStep>> order = ContractedOrder(deps, groups);
-  if (!order.ok()) return order.status();
+  return eligible;
+}
 
-  std::vector<char> is_output(g.tensors.size(), 0);
-  for (int32_t t : g.outputs) is_output[static_cast<size_t>(t)] = 1;
+absl::Status Interpreter::DelegateSubgraph(DelegateInstance& delegate,
+                                           int subgraph) {
+  SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  KILN_ASSIGN_OR_RETURN(const std::vector<int32_t> eligible,
+                        ClaimNodes(delegate, s));
+  if (eligible.empty()) return absl::OkStatus();
+  // Host-intrinsic nodes keep their relative order (side effects).
+  std::vector<int32_t> sequenced;
+  for (int32_t n : s.execution_plan) {
+    if (s.node(n).host_intrinsic) sequenced.push_back(n);
+  }
+  const DependencyGraph deps(s, s.execution_plan, sequenced);
+  const std::vector<std::vector<int32_t>> groups =
+      GroupClaimedNodes(deps, eligible, delegate.min_partition_size);
+  if (groups.empty()) return absl::OkStatus();
+  KILN_ASSIGN_OR_RETURN(const std::vector<PlanStep> order,
+                        ContractedOrder(deps, groups));
   std::vector<int32_t> partition_nodes;
   for (const std::vector<int32_t>& group : groups) {
-    std::set<int32_t> members(group.begin(), group.end());
-    std::set<int32_t> produced;
-    for (int32_t n : group) {
-      for (int32_t t : g.nodes[static_cast<size_t>(n)].outputs) {
-        if (t >= 0) produced.insert(t);
-      }
-    }
-    std::set<int32_t> used_outside;
-    for (int32_t n : g.execution_plan) {
-      if (members.count(n)) continue;
-      for (int32_t t : g.nodes[static_cast<size_t>(n)].inputs) {
-        if (t >= 0) used_outside.insert(t);
-      }
-    }
-    Node p;
-    p.index = static_cast<int32_t>(g.nodes.size());
-    p.builtin_code = KILN_OP_DELEGATE;
-    p.version = 1;
-    p.delegated_nodes = group;
-    p.plugin = delegate.plugin.get();
-    std::set<int32_t> seen_in, seen_out;
-    for (int32_t n : group) {
-      const Node& node = g.nodes[static_cast<size_t>(n)];
-      for (int32_t t : node.inputs) {
-        if (t >= 0 && !produced.count(t) && seen_in.insert(t).second) {
-          p.inputs.push_back(t);
-        }
-      }
-      for (int32_t t : node.outputs) {
-        if (t >= 0 &&
-            (used_outside.count(t) || is_output[static_cast<size_t>(t)]) &&
-            seen_out.insert(t).second) {
-          p.outputs.push_back(t);
-        }
-      }
-    }
-    if (g.nodes.size() == g.nodes.capacity()) {
-      return absl::InternalError("partition node storage exhausted");
-    }
-    const int32_t partition_index = static_cast<int32_t>(s.partitions.size());
-    for (int32_t n : group)
-      s.delegated_by[static_cast<size_t>(n)] = partition_index;
-    partition_nodes.push_back(p.index);
-    g.nodes.push_back(std::move(p));
-    s.host_intrinsic.push_back(0);
-    s.partition_of_node.push_back(partition_index);
-    s.node_deferred.push_back(0);
-    PartitionRuntime pr;
-    pr.node_index = partition_nodes.back();
-    pr.delegate = &delegate;
-    s.partitions.push_back(std::move(pr));
+    partition_nodes.push_back(
+        s.AddPartition(PartitionNode(s, group), &delegate));
   }
   std::vector<int32_t> plan;
-  for (const PlanStep& step : *order) {
+  for (const PlanStep& step : order) {
     plan.push_back(step.is_partition
                        ? partition_nodes[static_cast<size_t>(step.index)]
                        : step.index);
   }
-  g.execution_plan = std::move(plan);
-
-  for (int32_t node_index : partition_nodes) {
-    PartitionRuntime& pr = s.partitions[static_cast<size_t>(
-        s.partition_of_node[static_cast<size_t>(node_index)])];
-    Node& node = g.nodes[static_cast<size_t>(node_index)];
-    CallContext c;
-    c.graph = &g;
-    c.node = &node;
-    c.plugin = delegate.plugin.get();
-    void* state = nullptr;
-    const KilnStatus st = delegate.iface->partition_init(
-        delegate.instance, ToOpaque(&c), ToOpaque(&node), &state);
-    if (st == KILN_STATUS_OK) {
-      pr.state = state;
-      pr.initialized = true;
-      continue;
-    }
-    pr.fell_back = true;
-    pr.fallback_reason = absl::StrCat(
-        "partition_init failed: ",
-        c.error.message.empty() ? "(no message)" : c.error.message);
-    WarnDelegateFailure(
-        delegate, absl::StrCat(NodeLabel(s, node), ": ", pr.fallback_reason));
-  }
+  s.execution_plan = std::move(plan);
+  InitPartitions(s, partition_nodes);
   return absl::OkStatus();
+}
+
+void Interpreter::InitPartitions(SubgraphState& s,
+                                 const std::vector<int32_t>& nodes) {
+  for (int32_t index : nodes) {
+    NodeRecord& node = s.node(index);
+    // A failure falls back to the kernels (CallPartition warns).
+    s.partition_of(node).initialized =
+        CallPartition(s, node, PluginStage::kPartitionInit).ok();
+  }
 }
 
 }  // namespace kiln

@@ -81,12 +81,13 @@ TEST(DelegationTest, ClaimedNodesBecomeConnectedPartitions) {
   EXPECT_THAT(parts[1].outputs, ElementsAre(5));    // y
   EXPECT_EQ(parts[0].delegate_name, "test_delegate");
   // Plan: partition, SUB, partition.
-  const Graph& g = (*it)->graph(0);
-  ASSERT_EQ(g.execution_plan.size(), 3u);
-  EXPECT_EQ(g.execution_plan[0], parts[0].node_index);
-  EXPECT_EQ(g.execution_plan[1], 2);
-  EXPECT_EQ(g.execution_plan[2], parts[1].node_index);
-  EXPECT_EQ(g.nodes[static_cast<size_t>(parts[0].node_index)].builtin_code,
+  const std::vector<int32_t>& plan = (*it)->execution_plan(0);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0], parts[0].node_index);
+  EXPECT_EQ(plan[1], 2);
+  EXPECT_EQ(plan[2], parts[1].node_index);
+  ASSERT_NE((*it)->node(0, parts[0].node_index), nullptr);
+  EXPECT_EQ((*it)->node(0, parts[0].node_index)->builtin_code,
             KILN_OP_DELEGATE);
   EXPECT_TRUE((*it)->IsNodeDelegated(0, 0));
   EXPECT_FALSE((*it)->IsNodeDelegated(0, 2));
@@ -120,7 +121,7 @@ TEST(DelegationTest, MinPartitionSizeKeepsSmallPartitionsOnKernels) {
       Interpreter::Create(model, WithTestDelegate("min_partition_size: 3"));
   ASSERT_TRUE(three.ok()) << three.status();
   EXPECT_TRUE((*three)->Partitions(0).empty());
-  EXPECT_EQ((*three)->graph(0).execution_plan.size(), 5u);
+  EXPECT_EQ((*three)->execution_plan(0).size(), 5u);
   for (int n = 0; n < 5; ++n) EXPECT_FALSE((*three)->IsNodeDelegated(0, n));
   EXPECT_EQ(RunTwice(**three), CpuReference(model));
 }
@@ -229,8 +230,7 @@ TEST(DelegationTest, PartitionFailureFailsCreation) {
   auto it = Interpreter::Create(
       model, WithTestDelegate("options { key: 'fail_at' value: 'partition' }"));
   ASSERT_FALSE(it.ok());
-  EXPECT_THAT(it.status().message(),
-              HasSubstr("failed to partition subgraph 0"));
+  EXPECT_THAT(it.status().message(), HasSubstr("subgraph 0: partition failed"));
 }
 
 }  // namespace

@@ -1,29 +1,24 @@
 #include "interpreter/interpreter.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "interpreter/arena_planner.h"
+#include "base/status_macros.h"
 #include "interpreter/op_resolution.h"
-#include "interpreter/subgraph_runtime.h"
-#include "kiln/kiln_builtin_ops.h"
+#include "interpreter/subgraph_state.h"
 
 namespace kiln {
 namespace {
 
-absl::StatusCode ToStatusCode(KilnStatus code) {
-  if (code <= KILN_STATUS_OK || code > KILN_STATUS_UNAUTHENTICATED) {
-    return absl::StatusCode::kUnknown;
-  }
-  return static_cast<absl::StatusCode>(code);
-}
-
 const std::string& EmptyString() {
   static const auto* empty = new std::string();
+  return *empty;
+}
+
+const std::vector<int32_t>& EmptyPlan() {
+  static const auto* empty = new std::vector<int32_t>();
   return *empty;
 }
 
@@ -42,7 +37,7 @@ const std::string& SignatureRunner::output_name(int index) const {
   return signature_->outputs[static_cast<size_t>(index)].name;
 }
 
-Tensor* SignatureRunner::input(const std::string& name) {
+TensorState* SignatureRunner::input(const std::string& name) {
   for (const SignatureTensor& t : signature_->inputs) {
     if (t.name == name) {
       return interpreter_->tensor(signature_->subgraph_index, t.tensor_index);
@@ -51,7 +46,7 @@ Tensor* SignatureRunner::input(const std::string& name) {
   return nullptr;
 }
 
-const Tensor* SignatureRunner::output(const std::string& name) const {
+const TensorState* SignatureRunner::output(const std::string& name) const {
   for (const SignatureTensor& t : signature_->outputs) {
     if (t.name == name) {
       return interpreter_->tensor(signature_->subgraph_index, t.tensor_index);
@@ -62,7 +57,7 @@ const Tensor* SignatureRunner::output(const std::string& name) const {
 
 absl::Status SignatureRunner::ResizeInput(const std::string& name,
                                           const std::vector<int32_t>& dims) {
-  const Graph& g = interpreter_->graph(signature_->subgraph_index);
+  const Graph& g = interpreter_->model().graph(signature_->subgraph_index);
   for (const SignatureTensor& t : signature_->inputs) {
     if (t.name != name) continue;
     for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -98,15 +93,15 @@ Interpreter::Interpreter() = default;
 Interpreter::~Interpreter() {
   // Partition states, then kernel states, then delegates, then plugins.
   for (auto& s : subgraphs_) {
-    for (PartitionRuntime& p : s->partitions) {
+    for (PartitionRecord& p : s->partitions()) {
       if (p.initialized && p.delegate->iface->partition_free != nullptr) {
         p.delegate->iface->partition_free(p.delegate->instance, p.state);
       }
       p.initialized = false;
     }
-    for (Node& n : s->graph.nodes) {
-      if (n.initialized && n.kernel != nullptr && n.kernel->free != nullptr) {
-        n.kernel->free(n.kernel->user_data, n.state);
+    for (NodeRecord& n : s->nodes()) {
+      if (n.initialized && n.kernel->free != nullptr) {
+        n.kernel->free(n.kernel->user_data, n.kernel_state);
       }
       n.initialized = false;
     }
@@ -129,8 +124,7 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   }
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
-  absl::Status status = interpreter->Initialize(options);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(interpreter->Initialize(options));
   return interpreter;
 }
 
@@ -139,110 +133,41 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model '", model_->source(), "' has no subgraphs: nothing to run"));
   }
-  absl::Status status = CheckMinRuntimeVersion(*model_);
-  if (!status.ok()) return status;
+  KILN_RETURN_IF_ERROR(CheckMinRuntimeVersion(*model_));
 
   plugin_records_ = PluginLoader::LoadAll(options.plugins);
   for (const PluginLoadRecord& r : plugin_records_) {
     if (r.plugin != nullptr) plugins_.push_back(r.plugin);
   }
-  num_delegate_requests_ = options.delegates.size();
-  if (!(status = CopyGraphs()).ok()) return status;
-  if (!(status = ResolveNodes()).ok()) return status;
-  if (!(status = ValidateIntrinsicNodes()).ok()) return status;
-  if (!(status = InitKernels()).ok()) return status;
+  // The model's checks (model_checks.h) proved every index the state and
+  // the plan below rely on.
+  for (int i = 0; i < model_->num_subgraphs(); ++i) {
+    subgraphs_.push_back(std::make_unique<SubgraphState>(i, model_->graph(i)));
+  }
+  KILN_RETURN_IF_ERROR(ResolveKernels());
+  KILN_RETURN_IF_ERROR(ValidateIntrinsicNodes());
+  KILN_RETURN_IF_ERROR(InitKernels());
   for (const DelegateRequest& request : options.delegates) {
-    if (!(status = ApplyDelegate(request)).ok()) return status;
+    KILN_RETURN_IF_ERROR(ApplyDelegate(request));
   }
   call_once_done_.assign(subgraphs_.size(), false);
   for (const Signature& sig : model_->signatures()) {
-    if (sig.subgraph_index < 0 || sig.subgraph_index >= num_subgraphs()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model '", model_->source(), "': signature '", sig.key,
-                       "' names subgraph ", sig.subgraph_index,
-                       ", but the model has ", num_subgraphs()));
-    }
     runners_.emplace(sig.key, std::unique_ptr<SignatureRunner>(
                                   new SignatureRunner(this, &sig)));
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::CopyGraphs() {
-  for (int i = 0; i < model_->num_subgraphs(); ++i) {
-    auto s = std::make_unique<SubgraphRuntime>();
-    s->index = i;
-    s->graph = model_->graph(i);
-    Graph& g = s->graph;
-    for (Tensor& t : g.tensors) {
-      // A copied owned buffer must point at the copy, not the model's.
-      if (t.storage == TensorStorage::kOwned) t.data = t.owned.data();
-      if (!t.is_constant() && t.storage != TensorStorage::kOwned) {
-        t.data = nullptr;
-        t.bytes = 0;
-        t.storage = TensorStorage::kNone;
-      }
-    }
-    const int32_t num_tensors = static_cast<int32_t>(g.tensors.size());
-    for (size_t n = 0; n < g.nodes.size(); ++n) {
-      Node& node = g.nodes[n];
-      node.index = static_cast<int32_t>(n);
-      node.kernel = nullptr;
-      node.plugin = nullptr;
-      node.state = nullptr;
-      node.initialized = false;
-      for (const auto* list : {&node.inputs, &node.outputs}) {
-        for (int32_t t : *list) {
-          if (t < -1 || t >= num_tensors) {
-            return absl::InvalidArgumentError(absl::StrCat(
-                "model '", model_->source(), "': subgraph ", i, " node ", n,
-                " (", node.OpName(), ") refers to tensor ", t,
-                ", but the subgraph has ", num_tensors, " tensors"));
-          }
-        }
-      }
-    }
-    for (const auto* list : {&g.inputs, &g.outputs}) {
-      for (int32_t t : *list) {
-        if (t < 0 || t >= num_tensors) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "model '", model_->source(), "': subgraph ", i, " lists tensor ",
-              t, " as an input or output, but it has ", num_tensors,
-              " tensors"));
-        }
-      }
-    }
-    for (int32_t n : g.execution_plan) {
-      if (n < 0 || static_cast<size_t>(n) >= g.nodes.size()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "model '", model_->source(), "': subgraph ", i,
-            " execution plan names node ", n, " of ", g.nodes.size()));
-      }
-    }
-    s->num_model_nodes = static_cast<int32_t>(g.nodes.size());
-    // Kernels may keep their KilnOpaqueNode from init to free, so the node
-    // storage never moves: room for every partition node delegates can add.
-    g.nodes.reserve(g.nodes.size() * (1 + num_delegate_requests_) + 1);
-    s->host_intrinsic.assign(g.nodes.size(), 0);
-    s->partition_of_node.assign(g.nodes.size(), -1);
-    s->delegated_by.assign(g.nodes.size(), -1);
-    s->tensor_dynamic.assign(g.tensors.size(), 0);
-    s->node_deferred.assign(g.nodes.size(), 0);
-    subgraphs_.push_back(std::move(s));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::ResolveNodes() {
-  std::vector<Graph*> graphs;
-  for (auto& s : subgraphs_) graphs.push_back(&s->graph);
-  absl::Status status =
-      kiln::ResolveNodes(model_->source(), graphs, plugins_, plugin_records_);
-  if (!status.ok()) return status;
+absl::Status Interpreter::ResolveKernels() {
+  KILN_ASSIGN_OR_RETURN(
+      const std::vector<std::vector<KernelChoice>> choices,
+      kiln::ResolveKernels(*model_, plugins_, plugin_records_));
   for (auto& s : subgraphs_) {
-    for (const Node& n : s->graph.nodes) {
-      s->host_intrinsic[static_cast<size_t>(n.index)] =
-          IsHostIntrinsicOp(n.builtin_code) ? 1 : 0;
+    const std::vector<KernelChoice>& of_subgraph =
+        choices[static_cast<size_t>(s->index())];
+    for (int32_t n = 0; n < s->num_model_nodes(); ++n) {
+      s->node(n).kernel = of_subgraph[static_cast<size_t>(n)].kernel;
+      s->node(n).plugin = of_subgraph[static_cast<size_t>(n)].plugin;
     }
   }
   return absl::OkStatus();
@@ -250,84 +175,125 @@ absl::Status Interpreter::ResolveNodes() {
 
 absl::Status Interpreter::InitKernels() {
   for (auto& s : subgraphs_) {
-    for (Node& node : s->graph.nodes) {
+    for (NodeRecord& node : s->nodes()) {
       if (node.kernel == nullptr || node.kernel->init == nullptr) continue;
-      CallContext c;
-      c.graph = &s->graph;
-      c.node = &node;
-      c.plugin = node.plugin;
-      void* state = nullptr;
-      const KilnStatus st = node.kernel->init(
-          node.kernel->user_data, ToOpaque(&c), ToOpaque(&node), &state);
-      if (st != KILN_STATUS_OK) {
-        return absl::Status(
-            ToStatusCode(st),
-            absl::StrCat(
-                NodeLabel(*s, node), ": init failed: ",
-                c.error.message.empty() ? "(no message)" : c.error.message));
-      }
-      node.state = state;
+      KILN_RETURN_IF_ERROR(CallKernel(*s, node, PluginStage::kInit));
       node.initialized = true;
     }
   }
   return absl::OkStatus();
 }
 
-std::string Interpreter::NodeLabel(const SubgraphRuntime& s,
-                                   const Node& node) const {
-  std::string label = absl::StrCat("subgraph ", s.index);
-  if (!s.graph.name.empty()) absl::StrAppend(&label, " ('", s.graph.name, "')");
+std::string Interpreter::NodeLabel(const SubgraphState& s,
+                                   const NodeRecord& record) const {
+  const NodeDesc& node = record.node();
+  std::string label = absl::StrCat("subgraph ", s.index());
+  if (!s.model().name.empty()) {
+    absl::StrAppend(&label, " ('", s.model().name, "')");
+  }
   absl::StrAppend(&label, " node ", node.index, " (", node.OpName());
-  if (!node.delegated_nodes.empty()) {
+  if (record.is_partition()) {
     absl::StrAppend(&label, " partition of nodes ",
                     absl::StrJoin(node.delegated_nodes, ", "));
   } else {
     absl::StrAppend(&label, " version ", node.version);
   }
-  if (node.plugin != nullptr) {
-    absl::StrAppend(&label, ", plugin ", node.plugin->path());
-  } else if (s.host_intrinsic[static_cast<size_t>(node.index)]) {
+  if (record.plugin != nullptr) {
+    absl::StrAppend(&label, ", plugin ", record.plugin->path());
+  } else if (record.host_intrinsic) {
     absl::StrAppend(&label, ", host-intrinsic");
   }
   absl::StrAppend(&label, ")");
   return label;
 }
 
+absl::Status Interpreter::CallKernel(SubgraphState& s, NodeRecord& node,
+                                     PluginStage stage) {
+  PluginCall call;
+  call.stage = stage;
+  call.graph = &s;
+  call.node = &node;
+  call.plugin = node.plugin;
+  return kiln::CallKernel(*node.kernel, call, &node.kernel_state,
+                          [&] { return NodeLabel(s, node); });
+}
+
+absl::Status Interpreter::CallPartition(SubgraphState& s, NodeRecord& node,
+                                        PluginStage stage) {
+  PartitionRecord& p = s.partition_of(node);
+  PluginCall call;
+  call.stage = stage;
+  call.graph = &s;
+  call.node = &node;
+  call.plugin = node.plugin;
+  absl::Status status =
+      CallDelegate(*p.delegate->iface, p.delegate->instance, call, &p.state,
+                   [&] { return NodeLabel(s, node); });
+  if (status.ok()) return status;
+  p.fell_back = true;
+  p.fallback_reason = std::string(status.message());
+  WarnDelegateFailure(*p.delegate, p.fallback_reason);
+  return status;
+}
+
+void Interpreter::WarnDelegateFailure(DelegateInstance& delegate,
+                                      const std::string& message) {
+  const std::string text =
+      absl::StrCat("delegate '", delegate.name, "' (", delegate.plugin->path(),
+                   ") failed: ", message,
+                   ". Running the partition's nodes on kernel plugins instead");
+  warnings_.push_back(text);
+  if (delegate.warned) return;
+  delegate.warned = true;
+  std::fprintf(stderr,
+               "kiln: warning: %s (further failures of this delegate are not "
+               "printed)\n",
+               text.c_str());
+}
+
 // ---------------------------------------------------------------------------
 // Accessors
 
 int Interpreter::num_inputs() const {
-  return static_cast<int>(subgraphs_[0]->graph.inputs.size());
+  return static_cast<int>(model_->graph(0).inputs.size());
 }
 int Interpreter::num_outputs() const {
-  return static_cast<int>(subgraphs_[0]->graph.outputs.size());
+  return static_cast<int>(model_->graph(0).outputs.size());
 }
-Tensor* Interpreter::input(int index) {
+TensorState* Interpreter::input(int index) {
   if (index < 0 || index >= num_inputs()) return nullptr;
-  Graph& g = subgraphs_[0]->graph;
-  return &g.tensors[static_cast<size_t>(g.inputs[static_cast<size_t>(index)])];
+  return &subgraphs_[0]->tensor(
+      model_->graph(0).inputs[static_cast<size_t>(index)]);
 }
-const Tensor* Interpreter::output(int index) const {
+const TensorState* Interpreter::output(int index) const {
   if (index < 0 || index >= num_outputs()) return nullptr;
-  const Graph& g = subgraphs_[0]->graph;
-  return &g.tensors[static_cast<size_t>(g.outputs[static_cast<size_t>(index)])];
+  return &subgraphs_[0]->tensor(
+      model_->graph(0).outputs[static_cast<size_t>(index)]);
 }
 uint64_t Interpreter::arena_bytes() const {
   uint64_t total = 0;
   for (const auto& s : subgraphs_) total += s->arena_bytes;
   return total;
 }
-const Graph& Interpreter::graph(int subgraph) const {
-  return subgraphs_[static_cast<size_t>(subgraph)]->graph;
+int Interpreter::num_tensors(int subgraph) const {
+  if (subgraph < 0 || subgraph >= num_subgraphs()) return 0;
+  return subgraphs_[static_cast<size_t>(subgraph)]->NumTensors();
 }
-Tensor* Interpreter::tensor(int subgraph, int tensor_index) {
-  if (subgraph < 0 || subgraph >= num_subgraphs()) return nullptr;
-  Graph& g = subgraphs_[static_cast<size_t>(subgraph)]->graph;
-  if (tensor_index < 0 ||
-      static_cast<size_t>(tensor_index) >= g.tensors.size()) {
+TensorState* Interpreter::tensor(int subgraph, int tensor_index) {
+  if (tensor_index < 0 || tensor_index >= num_tensors(subgraph)) {
     return nullptr;
   }
-  return &g.tensors[static_cast<size_t>(tensor_index)];
+  return &subgraphs_[static_cast<size_t>(subgraph)]->tensor(tensor_index);
+}
+const NodeDesc* Interpreter::node(int subgraph, int node_index) const {
+  if (subgraph < 0 || subgraph >= num_subgraphs()) return nullptr;
+  const SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  if (node_index < 0 || node_index >= s.NumNodes()) return nullptr;
+  return &s.node(node_index).node();
+}
+const std::vector<int32_t>& Interpreter::execution_plan(int subgraph) const {
+  if (subgraph < 0 || subgraph >= num_subgraphs()) return EmptyPlan();
+  return subgraphs_[static_cast<size_t>(subgraph)]->execution_plan;
 }
 uint64_t Interpreter::subgraph_arena_bytes(int subgraph) const {
   if (subgraph < 0 || subgraph >= num_subgraphs()) return 0;
@@ -353,24 +319,27 @@ absl::StatusOr<SignatureRunner*> Interpreter::GetSignatureRunner(
                    : absl::StrCat("available: ", absl::StrJoin(keys, ", "))));
 }
 
+// ---------------------------------------------------------------------------
+// Inspection
+
 std::vector<NodeInfo> Interpreter::DescribeNodes(int subgraph) const {
   std::vector<NodeInfo> out;
   if (subgraph < 0 || subgraph >= num_subgraphs()) return out;
-  const SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  for (int32_t i = 0; i < s.num_model_nodes; ++i) {
-    const Node& n = s.graph.nodes[static_cast<size_t>(i)];
+  const SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  for (int32_t i = 0; i < s.num_model_nodes(); ++i) {
+    const NodeRecord& n = s.node(i);
     NodeInfo info;
     info.index = i;
-    info.op = n.OpName();
-    info.version = n.version;
-    info.host_intrinsic = s.host_intrinsic[static_cast<size_t>(i)] != 0;
+    info.op = n.node().OpName();
+    info.version = n.node().version;
+    info.host_intrinsic = n.host_intrinsic;
     if (n.plugin != nullptr) info.plugin_path = n.plugin->path();
-    const int32_t p = s.delegated_by[static_cast<size_t>(i)];
-    if (p >= 0 && !s.partitions[static_cast<size_t>(p)].fell_back) {
-      const PartitionRuntime& pr = s.partitions[static_cast<size_t>(p)];
+    if (IsNodeDelegated(subgraph, i)) {
+      const PartitionRecord& p =
+          s.partitions()[static_cast<size_t>(n.delegated_to)];
       info.delegated = true;
-      info.delegate_name = pr.delegate->name;
-      info.partition_node = pr.node_index;
+      info.delegate_name = p.delegate->name;
+      info.partition_node = p.node.index;
     }
     out.push_back(std::move(info));
   }
@@ -379,25 +348,24 @@ std::vector<NodeInfo> Interpreter::DescribeNodes(int subgraph) const {
 
 bool Interpreter::IsNodeDelegated(int subgraph, int node_index) const {
   if (subgraph < 0 || subgraph >= num_subgraphs()) return false;
-  const SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  if (node_index < 0 || node_index >= s.num_model_nodes) return false;
-  const int32_t p = s.delegated_by[static_cast<size_t>(node_index)];
-  return p >= 0 && !s.partitions[static_cast<size_t>(p)].fell_back;
+  const SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  if (node_index < 0 || node_index >= s.num_model_nodes()) return false;
+  const int32_t p = s.node(node_index).delegated_to;
+  return p >= 0 && !s.partitions()[static_cast<size_t>(p)].fell_back;
 }
 
 std::vector<PartitionInfo> Interpreter::Partitions(int subgraph) const {
   std::vector<PartitionInfo> out;
   if (subgraph < 0 || subgraph >= num_subgraphs()) return out;
-  const SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  for (const PartitionRuntime& p : s.partitions) {
-    const Node& n = s.graph.nodes[static_cast<size_t>(p.node_index)];
+  const SubgraphState& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  for (const PartitionRecord& p : s.partitions()) {
     PartitionInfo info;
-    info.node_index = p.node_index;
+    info.node_index = p.node.index;
     info.delegate_name = p.delegate->name;
     info.plugin_path = p.delegate->plugin->path();
-    info.delegated_nodes = n.delegated_nodes;
-    info.inputs = n.inputs;
-    info.outputs = n.outputs;
+    info.delegated_nodes = p.node.delegated_nodes;
+    info.inputs = p.node.inputs;
+    info.outputs = p.node.outputs;
     info.fell_back = p.fell_back;
     info.fallback_reason = p.fallback_reason;
     out.push_back(std::move(info));
@@ -406,334 +374,11 @@ std::vector<PartitionInfo> Interpreter::Partitions(int subgraph) const {
 }
 
 // ---------------------------------------------------------------------------
-// Allocation
-
-absl::Status Interpreter::ResizeSubgraphInput(
-    int subgraph, int input_index, const std::vector<int32_t>& dims) {
-  if (subgraph < 0 || subgraph >= num_subgraphs()) {
-    return absl::OutOfRangeError(absl::StrCat("subgraph ", subgraph,
-                                              " does not exist (the model has ",
-                                              num_subgraphs(), ")"));
-  }
-  SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  if (s.running) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "subgraph ", subgraph, " cannot be resized while it runs"));
-  }
-  if (input_index < 0 ||
-      static_cast<size_t>(input_index) >= s.graph.inputs.size()) {
-    return absl::OutOfRangeError(
-        absl::StrCat("input index ", input_index, " is out of range: subgraph ",
-                     subgraph, " has ", s.graph.inputs.size(), " inputs"));
-  }
-  Tensor& t = s.graph.tensors[static_cast<size_t>(
-      s.graph.inputs[static_cast<size_t>(input_index)])];
-  int64_t elements = 1;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i] < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot resize input ", input_index, " '", t.name, "' to [",
-          absl::StrJoin(dims, ", "), "]: dimension ", i, " is negative"));
-    }
-    elements *= dims[i];
-    if (elements > (int64_t{1} << 40)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot resize input ", input_index, " '", t.name, "' to [",
-          absl::StrJoin(dims, ", "), "]: too many elements"));
-    }
-  }
-  if (t.has_rank && t.shape == dims) return absl::OkStatus();
-  t.shape = dims;
-  t.has_rank = true;
-  s.allocated = false;
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::AllocateSubgraph(int subgraph) {
-  if (subgraph < 0 || subgraph >= num_subgraphs()) {
-    return absl::OutOfRangeError(absl::StrCat("subgraph ", subgraph,
-                                              " does not exist (the model has ",
-                                              num_subgraphs(), ")"));
-  }
-  SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
-  if (s.running) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "subgraph ", subgraph, " cannot be allocated while it runs"));
-  }
-  s.allocated = false;
-  Graph& g = s.graph;
-  std::vector<char> is_input(g.tensors.size(), 0);
-  for (int32_t t : g.inputs) is_input[static_cast<size_t>(t)] = 1;
-
-  // A node must not write a subgraph input.
-  for (int32_t n = 0; n < s.num_model_nodes; ++n) {
-    const Node& node = g.nodes[static_cast<size_t>(n)];
-    for (int32_t t : node.outputs) {
-      if (t >= 0 && is_input[static_cast<size_t>(t)]) {
-        const Tensor& x = g.tensors[static_cast<size_t>(t)];
-        return absl::InvalidArgumentError(absl::StrCat(
-            "model '", model_->source(), "': ", NodeLabel(s, node),
-            " writes tensor ", t, " '", x.name,
-            "', which is an input of subgraph ", s.index,
-            ": an output may not alias a subgraph input (the model is "
-            "malformed; reconvert it)"));
-      }
-    }
-  }
-  // Converters write scalars as shape [] without has_rank: an input of
-  // unknown rank is a scalar until ResizeInput gives it a shape (as in
-  // TFLite).
-  for (int32_t i : g.inputs) {
-    Tensor& t = g.tensors[static_cast<size_t>(i)];
-    if (!t.has_rank) {
-      t.shape.clear();
-      t.has_rank = true;
-    }
-  }
-  // Reset: written tensors get unknown shapes; no activation has data.
-  std::vector<char> written(g.tensors.size(), 0);
-  for (int32_t n = 0; n < s.num_model_nodes; ++n) {
-    for (int32_t t : g.nodes[static_cast<size_t>(n)].outputs) {
-      if (t >= 0) written[static_cast<size_t>(t)] = 1;
-    }
-  }
-  for (size_t i = 0; i < g.tensors.size(); ++i) {
-    Tensor& t = g.tensors[i];
-    if (t.is_constant() || t.is_variable) continue;
-    if (written[i]) {
-      t.has_rank = false;
-      t.shape.clear();
-    }
-    t.data = nullptr;
-    t.bytes = 0;
-    t.storage = TensorStorage::kNone;
-    t.owned.clear();
-    t.owned.shrink_to_fit();
-  }
-  // Variables keep their values; they get memory once their shape is known.
-  for (Tensor& t : g.tensors) {
-    if (!t.is_variable || t.is_constant()) continue;
-    const size_t need = t.RequiredBytes();
-    if (t.storage != TensorStorage::kOwned || t.bytes != need) {
-      t.AllocateOwned(need);
-    }
-  }
-  std::fill(s.tensor_dynamic.begin(), s.tensor_dynamic.end(), 0);
-  std::fill(s.node_deferred.begin(), s.node_deferred.end(), 0);
-
-  absl::Status status = PrepareAll(s);
-  if (!status.ok()) return status;
-  status = PlanMemory(s);
-  if (!status.ok()) return status;
-  s.allocated = true;
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::CallKernel(SubgraphRuntime& s, Node& node,
-                                     const char* stage) {
-  const bool prepare = std::strcmp(stage, "prepare") == 0;
-  const KilnKernel* k = node.kernel;
-  if (prepare && k->prepare == nullptr) return absl::OkStatus();
-  CallContext c;
-  c.graph = &s.graph;
-  c.node = &node;
-  c.plugin = node.plugin;
-  c.allow_resize = prepare;
-  const KilnStatus st =
-      prepare
-          ? k->prepare(k->user_data, node.state, ToOpaque(&c), ToOpaque(&node))
-          : k->invoke(k->user_data, node.state, ToOpaque(&c), ToOpaque(&node));
-  if (st == KILN_STATUS_OK) return absl::OkStatus();
-  return absl::Status(
-      ToStatusCode(st),
-      absl::StrCat(NodeLabel(s, node), ": ", stage, " failed: ",
-                   c.error.message.empty() ? "(no message)" : c.error.message));
-}
-
-absl::Status Interpreter::PrepareKernelNode(SubgraphRuntime& s, Node& node,
-                                            bool at_invoke) {
-  Graph& g = s.graph;
-  const size_t n = static_cast<size_t>(node.index);
-  if (!at_invoke) {
-    bool dynamic_input = false;
-    for (int32_t t : node.inputs) {
-      if (t >= 0 && s.tensor_dynamic[static_cast<size_t>(t)])
-        dynamic_input = true;
-    }
-    if (dynamic_input) {
-      s.node_deferred[n] = 1;
-      for (int32_t t : node.outputs) {
-        if (t >= 0) s.tensor_dynamic[static_cast<size_t>(t)] = 1;
-      }
-      return absl::OkStatus();
-    }
-  } else {
-    for (int32_t t : node.outputs) {
-      if (t < 0) continue;
-      Tensor& x = g.tensors[static_cast<size_t>(t)];
-      if (x.is_constant() || x.is_variable) continue;
-      x.has_rank = false;
-      x.shape.clear();
-    }
-  }
-  absl::Status status = CallKernel(s, node, "prepare");
-  if (!status.ok()) return status;
-  if (!at_invoke) {
-    bool unresized = false;
-    for (int32_t t : node.outputs) {
-      if (t >= 0 && !g.tensors[static_cast<size_t>(t)].has_rank)
-        unresized = true;
-    }
-    if (unresized) {
-      s.node_deferred[n] = 1;
-      for (int32_t t : node.outputs) {
-        if (t >= 0) s.tensor_dynamic[static_cast<size_t>(t)] = 1;
-      }
-    }
-    return absl::OkStatus();
-  }
-  return AllocateDynamicOutputs(s, node);
-}
-
-absl::Status Interpreter::AllocateDynamicOutputs(SubgraphRuntime& s,
-                                                 const Node& node) {
-  for (int32_t t : node.outputs) {
-    if (t < 0 || !s.tensor_dynamic[static_cast<size_t>(t)]) continue;
-    Tensor& x = s.graph.tensors[static_cast<size_t>(t)];
-    if (!x.has_rank) {
-      return absl::InternalError(absl::StrCat(
-          NodeLabel(s, node), ": prepare left output tensor ", t, " '", x.name,
-          "' without a shape although every input holds data; the kernel "
-          "must size its outputs (report this to the plugin's author)"));
-    }
-    if (x.type == KILN_TYPE_STRING) continue;  // sized by whoever writes it
-    const size_t need = x.RequiredBytes();
-    if (x.storage != TensorStorage::kOwned || x.bytes != need) {
-      x.AllocateOwned(need);
-    }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::PrepareAll(SubgraphRuntime& s) {
-  Graph& g = s.graph;
-  for (int32_t index : g.execution_plan) {
-    Node& node = g.nodes[static_cast<size_t>(index)];
-    absl::Status status;
-    if (s.IsPartition(index)) {
-      PartitionRuntime& p = s.partitions[static_cast<size_t>(
-          s.partition_of_node[static_cast<size_t>(index)])];
-      bool deferred = false;
-      for (int32_t original : node.delegated_nodes) {
-        Node& o = g.nodes[static_cast<size_t>(original)];
-        status = PrepareKernelNode(s, o, /*at_invoke=*/false);
-        if (!status.ok()) return status;
-        if (s.node_deferred[static_cast<size_t>(original)]) deferred = true;
-      }
-      if (deferred) {
-        s.node_deferred[static_cast<size_t>(index)] = 1;
-        continue;
-      }
-      if (p.fell_back || !p.initialized ||
-          p.delegate->iface->partition_prepare == nullptr) {
-        continue;
-      }
-      CallContext c;
-      c.graph = &g;
-      c.node = &node;
-      c.plugin = p.delegate->plugin.get();
-      c.allow_resize = true;
-      const KilnStatus st = p.delegate->iface->partition_prepare(
-          p.delegate->instance, p.state, ToOpaque(&c), ToOpaque(&node));
-      if (st != KILN_STATUS_OK) {
-        p.fell_back = true;
-        p.fallback_reason = absl::StrCat(
-            "partition_prepare failed: ",
-            c.error.message.empty() ? "(no message)" : c.error.message);
-        WarnDelegateFailure(*p.delegate, absl::StrCat(NodeLabel(s, node), ": ",
-                                                      p.fallback_reason));
-      }
-      continue;
-    }
-    if (s.host_intrinsic[static_cast<size_t>(index)]) {
-      status = PrepareIntrinsic(s, node);
-    } else {
-      status = PrepareKernelNode(s, node, /*at_invoke=*/false);
-    }
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::PlanMemory(SubgraphRuntime& s) {
-  Graph& g = s.graph;
-  const int32_t steps = static_cast<int32_t>(g.execution_plan.size());
-  std::vector<int32_t> first(g.tensors.size(), -1), last(g.tensors.size(), -1);
-  auto touch = [&](int32_t t, int32_t step) {
-    if (t < 0) return;
-    const size_t i = static_cast<size_t>(t);
-    if (first[i] < 0 || step < first[i]) first[i] = step;
-    last[i] = std::max(last[i], step);
-  };
-  for (int32_t step = 0; step < steps; ++step) {
-    const int32_t index = g.execution_plan[static_cast<size_t>(step)];
-    const Node& node = g.nodes[static_cast<size_t>(index)];
-    for (int32_t t : node.inputs) touch(t, step);
-    for (int32_t t : node.outputs) touch(t, step);
-    // A partition may fall back to its nodes: all their tensors live at
-    // the partition's step.
-    for (int32_t original : node.delegated_nodes) {
-      const Node& o = g.nodes[static_cast<size_t>(original)];
-      for (int32_t t : o.inputs) touch(t, step);
-      for (int32_t t : o.outputs) touch(t, step);
-    }
-  }
-  const int32_t end = std::max(steps - 1, 0);
-  for (const auto* list : {&g.inputs, &g.outputs}) {
-    for (int32_t t : *list) {
-      first[static_cast<size_t>(t)] = 0;
-      last[static_cast<size_t>(t)] = end;
-    }
-  }
-  std::vector<ArenaRequest> requests;
-  std::vector<int32_t> request_tensor;
-  for (size_t i = 0; i < g.tensors.size(); ++i) {
-    const Tensor& t = g.tensors[i];
-    if (t.is_constant() || t.is_variable || s.tensor_dynamic[i] ||
-        first[i] < 0 || !t.has_rank || t.type == KILN_TYPE_STRING) {
-      continue;
-    }
-    requests.push_back({t.RequiredBytes(), first[i], last[i]});
-    request_tensor.push_back(static_cast<int32_t>(i));
-  }
-  const ArenaPlan plan = PlanArena(requests);
-  const size_t capacity = plan.arena_bytes + kArenaAlignment;
-  if (s.arena_storage.size() < capacity) {
-    s.arena_storage.assign(capacity, 0);
-  }
-  uint8_t* raw = s.arena_storage.data();
-  const uintptr_t misalign = reinterpret_cast<uintptr_t>(raw) % kArenaAlignment;
-  uint8_t* base = raw + (misalign == 0 ? 0 : kArenaAlignment - misalign);
-  for (size_t r = 0; r < requests.size(); ++r) {
-    Tensor& t = g.tensors[static_cast<size_t>(request_tensor[r])];
-    t.storage = TensorStorage::kArena;
-    t.data = base + plan.offsets[r];
-    t.bytes = requests[r].bytes;
-  }
-  s.arena_bytes = plan.arena_bytes;
-  return absl::OkStatus();
-}
-
-// ---------------------------------------------------------------------------
 // Execution
 
 absl::Status Interpreter::InvokeSubgraph(int subgraph) {
-  if (subgraph < 0 || subgraph >= num_subgraphs()) {
-    return absl::OutOfRangeError(absl::StrCat("subgraph ", subgraph,
-                                              " does not exist (the model has ",
-                                              num_subgraphs(), ")"));
-  }
-  SubgraphRuntime& s = *subgraphs_[static_cast<size_t>(subgraph)];
+  KILN_ASSIGN_OR_RETURN(SubgraphState * found, FindSubgraph(subgraph));
+  SubgraphState& s = *found;
   if (s.running) {
     return absl::FailedPreconditionError(absl::StrCat(
         "model '", model_->source(), "': subgraph ", subgraph,
@@ -746,115 +391,69 @@ absl::Status Interpreter::InvokeSubgraph(int subgraph) {
         " has no memory planned: call AllocateTensors (again after resizing "
         "an input) before Invoke"));
   }
-  for (size_t i = 0; i < s.graph.inputs.size(); ++i) {
-    const Tensor& t = s.graph.tensors[static_cast<size_t>(s.graph.inputs[i])];
-    if (t.data == nullptr && !t.is_constant() && t.type == KILN_TYPE_STRING) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("subgraph ", subgraph, " string input ", i, " '", t.name,
-                       "' has no value: copy data into it before Invoke"));
+  const std::vector<int32_t>& inputs = s.model().inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorRecord& t = s.tensor(inputs[i]);
+    if (t.data == nullptr && !t.is_constant() &&
+        t.desc->type == KILN_TYPE_STRING) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "subgraph ", subgraph, " string input ", i, " '", t.desc->name,
+          "' has no value: copy data into it before Invoke"));
     }
   }
   s.running = true;
   absl::Status status = absl::OkStatus();
-  for (int32_t index : s.graph.execution_plan) {
-    status = RunNode(s, index);
+  for (int32_t index : s.execution_plan) {
+    status = RunNode(s, s.node(index));
     if (!status.ok()) break;
   }
   s.running = false;
   return status;
 }
 
-absl::Status Interpreter::RunNode(SubgraphRuntime& s, int32_t index) {
-  Node& node = s.graph.nodes[static_cast<size_t>(index)];
-  if (s.IsPartition(index)) return RunPartition(s, index);
-  if (s.host_intrinsic[static_cast<size_t>(index)]) {
-    return InvokeIntrinsic(s, node);
+absl::Status Interpreter::RunNode(SubgraphState& s, NodeRecord& node) {
+  if (node.is_partition()) return RunPartition(s, node);
+  if (node.host_intrinsic) return InvokeIntrinsic(s, node);
+  if (node.deferred) {
+    KILN_RETURN_IF_ERROR(PrepareKernelNode(s, node, /*at_invoke=*/true));
   }
-  if (s.node_deferred[static_cast<size_t>(index)]) {
-    absl::Status status = PrepareKernelNode(s, node, /*at_invoke=*/true);
-    if (!status.ok()) return status;
-  }
-  return CallKernel(s, node, "invoke");
+  return CallKernel(s, node, PluginStage::kInvoke);
 }
 
-absl::Status Interpreter::RunPartition(SubgraphRuntime& s, int32_t index) {
-  Graph& g = s.graph;
-  Node& node = g.nodes[static_cast<size_t>(index)];
-  PartitionRuntime& p = s.partitions[static_cast<size_t>(
-      s.partition_of_node[static_cast<size_t>(index)])];
-  auto run_on_kernels = [&]() -> absl::Status {
-    for (int32_t original : node.delegated_nodes) {
-      Node& o = g.nodes[static_cast<size_t>(original)];
-      if (s.node_deferred[static_cast<size_t>(original)]) {
-        absl::Status status = PrepareKernelNode(s, o, /*at_invoke=*/true);
-        if (!status.ok()) return status;
-      }
-      absl::Status status = CallKernel(s, o, "invoke");
-      if (!status.ok()) return status;
+absl::Status Interpreter::RunOnKernels(SubgraphState& s,
+                                       const NodeRecord& partition) {
+  for (int32_t original : partition.node().delegated_nodes) {
+    NodeRecord& o = s.node(original);
+    if (o.deferred) {
+      KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/true));
     }
-    return absl::OkStatus();
-  };
-  if (p.fell_back || !p.initialized) return run_on_kernels();
-  const KilnDelegateInterface& iface = *p.delegate->iface;
-  if (s.node_deferred[static_cast<size_t>(index)]) {
+    KILN_RETURN_IF_ERROR(CallKernel(s, o, PluginStage::kInvoke));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::RunPartition(SubgraphState& s, NodeRecord& node) {
+  const PartitionRecord& p = s.partition_of(node);
+  if (p.fell_back || !p.initialized) return RunOnKernels(s, node);
+  if (node.deferred) {
     // Shapes depend on values: size every tensor with the kernels first.
-    for (int32_t original : node.delegated_nodes) {
-      Node& o = g.nodes[static_cast<size_t>(original)];
-      if (!s.node_deferred[static_cast<size_t>(original)]) continue;
+    for (int32_t original : node.node().delegated_nodes) {
+      NodeRecord& o = s.node(original);
+      if (!o.deferred) continue;
       if (!PrepareKernelNode(s, o, /*at_invoke=*/true).ok()) {
-        return run_on_kernels();
+        return RunOnKernels(s, node);
       }
     }
-    if (iface.partition_prepare != nullptr) {
-      CallContext c;
-      c.graph = &g;
-      c.node = &node;
-      c.plugin = p.delegate->plugin.get();
-      c.allow_resize = true;
-      const KilnStatus st = iface.partition_prepare(
-          p.delegate->instance, p.state, ToOpaque(&c), ToOpaque(&node));
-      if (st != KILN_STATUS_OK) {
-        p.fell_back = true;
-        p.fallback_reason = absl::StrCat(
-            "partition_prepare failed: ",
-            c.error.message.empty() ? "(no message)" : c.error.message);
-        WarnDelegateFailure(*p.delegate, absl::StrCat(NodeLabel(s, node), ": ",
-                                                      p.fallback_reason));
-        return run_on_kernels();
-      }
+    if (!CallPartition(s, node, PluginStage::kPartitionPrepare).ok()) {
+      return RunOnKernels(s, node);
     }
   }
-  CallContext c;
-  c.graph = &g;
-  c.node = &node;
-  c.plugin = p.delegate->plugin.get();
-  const KilnStatus st = iface.partition_invoke(p.delegate->instance, p.state,
-                                               ToOpaque(&c), ToOpaque(&node));
-  if (st == KILN_STATUS_OK) return absl::OkStatus();
-  p.fell_back = true;
-  p.fallback_reason =
-      absl::StrCat("partition_invoke failed: ",
-                   c.error.message.empty() ? "(no message)" : c.error.message);
-  WarnDelegateFailure(
-      *p.delegate, absl::StrCat(NodeLabel(s, node), ": ", p.fallback_reason));
+  if (CallPartition(s, node, PluginStage::kPartitionInvoke).ok()) {
+    return absl::OkStatus();
+  }
   // Tensors of the original nodes were sized by their kernels at
   // AllocateTensors (or just above), so they can run right away.
-  return run_on_kernels();
-}
-
-void Interpreter::WarnDelegateFailure(DelegateInstance& delegate,
-                                      const std::string& message) {
-  const std::string text =
-      absl::StrCat("delegate '", delegate.name, "' (", delegate.plugin->path(),
-                   ") failed: ", message,
-                   ". Running the partition's nodes on kernel plugins instead");
-  warnings_.push_back(text);
-  if (delegate.warned) return;
-  delegate.warned = true;
-  std::fprintf(stderr,
-               "kiln: warning: %s (further failures of this delegate are not "
-               "printed)\n",
-               text.c_str());
+  return RunOnKernels(s, node);
 }
 
 }  // namespace kiln

@@ -1,49 +1,44 @@
 // The interpreter: runs a Model with kernels and delegates from plugins.
+// docs/host-structure.md shows how it is built (model graph, run state,
+// resolution, memory planning, delegation); this comment holds the
+// contracts.
 //
-// Creation (Interpreter::Create):
-//   1. Loads plugins (PluginLoader::LoadAll) and keeps every accepted plugin
-//      alive as long as the interpreter.
-//   2. Copies every subgraph of the model (Model::graph) into a runtime
-//      Graph; the Model itself is never written.
-//   3. Resolves every node: host-intrinsic ops (below) by the host, every
-//      other (builtin code or custom name, version) against the kernels of
-//      the loaded plugins in load order, first match wins. If any node is
-//      not covered, creation fails with ONE message listing every such node
-//      (subgraph, node index, op, version, the ranges each plugin offers and
-//      whether a newer Kiln release runs it). TensorFlow fallback ops
-//      (custom "Flex*") and builtin codes unknown to this Kiln are refused by
-//      name; so is a model whose metadata min_runtime_version is newer than
-//      the TFLite release this Kiln reads (kNewestTfliteRuntimeRead).
-//   4. Calls KilnKernel.init once per node.
-//   5. Applies the requested delegates (see Delegation).
+// Creation (Interpreter::Create) loads plugins and keeps every accepted one
+// alive as long as the interpreter, sets up its own run state beside the
+// model's immutable graph (the Model is never written or copied), resolves
+// every node, calls KilnKernel.init once per kernel node and applies the
+// requested delegates. It fails:
+//   - with ONE message listing every node no loaded plugin covers
+//     (subgraph, node index, op, version, the ranges each plugin offers and
+//     whether a newer Kiln release runs it); TensorFlow fallback ops (custom
+//     "Flex*") and builtin codes unknown to this Kiln are refused by name;
+//   - when the model's metadata min_runtime_version is newer than the TFLite
+//     release this Kiln reads (kNewestTfliteRuntimeRead);
+//   - when a host-intrinsic node's arity does not match the subgraphs it
+//     calls, or a kernel's init or a delegate's create/partition fails.
 //
-// Memory and preparation (AllocateTensors, per subgraph):
-//   - Before prepare, every non-constant, non-variable tensor that a node
-//     writes gets an unknown shape (has_rank = false); subgraph inputs keep
-//     theirs (set by the model or ResizeInput).
-//   - Nodes are prepared in execution order. During AllocateTensors no
-//     non-constant tensor has data: KilnHostApi.tensor_data returns NULL for
-//     them. A kernel whose output shape depends on input VALUES it does not
-//     have leaves that output unresized and returns OK.
-//   - "Dynamic" tensors are the outputs left unresized and every output of a
-//     node with a dynamic input. Nodes with a dynamic input are not prepared
-//     at AllocateTensors. Both kinds of node (dynamic input, or an output
-//     left unresized) are prepared again during Invoke right before they
-//     run, when their inputs hold data; their dynamic outputs then get heap
-//     storage (TensorStorage::kOwned) of the prepared size.
-//   - All other activation tensors get offsets in one arena per subgraph by
-//     lifetime (first writer to last reader in execution order; subgraph
-//     inputs and outputs live for the whole invoke), greedy best fit by
-//     size, 64-byte aligned (arena_planner.h). Constant tensors stay in the
-//     model mapping; variable tensors (Tensor::is_variable) get persistent
-//     heap storage. String tensors always use heap storage.
-//   - A node that writes a subgraph input tensor (the output aliases an
-//     input, as in add_shared_tensors.bin) fails AllocateTensors.
-//   - A subgraph input of unknown rank (converters write scalars as shape
-//     [] without has_rank) is taken as a scalar, as TFLite does.
-//   - ResizeInput changes an input's shape (any rank; dims >= 0; a
-//     shape_signature -1 marks the dims meant to vary) and requires
-//     AllocateTensors again before Invoke.
+// AllocateTensors (per subgraph):
+//   - Before prepare, every non-constant, non-variable tensor a node writes
+//     has an unknown shape (has_rank = false); subgraph inputs keep theirs
+//     (from the model or ResizeInput). An input of unknown rank (converters
+//     write scalars as shape [] without has_rank) is a scalar, as in TFLite.
+//   - Nodes are prepared in execution order. No non-constant tensor has data
+//     then: KilnHostApi.tensor_data returns NULL for them. A kernel whose
+//     output shape depends on input VALUES leaves that output unresized and
+//     returns OK.
+//   - Such outputs, and every output of a node with one of them as input,
+//     are dynamic: their nodes are prepared again during Invoke right before
+//     they run, with data, and the outputs get heap storage
+//     (TensorStorage::kOwned) of the prepared size.
+//   - Every other activation gets arena memory (arena_planner.h); constants
+//     stay in the model mapping; variables (TensorDesc::is_variable) keep
+//     persistent heap storage; strings always use the heap.
+//   - A node that writes a subgraph input (the output aliases an input, as
+//     in add_shared_tensors.bin) fails AllocateTensors.
+// ResizeInput changes an input's shape (any rank; dims >= 0; a
+// shape_signature -1 marks the dims meant to vary) and requires
+// AllocateTensors again before Invoke. Invoke before AllocateTensors is
+// FAILED_PRECONDITION.
 //
 // Host-intrinsic ops, run by the interpreter itself because they schedule
 // other subgraphs or own state that lives across nodes, subgraphs and
@@ -60,28 +55,25 @@
 //       READ_VARIABLE's output is dynamic (the stored value's shape).
 // A subgraph invoked while it is already running (recursion) is an error.
 //
-// Delegation (through the extension API only): for each requested delegate,
-// in order, the interpreter finds the plugin whose KilnDelegateInterface.name
-// matches, creates an instance with serialized kiln.DelegateSettings (text
-// settings are parsed here), and calls partition for every subgraph. The
-// claimed nodes are split into maximal connected sets that keep a valid
-// execution order (partitioner.h); sets smaller than
-// DelegateSettings.min_partition_size (default 1) stay on kernels. Each set
-// becomes a partition node (builtin code KILN_OP_DELEGATE) whose inputs are
-// the tensors its nodes read from outside, whose outputs are the tensors used
-// outside or subgraph outputs, and whose delegated_nodes are the original
-// node indices. Host-intrinsic nodes are never delegated. The original nodes
-// keep their kernel resolution and are prepared with their kernels at
-// AllocateTensors (giving every tensor its shape and memory) before
-// partition_prepare. If partition_init, partition_prepare or
-// partition_invoke fails, the interpreter warns once per delegate on stderr
-// with the delegate's reason and from then on runs that partition's original
-// nodes on their kernels, so outputs are the kernels' outputs. A delegate
-// whose create returns KILN_STATUS_UNAVAILABLE (no device) is skipped with a
-// warning; any other failure fails creation.
+// Delegation (through the extension API only): requested delegates apply in
+// order, each found by KilnDelegateInterface.name and created with
+// serialized kiln.DelegateSettings (text settings are parsed here); create
+// returning KILN_STATUS_UNAVAILABLE (no device) skips the delegate with a
+// warning. The nodes it claims (never host-intrinsic ones, never ones an
+// earlier delegate took) form partitions of at least
+// DelegateSettings.min_partition_size (default 1) nodes; each becomes a
+// partition node (KILN_OP_DELEGATE; inputs: tensors its nodes read from
+// outside; outputs: tensors used outside or subgraph outputs;
+// delegated_nodes: the original node indices), appended after the model's
+// nodes. The original nodes keep their kernels and are prepared with them
+// at AllocateTensors before partition_prepare. If partition_init,
+// partition_prepare or partition_invoke fails, the interpreter warns once
+// per delegate on stderr and from then on runs that partition's original
+// nodes on their kernels, so outputs are the kernels' outputs.
 //
-// Errors from plugin callbacks (report_error) are prefixed with the
-// subgraph, node index, op, version and plugin path.
+// Errors from plugin callbacks read "<where>: <stage> failed: <message
+// reported through report_error>", <where> naming the subgraph, node index,
+// op, version and plugin path (runtime/plugin_call.h).
 //
 // Thread-safety: a Model is immutable and may be shared by any number of
 // interpreters on any threads. An Interpreter (with its signature runners
@@ -101,6 +93,7 @@
 #include "model/model.h"
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
+#include "runtime/plugin_call.h"
 
 namespace kiln {
 
@@ -152,8 +145,10 @@ struct PartitionInfo {
 };
 
 class Interpreter;
-struct SubgraphRuntime;
+class SubgraphState;
 struct DelegateInstance;
+struct NodeRecord;
+struct PartitionRecord;
 
 // Runs one signature (SignatureDef) of the model: its own subgraph, inputs
 // and outputs by name. Owned by the interpreter; valid until it is
@@ -172,8 +167,8 @@ class SignatureRunner {
   const std::string& input_name(int index) const;
   const std::string& output_name(int index) const;
   // Tensors by name (mapped through tensor_index); nullptr if no such name.
-  Tensor* input(const std::string& name);
-  const Tensor* output(const std::string& name) const;
+  TensorState* input(const std::string& name);
+  const TensorState* output(const std::string& name) const;
   absl::Status ResizeInput(const std::string& name,
                            const std::vector<int32_t>& dims);
   absl::Status AllocateTensors();
@@ -216,19 +211,26 @@ class Interpreter {
   int num_inputs() const;
   int num_outputs() const;
   // nullptr when out of range. Stable for the interpreter's lifetime; data
-  // is valid after AllocateTensors (inputs) / Invoke (outputs).
-  Tensor* input(int index);
-  const Tensor* output(int index) const;
+  // is valid after AllocateTensors (inputs) / Invoke (outputs). The tensor's
+  // name, type and quantization are in ->desc.
+  TensorState* input(int index);
+  const TensorState* output(int index) const;
   // Bytes of the activation arenas of every subgraph allocated so far.
   uint64_t arena_bytes() const;
 
   // ---- Any subgraph ----
   int num_subgraphs() const { return static_cast<int>(subgraphs_.size()); }
-  // The runtime graph (after delegation): tensors, nodes (partition nodes
-  // appended after the model's nodes), execution plan.
-  const Graph& graph(int subgraph) const;
+  // The subgraph's tensors (as the model's, with this interpreter's state);
+  // 0 when out of range.
+  int num_tensors(int subgraph) const;
   // nullptr when out of range.
-  Tensor* tensor(int subgraph, int tensor_index);
+  TensorState* tensor(int subgraph, int tensor_index);
+  // Node `node_index`: the model's nodes, then the partition nodes the
+  // delegates made; nullptr when out of range.
+  const NodeDesc* node(int subgraph, int node_index) const;
+  // Node indices in execution order, after delegation (partition nodes
+  // stand for the nodes they took over). Empty when out of range.
+  const std::vector<int32_t>& execution_plan(int subgraph) const;
   absl::Status AllocateSubgraph(int subgraph);
   absl::Status InvokeSubgraph(int subgraph);
   absl::Status ResizeSubgraphInput(int subgraph, int input_index,
@@ -258,49 +260,71 @@ class Interpreter {
   friend class SignatureRunner;
   Interpreter();
 
+  // Creation (interpreter.cc, delegation.cc).
   absl::Status Initialize(const InterpreterOptions& options);
-  absl::Status CopyGraphs();
-  absl::Status ResolveNodes();
-  absl::Status ValidateIntrinsicNodes();
+  absl::Status ResolveKernels();
+  absl::Status ValidateIntrinsicNodes() const;
+  absl::Status ValidateIntrinsicNode(const SubgraphState& s,
+                                     const NodeRecord& node) const;
   absl::Status InitKernels();
   absl::Status ApplyDelegate(const DelegateRequest& request);
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> FindDelegatePlugin(
+      const std::string& name) const;
   absl::Status DelegateSubgraph(DelegateInstance& delegate, int subgraph);
+  absl::StatusOr<std::vector<int32_t>> ClaimNodes(DelegateInstance& delegate,
+                                                  SubgraphState& s);
   void RecordDeclineReasons(DelegateInstance& delegate, int subgraph,
                             const std::vector<int32_t>& claimed);
+  void InitPartitions(SubgraphState& s, const std::vector<int32_t>& nodes);
 
-  absl::Status PrepareAll(SubgraphRuntime& s);
-  absl::Status PlanMemory(SubgraphRuntime& s);
-  absl::Status RunNode(SubgraphRuntime& s, int32_t node_index);
-  absl::Status RunPartition(SubgraphRuntime& s, int32_t node_index);
+  // Allocation (allocation.cc).
+  absl::StatusOr<SubgraphState*> FindSubgraph(int subgraph);
+  absl::Status CheckNoNodeWritesAnInput(const SubgraphState& s) const;
+  absl::Status PrepareAll(SubgraphState& s);
+  absl::Status PreparePartition(SubgraphState& s, NodeRecord& node);
   // Prepares a kernel node; `at_invoke` allocates its dynamic outputs.
-  absl::Status PrepareKernelNode(SubgraphRuntime& s, Node& node,
+  absl::Status PrepareKernelNode(SubgraphState& s, NodeRecord& node,
                                  bool at_invoke);
-  absl::Status CallKernel(SubgraphRuntime& s, Node& node, const char* stage);
-  absl::Status AllocateDynamicOutputs(SubgraphRuntime& s, const Node& node);
+  absl::Status AllocateDynamicOutputs(SubgraphState& s, const NodeRecord& node);
+
+  // Execution (interpreter.cc).
+  absl::Status RunNode(SubgraphState& s, NodeRecord& node);
+  absl::Status RunPartition(SubgraphState& s, NodeRecord& node);
+  absl::Status RunOnKernels(SubgraphState& s, const NodeRecord& partition);
+
+  // Calls into plugins, through CallPlugin (runtime/plugin_call.h).
+  absl::Status CallKernel(SubgraphState& s, NodeRecord& node,
+                          PluginStage stage);
+  // Calls the partition's delegate at `stage`; on failure the partition
+  // falls back to its nodes' kernels (with the one warning) and the failure
+  // is returned.
+  absl::Status CallPartition(SubgraphState& s, NodeRecord& node,
+                             PluginStage stage);
   void WarnDelegateFailure(DelegateInstance& delegate,
                            const std::string& message);
-  std::string NodeLabel(const SubgraphRuntime& s, const Node& node) const;
+  // "subgraph 0 ('main') node 3 (ADD version 1, plugin /path)": what every
+  // message about a node starts with.
+  std::string NodeLabel(const SubgraphState& s, const NodeRecord& node) const;
 
   // Host-intrinsic ops (intrinsic_ops.cc).
-  absl::Status PrepareIntrinsic(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeIntrinsic(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeWhile(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeIf(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
+  absl::Status PrepareIntrinsic(SubgraphState& s, NodeRecord& node);
+  absl::Status InvokeIntrinsic(SubgraphState& s, NodeRecord& node);
+  absl::Status InvokeWhile(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeIf(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeCallSubgraph(SubgraphState& s, const NodeRecord& node,
                                   int32_t callee);
-  absl::Status InvokeCallOnce(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeVarHandle(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeReadVariable(SubgraphRuntime& s, Node& node);
-  absl::Status InvokeAssignVariable(SubgraphRuntime& s, Node& node);
+  absl::Status InvokeCallOnce(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeVarHandle(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeReadVariable(SubgraphState& s, const NodeRecord& node);
+  absl::Status InvokeAssignVariable(SubgraphState& s, const NodeRecord& node);
 
   std::shared_ptr<const Model> model_;
   std::vector<PluginLoadRecord> plugin_records_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;
-  std::vector<std::unique_ptr<SubgraphRuntime>> subgraphs_;
+  std::vector<std::unique_ptr<SubgraphState>> subgraphs_;
   std::vector<std::unique_ptr<DelegateInstance>> delegates_;
   std::map<std::string, std::unique_ptr<SignatureRunner>> runners_;
   std::vector<std::string> warnings_;
-  size_t num_delegate_requests_ = 0;
 
   // Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE).
   struct Variable {

@@ -1,12 +1,15 @@
 // Host-intrinsic ops: control flow (WHILE, IF, CALL_ONCE,
 // STABLEHLO_COMPOSITE) and resource variables (VAR_HANDLE, READ_VARIABLE,
 // ASSIGN_VARIABLE). See interpreter.h for why the host runs them.
+#include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "interpreter/interpreter.h"
-#include "interpreter/subgraph_runtime.h"
+#include "interpreter/subgraph_state.h"
 #include "kiln/kiln_builtin_ops.h"
 
 namespace kiln {
@@ -19,205 +22,263 @@ struct TensorValue {
   std::vector<uint8_t> bytes;
 };
 
-int64_t IntOption(const Node& node, uint32_t key, int64_t fallback) {
+// The model guarantees the control-flow options (model_checks.h).
+int32_t SubgraphOption(const NodeDesc& node, uint32_t key) {
   const OptionValue* o = node.FindOption(key);
-  return o != nullptr && o->kind == OptionValue::Kind::kInt ? o->i : fallback;
+  return o != nullptr && o->kind == OptionValue::Kind::kInt
+             ? static_cast<int32_t>(o->i)
+             : -1;
 }
 
-std::string StringOption(const Node& node, uint32_t key) {
+std::string StringOption(const NodeDesc& node, uint32_t key) {
   const OptionValue* o = node.FindOption(key);
   return o != nullptr && o->kind == OptionValue::Kind::kString ? o->s : "";
 }
 
-size_t ValueBytes(const Tensor& t) {
+size_t ValueBytes(const TensorState& t) {
   if (t.data == nullptr) return 0;
-  if (t.type == KILN_TYPE_STRING) return t.bytes;
+  if (t.desc->type == KILN_TYPE_STRING) return t.bytes;
   return std::min(t.bytes, t.RequiredBytes());
+}
+
+TensorValue ReadValue(const TensorState& t) {
+  TensorValue v;
+  v.type = t.desc->type;
+  v.shape = t.shape;
+  const size_t n = ValueBytes(t);
+  if (n > 0) {
+    const auto* p = static_cast<const uint8_t*>(t.data);
+    v.bytes.assign(p, p + n);
+  }
+  return v;
+}
+
+// Copies `v` into `t`, which must have v's type; heap storage when `t` has
+// no planned bytes (or holds strings).
+absl::Status CopyInto(TensorState& t, const TensorValue& v,
+                      const std::string& where) {
+  const TensorDesc& d = *t.desc;
+  if (d.type != v.type) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": tensor '", d.name, "' has type ", TypeName(d.type),
+        " but receives a ", TypeName(v.type), " value"));
+  }
+  if (d.type == KILN_TYPE_STRING || t.data == nullptr ||
+      t.storage == TensorStorage::kOwned) {
+    if (t.storage != TensorStorage::kOwned || t.bytes != v.bytes.size()) {
+      t.AllocateOwned(v.bytes.size());
+    }
+  }
+  if (t.bytes < v.bytes.size()) {
+    return absl::InternalError(
+        absl::StrCat(where, ": tensor '", d.name, "' holds ", t.bytes,
+                     " bytes but receives ", v.bytes.size()));
+  }
+  if (!v.bytes.empty()) std::memcpy(t.data, v.bytes.data(), v.bytes.size());
+  return absl::OkStatus();
+}
+
+// Gives `t` the shape and value of `v`.
+absl::Status StoreValue(TensorState& t, const TensorValue& v,
+                        const std::string& where) {
+  t.shape = v.shape;
+  t.has_rank = true;
+  return CopyInto(t, v, where);
+}
+
+// The values of `node`'s inputs from `first` on (omitted inputs: empty).
+std::vector<TensorValue> ReadInputs(const SubgraphState& s,
+                                    const NodeDesc& node, size_t first) {
+  std::vector<TensorValue> values;
+  for (size_t i = first; i < node.inputs.size(); ++i) {
+    const int32_t t = node.inputs[i];
+    values.push_back(t < 0 ? TensorValue() : ReadValue(s.tensor(t)));
+  }
+  return values;
+}
+
+std::vector<TensorValue> ReadOutputs(const SubgraphState& s) {
+  std::vector<TensorValue> values;
+  for (int32_t t : s.model().outputs) values.push_back(ReadValue(s.tensor(t)));
+  return values;
+}
+
+absl::Status StoreOutputs(SubgraphState& s, const NodeDesc& node,
+                          const std::vector<TensorValue>& values,
+                          const std::string& where) {
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    KILN_RETURN_IF_ERROR(
+        StoreValue(s.tensor(node.outputs[i]), values[i], where));
+  }
+  return absl::OkStatus();
+}
+
+// Copies `values` into the inputs of `callee`, planning it again first when
+// it was never planned or an input's shape changed.
+absl::Status LoadInputs(Interpreter& interpreter, SubgraphState& callee,
+                        const std::vector<TensorValue>& values,
+                        const std::string& where) {
+  const std::vector<int32_t>& inputs = callee.model().inputs;
+  bool replan = !callee.allocated;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorRecord& t = callee.tensor(inputs[i]);
+    if (!t.has_rank || t.shape != values[i].shape) {
+      t.shape = values[i].shape;
+      t.has_rank = true;
+      replan = true;
+    }
+  }
+  if (replan)
+    KILN_RETURN_IF_ERROR(interpreter.AllocateSubgraph(callee.index()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_RETURN_IF_ERROR(CopyInto(callee.tensor(inputs[i]), values[i], where));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> ResourceId(const TensorState& t, size_t num_variables,
+                                   const std::string& where) {
+  if (t.data == nullptr || t.bytes < sizeof(int32_t)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": resource tensor '", t.desc->name,
+                     "' holds no variable handle"));
+  }
+  int32_t id = -1;
+  std::memcpy(&id, t.data, sizeof(id));
+  if (id < 0 || static_cast<size_t>(id) >= num_variables) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": resource tensor '", t.desc->name, "' holds ", id,
+                     ", which is not a handle made by VAR_HANDLE"));
+  }
+  return id;
+}
+
+// One count a host-intrinsic node must match.
+struct Arity {
+  const char* what;
+  size_t got;
+  size_t want;
+};
+
+absl::Status CheckArity(const std::string& where,
+                        std::initializer_list<Arity> checks) {
+  for (const Arity& a : checks) {
+    if (a.got != a.want) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", a.what, " is ", a.got, ", expected ", a.want));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The counts a host-intrinsic node must match: its own inputs and outputs
+// against the subgraphs it calls (whose indices the model checks proved).
+absl::Status CheckIntrinsicArity(const Model& model, const NodeDesc& node,
+                                 const std::string& where) {
+  auto ins = [&](uint32_t key) {
+    return model.graph(SubgraphOption(node, key)).inputs.size();
+  };
+  auto outs = [&](uint32_t key) {
+    return model.graph(SubgraphOption(node, key)).outputs.size();
+  };
+  const size_t n_in = node.inputs.size(), n_out = node.outputs.size();
+  switch (node.builtin_code) {
+    case KILN_OP_WHILE:
+      return CheckArity(where, {{"the number of outputs", n_out, n_in},
+                                {"the cond subgraph's input count",
+                                 ins(kHostOptionCondSubgraph), n_in},
+                                {"the cond subgraph's output count",
+                                 outs(kHostOptionCondSubgraph), 1},
+                                {"the body subgraph's input count",
+                                 ins(kHostOptionBodySubgraph), n_in},
+                                {"the body subgraph's output count",
+                                 outs(kHostOptionBodySubgraph), n_in}});
+    case KILN_OP_IF:
+      if (n_in == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": IF needs a condition input"));
+      }
+      for (uint32_t branch :
+           {kHostOptionThenSubgraph, kHostOptionElseSubgraph}) {
+        KILN_RETURN_IF_ERROR(CheckArity(
+            where,
+            {{"a branch subgraph's input count", ins(branch), n_in - 1},
+             {"a branch subgraph's output count", outs(branch), n_out}}));
+      }
+      return absl::OkStatus();
+    case KILN_OP_CALL_ONCE:
+      return CheckArity(where, {{"the init subgraph's input count",
+                                 ins(kHostOptionInitSubgraph), 0}});
+    case KILN_OP_STABLEHLO_COMPOSITE:
+      return CheckArity(where,
+                        {{"the decomposition subgraph's input count",
+                          ins(kHostOptionDecompositionSubgraph), n_in},
+                         {"the decomposition subgraph's output count",
+                          outs(kHostOptionDecompositionSubgraph), n_out}});
+    case KILN_OP_VAR_HANDLE:
+      return CheckArity(where, {{"the number of outputs", n_out, 1}});
+    case KILN_OP_READ_VARIABLE:
+      return CheckArity(where, {{"the number of inputs", n_in, 1},
+                                {"the number of outputs", n_out, 1}});
+    case KILN_OP_ASSIGN_VARIABLE:
+      return CheckArity(where, {{"the number of inputs", n_in, 2}});
+    default:
+      return absl::OkStatus();
+  }
 }
 
 }  // namespace
 
-absl::Status Interpreter::ValidateIntrinsicNodes() {
-  for (auto& sp : subgraphs_) {
-    SubgraphRuntime& s = *sp;
-    for (Node& node : s.graph.nodes) {
-      if (!s.host_intrinsic[static_cast<size_t>(node.index)]) continue;
-      const std::string where =
-          absl::StrCat("model '", model_->source(), "': ", NodeLabel(s, node));
-      auto subgraph_option = [&](uint32_t key, const char* what,
-                                 int32_t* index) -> absl::Status {
-        const int64_t v = IntOption(node, key, -1);
-        if (v < 0 || v >= num_subgraphs()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ": ", what, " subgraph index ", v,
-                           v < 0 ? " is missing" : " is out of range",
-                           " (the model has ", num_subgraphs(), " subgraphs)"));
-        }
-        if (v == s.index) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              where, ": ", what, " subgraph ", v,
-              " is the subgraph that contains the node; recursion is not "
-              "supported"));
-        }
-        *index = static_cast<int32_t>(v);
-        return absl::OkStatus();
-      };
-      auto count_check = [&](const char* what, size_t got,
-                             size_t want) -> absl::Status {
-        if (got == want) return absl::OkStatus();
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": ", what, " is ", got, ", expected ", want));
-      };
-      auto graph_of = [&](int32_t i) -> const Graph& {
-        return subgraphs_[static_cast<size_t>(i)]->graph;
-      };
-      absl::Status st;
-      switch (node.builtin_code) {
-        case KILN_OP_WHILE: {
-          int32_t cond = -1, body = -1;
-          if (!(st = subgraph_option(kHostOptionCondSubgraph, "cond", &cond))
-                   .ok())
-            return st;
-          if (!(st = subgraph_option(kHostOptionBodySubgraph, "body", &body))
-                   .ok())
-            return st;
-          const size_t n = node.inputs.size();
-          if (!(st = count_check("the number of outputs", node.outputs.size(),
-                                 n))
-                   .ok())
-            return st;
-          if (!(st = count_check("the cond subgraph's input count",
-                                 graph_of(cond).inputs.size(), n))
-                   .ok())
-            return st;
-          if (!(st = count_check("the cond subgraph's output count",
-                                 graph_of(cond).outputs.size(), 1))
-                   .ok())
-            return st;
-          if (!(st = count_check("the body subgraph's input count",
-                                 graph_of(body).inputs.size(), n))
-                   .ok())
-            return st;
-          if (!(st = count_check("the body subgraph's output count",
-                                 graph_of(body).outputs.size(), n))
-                   .ok())
-            return st;
-          break;
-        }
-        case KILN_OP_IF: {
-          int32_t then_index = -1, else_index = -1;
-          if (!(st = subgraph_option(kHostOptionThenSubgraph, "then",
-                                     &then_index))
-                   .ok())
-            return st;
-          if (!(st = subgraph_option(kHostOptionElseSubgraph, "else",
-                                     &else_index))
-                   .ok())
-            return st;
-          if (node.inputs.empty()) {
-            return absl::InvalidArgumentError(
-                absl::StrCat(where, ": IF needs a condition input"));
-          }
-          for (int32_t b : {then_index, else_index}) {
-            if (!(st = count_check("a branch subgraph's input count",
-                                   graph_of(b).inputs.size(),
-                                   node.inputs.size() - 1))
-                     .ok())
-              return st;
-            if (!(st = count_check("a branch subgraph's output count",
-                                   graph_of(b).outputs.size(),
-                                   node.outputs.size()))
-                     .ok())
-              return st;
-          }
-          break;
-        }
-        case KILN_OP_CALL_ONCE: {
-          int32_t init = -1;
-          if (!(st = subgraph_option(kHostOptionInitSubgraph, "init", &init))
-                   .ok())
-            return st;
-          if (!(st = count_check("the init subgraph's input count",
-                                 graph_of(init).inputs.size(), 0))
-                   .ok())
-            return st;
-          break;
-        }
-        case KILN_OP_STABLEHLO_COMPOSITE: {
-          int32_t d = -1;
-          if (!(st = subgraph_option(kHostOptionDecompositionSubgraph,
-                                     "decomposition", &d))
-                   .ok())
-            return st;
-          if (!(st = count_check("the decomposition subgraph's input count",
-                                 graph_of(d).inputs.size(), node.inputs.size()))
-                   .ok())
-            return st;
-          if (!(st = count_check("the decomposition subgraph's output count",
-                                 graph_of(d).outputs.size(),
-                                 node.outputs.size()))
-                   .ok())
-            return st;
-          break;
-        }
-        case KILN_OP_VAR_HANDLE:
-          if (!(st = count_check("the number of outputs", node.outputs.size(),
-                                 1))
-                   .ok())
-            return st;
-          break;
-        case KILN_OP_READ_VARIABLE:
-          if (!(st = count_check("the number of inputs", node.inputs.size(), 1))
-                   .ok())
-            return st;
-          if (!(st = count_check("the number of outputs", node.outputs.size(),
-                                 1))
-                   .ok())
-            return st;
-          break;
-        case KILN_OP_ASSIGN_VARIABLE:
-          if (!(st = count_check("the number of inputs", node.inputs.size(), 2))
-                   .ok())
-            return st;
-          break;
-        default:
-          break;
-      }
-      for (int32_t t : node.inputs) {
-        if (t < 0 && node.builtin_code != KILN_OP_STABLEHLO_COMPOSITE) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ": an input is omitted (-1)"));
-        }
-      }
-      for (int32_t t : node.outputs) {
-        if (t < 0) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ": an output is omitted (-1)"));
-        }
+absl::Status Interpreter::ValidateIntrinsicNodes() const {
+  for (const auto& s : subgraphs_) {
+    for (const NodeRecord& node : s->nodes()) {
+      if (node.host_intrinsic) {
+        KILN_RETURN_IF_ERROR(ValidateIntrinsicNode(*s, node));
       }
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::PrepareIntrinsic(SubgraphRuntime& s, Node& node) {
-  Graph& g = s.graph;
-  if (node.builtin_code == KILN_OP_VAR_HANDLE) {
-    Tensor& out = g.tensors[static_cast<size_t>(node.outputs[0])];
+absl::Status Interpreter::ValidateIntrinsicNode(
+    const SubgraphState& s, const NodeRecord& record) const {
+  const NodeDesc& node = record.node();
+  const std::string where =
+      absl::StrCat("model '", model_->source(), "': ", NodeLabel(s, record));
+  KILN_RETURN_IF_ERROR(CheckIntrinsicArity(*model_, node, where));
+  for (int32_t t : node.inputs) {
+    if (t < 0 && node.builtin_code != KILN_OP_STABLEHLO_COMPOSITE) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": an input is omitted (-1)"));
+    }
+  }
+  for (int32_t t : node.outputs) {
+    if (t < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": an output is omitted (-1)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::PrepareIntrinsic(SubgraphState& s, NodeRecord& node) {
+  const NodeDesc& desc = node.node();
+  if (desc.builtin_code == KILN_OP_VAR_HANDLE) {
+    TensorRecord& out = s.tensor(desc.outputs[0]);
     out.shape.clear();
     out.has_rank = true;
     return absl::OkStatus();
   }
   // Outputs depend on another subgraph or on a stored value: dynamic.
-  if (!node.outputs.empty()) {
-    s.node_deferred[static_cast<size_t>(node.index)] = 1;
-    for (int32_t t : node.outputs) s.tensor_dynamic[static_cast<size_t>(t)] = 1;
+  if (!desc.outputs.empty()) {
+    node.deferred = true;
+    for (int32_t t : desc.outputs) s.tensor(t).dynamic = true;
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::InvokeIntrinsic(SubgraphRuntime& s, Node& node) {
-  switch (node.builtin_code) {
+absl::Status Interpreter::InvokeIntrinsic(SubgraphState& s, NodeRecord& node) {
+  switch (node.node().builtin_code) {
     case KILN_OP_WHILE:
       return InvokeWhile(s, node);
     case KILN_OP_IF:
@@ -227,8 +288,7 @@ absl::Status Interpreter::InvokeIntrinsic(SubgraphRuntime& s, Node& node) {
     case KILN_OP_STABLEHLO_COMPOSITE:
       return InvokeCallSubgraph(
           s, node,
-          static_cast<int32_t>(
-              IntOption(node, kHostOptionDecompositionSubgraph, -1)));
+          SubgraphOption(node.node(), kHostOptionDecompositionSubgraph));
     case KILN_OP_VAR_HANDLE:
       return InvokeVarHandle(s, node);
     case KILN_OP_READ_VARIABLE:
@@ -241,195 +301,93 @@ absl::Status Interpreter::InvokeIntrinsic(SubgraphRuntime& s, Node& node) {
   }
 }
 
-namespace {
-
-TensorValue ReadValue(const Tensor& t) {
-  TensorValue v;
-  v.type = t.type;
-  v.shape = t.shape;
-  const size_t n = ValueBytes(t);
-  if (n > 0) {
-    const auto* p = static_cast<const uint8_t*>(t.data);
-    v.bytes.assign(p, p + n);
-  }
-  return v;
-}
-
-}  // namespace
-
-// Copies `values` into subgraph `callee`'s inputs (re-planning it when a
-// shape changed), runs it and returns its outputs.
-static absl::Status CopyInto(Tensor& t, const TensorValue& v,
-                             const std::string& where) {
-  if (t.type != v.type) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": tensor '", t.name, "' has type ", TypeName(t.type),
-        " but receives a ", TypeName(v.type), " value"));
-  }
-  if (t.type == KILN_TYPE_STRING || t.data == nullptr ||
-      t.storage == TensorStorage::kOwned) {
-    if (t.storage != TensorStorage::kOwned || t.bytes != v.bytes.size()) {
-      t.AllocateOwned(v.bytes.size());
-    }
-  }
-  if (t.bytes < v.bytes.size()) {
-    return absl::InternalError(
-        absl::StrCat(where, ": tensor '", t.name, "' holds ", t.bytes,
-                     " bytes but receives ", v.bytes.size()));
-  }
-  if (!v.bytes.empty()) std::memcpy(t.data, v.bytes.data(), v.bytes.size());
-  return absl::OkStatus();
-}
-
-absl::Status Interpreter::InvokeCallSubgraph(SubgraphRuntime& s, Node& node,
+absl::Status Interpreter::InvokeCallSubgraph(SubgraphState& s,
+                                             const NodeRecord& node,
                                              int32_t callee) {
-  Graph& g = s.graph;
-  std::vector<TensorValue> values;
-  size_t first_input = node.builtin_code == KILN_OP_IF ? 1 : 0;
-  for (size_t i = first_input; i < node.inputs.size(); ++i) {
-    const int32_t t = node.inputs[i];
-    if (t < 0) {
-      values.emplace_back();
-      continue;
-    }
-    values.push_back(ReadValue(g.tensors[static_cast<size_t>(t)]));
-  }
-  SubgraphRuntime& c = *subgraphs_[static_cast<size_t>(callee)];
+  const NodeDesc& desc = node.node();
   const std::string where = NodeLabel(s, node);
-  bool replan = !c.allocated;
-  for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
-    Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-    if (!t.has_rank || t.shape != values[i].shape) {
-      t.shape = values[i].shape;
-      t.has_rank = true;
-      replan = true;
-    }
-  }
-  absl::Status status;
-  if (replan && !(status = AllocateSubgraph(callee)).ok()) return status;
-  for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
-    Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-    if (!(status = CopyInto(t, values[i], where)).ok()) return status;
-  }
-  if (!(status = InvokeSubgraph(callee)).ok()) return status;
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const Tensor& from =
-        c.graph.tensors[static_cast<size_t>(c.graph.outputs[i])];
-    TensorValue v = ReadValue(from);
-    Tensor& to = g.tensors[static_cast<size_t>(node.outputs[i])];
-    to.shape = v.shape;
-    to.has_rank = true;
-    if (!(status = CopyInto(to, v, where)).ok()) return status;
-  }
-  return absl::OkStatus();
+  SubgraphState& c = *subgraphs_[static_cast<size_t>(callee)];
+  const size_t first_input = desc.builtin_code == KILN_OP_IF ? 1 : 0;
+  KILN_RETURN_IF_ERROR(
+      LoadInputs(*this, c, ReadInputs(s, desc, first_input), where));
+  KILN_RETURN_IF_ERROR(InvokeSubgraph(callee));
+  return StoreOutputs(s, desc, ReadOutputs(c), where);
 }
 
-absl::Status Interpreter::InvokeIf(SubgraphRuntime& s, Node& node) {
-  const Tensor& cond = s.graph.tensors[static_cast<size_t>(node.inputs[0])];
+absl::Status Interpreter::InvokeIf(SubgraphState& s, const NodeRecord& node) {
+  const NodeDesc& desc = node.node();
+  const TensorRecord& cond = s.tensor(desc.inputs[0]);
+  const KilnTensorType type = cond.desc->type;
   if (cond.data == nullptr || cond.NumElements() < 1 ||
-      (cond.type != KILN_TYPE_BOOL && cond.type != KILN_TYPE_INT32)) {
+      (type != KILN_TYPE_BOOL && type != KILN_TYPE_INT32)) {
     return absl::InvalidArgumentError(absl::StrCat(
         NodeLabel(s, node), ": the condition must be a non-empty BOOL tensor"));
   }
-  const bool take_then = cond.type == KILN_TYPE_BOOL
+  const bool take_then = type == KILN_TYPE_BOOL
                              ? *static_cast<const uint8_t*>(cond.data) != 0
                              : *static_cast<const int32_t*>(cond.data) != 0;
-  const int32_t branch = static_cast<int32_t>(IntOption(
-      node, take_then ? kHostOptionThenSubgraph : kHostOptionElseSubgraph, -1));
-  return InvokeCallSubgraph(s, node, branch);
+  return InvokeCallSubgraph(
+      s, node,
+      SubgraphOption(
+          desc, take_then ? kHostOptionThenSubgraph : kHostOptionElseSubgraph));
 }
 
-absl::Status Interpreter::InvokeWhile(SubgraphRuntime& s, Node& node) {
-  Graph& g = s.graph;
-  const int32_t cond_index =
-      static_cast<int32_t>(IntOption(node, kHostOptionCondSubgraph, -1));
-  const int32_t body_index =
-      static_cast<int32_t>(IntOption(node, kHostOptionBodySubgraph, -1));
+absl::Status Interpreter::InvokeWhile(SubgraphState& s,
+                                      const NodeRecord& node) {
+  const NodeDesc& desc = node.node();
+  const int32_t cond_index = SubgraphOption(desc, kHostOptionCondSubgraph);
+  const int32_t body_index = SubgraphOption(desc, kHostOptionBodySubgraph);
+  SubgraphState& cond = *subgraphs_[static_cast<size_t>(cond_index)];
+  SubgraphState& body = *subgraphs_[static_cast<size_t>(body_index)];
   const std::string where = NodeLabel(s, node);
-  std::vector<TensorValue> values;
-  for (int32_t t : node.inputs)
-    values.push_back(ReadValue(g.tensors[static_cast<size_t>(t)]));
-
-  auto load_inputs = [&](int32_t callee) -> absl::Status {
-    SubgraphRuntime& c = *subgraphs_[static_cast<size_t>(callee)];
-    bool replan = !c.allocated;
-    for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
-      Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-      if (!t.has_rank || t.shape != values[i].shape) {
-        t.shape = values[i].shape;
-        t.has_rank = true;
-        replan = true;
-      }
-    }
-    absl::Status st;
-    if (replan && !(st = AllocateSubgraph(callee)).ok()) return st;
-    for (size_t i = 0; i < c.graph.inputs.size(); ++i) {
-      Tensor& t = c.graph.tensors[static_cast<size_t>(c.graph.inputs[i])];
-      if (!(st = CopyInto(t, values[i], where)).ok()) return st;
-    }
-    return absl::OkStatus();
-  };
-
-  SubgraphRuntime& cond = *subgraphs_[static_cast<size_t>(cond_index)];
-  SubgraphRuntime& body = *subgraphs_[static_cast<size_t>(body_index)];
-  absl::Status status;
+  std::vector<TensorValue> values = ReadInputs(s, desc, 0);
   while (true) {
-    if (!(status = load_inputs(cond_index)).ok()) return status;
-    if (!(status = InvokeSubgraph(cond_index)).ok()) return status;
-    const Tensor& c =
-        cond.graph.tensors[static_cast<size_t>(cond.graph.outputs[0])];
-    if (c.type != KILN_TYPE_BOOL || c.data == nullptr || c.NumElements() < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": the cond subgraph ", cond_index,
-          " must produce a non-empty BOOL tensor, got ", TypeName(c.type), " ",
-          c.has_rank ? absl::StrCat(c.NumElements(), " elements")
-                     : "unknown shape"));
+    KILN_RETURN_IF_ERROR(LoadInputs(*this, cond, values, where));
+    KILN_RETURN_IF_ERROR(InvokeSubgraph(cond_index));
+    const TensorRecord& c = cond.tensor(cond.model().outputs[0]);
+    if (c.desc->type != KILN_TYPE_BOOL || c.data == nullptr ||
+        c.NumElements() < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the cond subgraph ", cond_index,
+                       " must produce a non-empty BOOL tensor, got ",
+                       TypeName(c.desc->type), " ",
+                       c.has_rank ? absl::StrCat(c.NumElements(), " elements")
+                                  : "unknown shape"));
     }
     if (*static_cast<const uint8_t*>(c.data) == 0) break;
-    if (!(status = load_inputs(body_index)).ok()) return status;
-    if (!(status = InvokeSubgraph(body_index)).ok()) return status;
-    for (size_t i = 0; i < values.size(); ++i) {
-      const Tensor& out =
-          body.graph.tensors[static_cast<size_t>(body.graph.outputs[i])];
-      values[i] = ReadValue(out);
-    }
+    KILN_RETURN_IF_ERROR(LoadInputs(*this, body, values, where));
+    KILN_RETURN_IF_ERROR(InvokeSubgraph(body_index));
+    values = ReadOutputs(body);
   }
-  for (size_t i = 0; i < node.outputs.size(); ++i) {
-    Tensor& to = g.tensors[static_cast<size_t>(node.outputs[i])];
-    to.shape = values[i].shape;
-    to.has_rank = true;
-    if (!(status = CopyInto(to, values[i], where)).ok()) return status;
-  }
+  return StoreOutputs(s, desc, values, where);
+}
+
+absl::Status Interpreter::InvokeCallOnce(SubgraphState& s,
+                                         const NodeRecord& node) {
+  const int32_t init = SubgraphOption(node.node(), kHostOptionInitSubgraph);
+  if (call_once_done_[static_cast<size_t>(init)]) return absl::OkStatus();
+  KILN_RETURN_IF_ERROR(InvokeCallSubgraph(s, node, init));
+  call_once_done_[static_cast<size_t>(init)] = true;
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::InvokeCallOnce(SubgraphRuntime& s, Node& node) {
-  const int32_t init =
-      static_cast<int32_t>(IntOption(node, kHostOptionInitSubgraph, -1));
-  if (call_once_done_[static_cast<size_t>(init)]) return absl::OkStatus();
-  absl::Status status = InvokeCallSubgraph(s, node, init);
-  if (status.ok()) call_once_done_[static_cast<size_t>(init)] = true;
-  return status;
-}
-
-absl::Status Interpreter::InvokeVarHandle(SubgraphRuntime& s, Node& node) {
-  const std::string container = StringOption(node, kHostOptionContainer);
-  const std::string shared_name = StringOption(node, kHostOptionSharedName);
+absl::Status Interpreter::InvokeVarHandle(SubgraphState& s,
+                                          const NodeRecord& node) {
+  const NodeDesc& desc = node.node();
+  const std::string container = StringOption(desc, kHostOptionContainer);
+  const std::string shared_name = StringOption(desc, kHostOptionSharedName);
   std::string key = container;
   key.push_back('\0');
   key += shared_name;
-  auto it = variable_ids_.find(key);
-  int32_t id;
-  if (it == variable_ids_.end()) {
-    id = static_cast<int32_t>(variables_.size());
+  auto [it, added] =
+      variable_ids_.emplace(key, static_cast<int32_t>(variables_.size()));
+  if (added) {
     variables_.emplace_back();
     variables_.back().name =
         container.empty() ? shared_name : container + "/" + shared_name;
-    variable_ids_.emplace(key, id);
-  } else {
-    id = it->second;
   }
-  Tensor& out = s.graph.tensors[static_cast<size_t>(node.outputs[0])];
+  const int32_t id = it->second;
+  TensorRecord& out = s.tensor(desc.outputs[0]);
   if (out.data == nullptr || out.bytes < sizeof(int32_t)) {
     out.AllocateOwned(sizeof(int32_t));
   }
@@ -437,65 +395,42 @@ absl::Status Interpreter::InvokeVarHandle(SubgraphRuntime& s, Node& node) {
   return absl::OkStatus();
 }
 
-namespace {
-
-absl::StatusOr<int32_t> ResourceId(const Tensor& t, size_t num_variables,
-                                   const std::string& where) {
-  if (t.data == nullptr || t.bytes < sizeof(int32_t)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": resource tensor '", t.name, "' holds no variable handle"));
-  }
-  int32_t id = -1;
-  std::memcpy(&id, t.data, sizeof(id));
-  if (id < 0 || static_cast<size_t>(id) >= num_variables) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(where, ": resource tensor '", t.name, "' holds ", id,
-                     ", which is not a handle made by VAR_HANDLE"));
-  }
-  return id;
-}
-
-}  // namespace
-
-absl::Status Interpreter::InvokeReadVariable(SubgraphRuntime& s, Node& node) {
+absl::Status Interpreter::InvokeReadVariable(SubgraphState& s,
+                                             const NodeRecord& node) {
+  const NodeDesc& desc = node.node();
   const std::string where = NodeLabel(s, node);
-  absl::StatusOr<int32_t> id =
-      ResourceId(s.graph.tensors[static_cast<size_t>(node.inputs[0])],
-                 variables_.size(), where);
-  if (!id.ok()) return id.status();
-  const Variable& var = variables_[static_cast<size_t>(*id)];
+  KILN_ASSIGN_OR_RETURN(const int32_t id, ResourceId(s.tensor(desc.inputs[0]),
+                                                     variables_.size(), where));
+  const Variable& var = variables_[static_cast<size_t>(id)];
   if (!var.assigned) {
     return absl::FailedPreconditionError(
         absl::StrCat(where, ": resource variable '", var.name,
                      "' is read before any ASSIGN_VARIABLE gave it a value"));
   }
-  Tensor& out = s.graph.tensors[static_cast<size_t>(node.outputs[0])];
   TensorValue v;
   v.type = var.type;
   v.shape = var.shape;
   v.bytes = var.bytes;
-  out.shape = v.shape;
-  out.has_rank = true;
-  return CopyInto(out, v, where);
+  return StoreValue(s.tensor(desc.outputs[0]), v, where);
 }
 
-absl::Status Interpreter::InvokeAssignVariable(SubgraphRuntime& s, Node& node) {
+absl::Status Interpreter::InvokeAssignVariable(SubgraphState& s,
+                                               const NodeRecord& node) {
+  const NodeDesc& desc = node.node();
   const std::string where = NodeLabel(s, node);
-  absl::StatusOr<int32_t> id =
-      ResourceId(s.graph.tensors[static_cast<size_t>(node.inputs[0])],
-                 variables_.size(), where);
-  if (!id.ok()) return id.status();
-  const Tensor& value = s.graph.tensors[static_cast<size_t>(node.inputs[1])];
+  KILN_ASSIGN_OR_RETURN(const int32_t id, ResourceId(s.tensor(desc.inputs[0]),
+                                                     variables_.size(), where));
+  const TensorRecord& value = s.tensor(desc.inputs[1]);
   if (value.data == nullptr && value.RequiredBytes() > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ": the value tensor '", value.name, "' holds no data"));
+        where, ": the value tensor '", value.desc->name, "' holds no data"));
   }
-  Variable& var = variables_[static_cast<size_t>(*id)];
-  if (var.assigned && var.type != value.type) {
+  Variable& var = variables_[static_cast<size_t>(id)];
+  if (var.assigned && var.type != value.desc->type) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": resource variable '", var.name, "' holds ",
                      TypeName(var.type), " values; cannot assign a ",
-                     TypeName(value.type), " tensor"));
+                     TypeName(value.desc->type), " tensor"));
   }
   TensorValue v = ReadValue(value);
   var.type = v.type;

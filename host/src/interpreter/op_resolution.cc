@@ -3,6 +3,8 @@
 #include <cctype>
 #include <map>
 #include <optional>
+#include <set>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -94,6 +96,124 @@ std::string Explain(int32_t code, const std::string& custom, int32_t version,
   return out;
 }
 
+// Why `node`'s op cannot run on any kernel of this Kiln, or "" when it
+// may: a builtin code unknown to Kiln, a TensorFlow fallback op, or a
+// host-intrinsic op of a version the host does not run.
+std::string UnrunnableOp(const NodeDesc& node) {
+  const int32_t code = node.builtin_code;
+  if (code < 0 || code > kNewestKnownBuiltinCode ||
+      (code != KILN_OP_CUSTOM &&
+       std::string(BuiltinOpName(code)) == "UNKNOWN")) {
+    return absl::StrCat(
+        "builtin op code ", code, " (version ", node.version,
+        ") is unknown to Kiln ", KILN_RUNTIME_VERSION_STRING,
+        ", which knows codes 0-", kNewestKnownBuiltinCode,
+        ": the model was written by a newer converter; upgrade Kiln or "
+        "reconvert the model with an older converter");
+  }
+  if (code == KILN_OP_CUSTOM && node.custom_name.rfind("Flex", 0) == 0) {
+    return absl::StrCat(
+        "custom op '", node.custom_name,
+        "' is a TensorFlow fallback op (SELECT_TF_OPS), which Kiln does "
+        "not run: reconvert the model without SELECT_TF_OPS so that it "
+        "uses only TFLite builtin ops");
+  }
+  const int32_t max = HostIntrinsicMaxVersion(code);
+  if (IsHostIntrinsicOp(code) && (node.version < 1 || node.version > max)) {
+    return absl::StrCat(
+        "no kernel for ", OpLabel(code, ""), " version ", node.version,
+        "; the Kiln host runs this op itself, versions 1-", max, ". ",
+        Explain(code, node.custom_name, node.version, {}));
+  }
+  return "";
+}
+
+KernelChoice FindKernel(
+    const NodeDesc& node,
+    const std::vector<std::shared_ptr<LoadedPlugin>>& plugins) {
+  for (const auto& plugin : plugins) {
+    for (const KilnKernel* k : plugin->kernels()) {
+      if (Covers(*k, node.builtin_code, node.custom_name, node.version)) {
+        return {k, plugin.get()};
+      }
+    }
+  }
+  return {};
+}
+
+// The nodes that cannot run, one line each; identical (op, version)
+// problems are explained once, then referenced.
+class UnresolvedNodes {
+ public:
+  explicit UnresolvedNodes(
+      const std::vector<std::shared_ptr<LoadedPlugin>>& plugins)
+      : plugins_(plugins) {}
+
+  bool empty() const { return problems_.empty(); }
+  void Add(const std::string& where, const std::string& problem) {
+    problems_.push_back(absl::StrCat(where, ": ", problem));
+  }
+  void AddMissingKernel(const std::string& where, const NodeDesc& node) {
+    const int32_t code = node.builtin_code;
+    const std::string op = OpLabel(code, node.custom_name);
+    if (!explained_.emplace(code, node.custom_name, node.version).second) {
+      Add(where,
+          absl::StrCat(op, " version ", node.version, " (same as above)"));
+      return;
+    }
+    Add(where,
+        absl::StrCat("no kernel for ", op, " version ", node.version, "; ",
+                     Explain(code, node.custom_name, node.version, plugins_)));
+  }
+
+  std::string Message(const std::string& model_source,
+                      const std::vector<PluginLoadRecord>& records) const {
+    std::string message = absl::StrCat(
+        "cannot run model '", model_source, "': ", problems_.size(),
+        problems_.size() == 1 ? " node has" : " nodes have",
+        " no implementation in this Kiln (", KILN_RUNTIME_VERSION_STRING,
+        ") and its loaded plugins:");
+    for (const std::string& p : problems_) {
+      absl::StrAppend(&message, "\n  - ", p);
+    }
+    std::vector<std::string> loaded, refused;
+    for (const PluginLoadRecord& r : records) {
+      if (r.plugin != nullptr) {
+        loaded.push_back(r.plugin->Describe());
+      } else {
+        refused.push_back(r.refusal);
+      }
+    }
+    absl::StrAppend(&message, "\nLoaded plugins: ",
+                    loaded.empty() ? "none" : absl::StrJoin(loaded, ", "), ".");
+    for (const std::string& r : refused) {
+      absl::StrAppend(&message, "\nRefused plugin: ", r);
+    }
+    return message;
+  }
+
+ private:
+  const std::vector<std::shared_ptr<LoadedPlugin>>& plugins_;
+  std::vector<std::string> problems_;
+  std::set<std::tuple<int32_t, std::string, int32_t>> explained_;
+};
+
+// The kernel of one node at `where` ("subgraph 0 node 3"), or none: for a
+// host-intrinsic node, or when it cannot run (added to `unresolved`).
+KernelChoice ResolveNode(
+    const std::string& where, const NodeDesc& node,
+    const std::vector<std::shared_ptr<LoadedPlugin>>& plugins,
+    UnresolvedNodes& unresolved) {
+  if (const std::string refusal = UnrunnableOp(node); !refusal.empty()) {
+    unresolved.Add(where, refusal);
+    return {};
+  }
+  if (IsHostIntrinsicOp(node.builtin_code)) return {};
+  const KernelChoice choice = FindKernel(node, plugins);
+  if (choice.kernel == nullptr) unresolved.AddMissingKernel(where, node);
+  return choice;
+}
+
 }  // namespace
 
 bool IsHostIntrinsicOp(int32_t builtin_code) {
@@ -115,97 +235,22 @@ int32_t HostIntrinsicMaxVersion(int32_t builtin_code) {
   return IsHostIntrinsicOp(builtin_code) ? 1 : 0;
 }
 
-absl::Status ResolveNodes(
-    const std::string& model_source, const std::vector<Graph*>& graphs,
+absl::StatusOr<std::vector<std::vector<KernelChoice>>> ResolveKernels(
+    const Model& model,
     const std::vector<std::shared_ptr<LoadedPlugin>>& plugins,
     const std::vector<PluginLoadRecord>& records) {
-  std::vector<std::string> problems;
-  // Identical (op, version) problems are explained once, then referenced.
-  std::map<std::tuple<int32_t, std::string, int32_t>, size_t> explained;
-  for (size_t sg = 0; sg < graphs.size(); ++sg) {
-    Graph& graph = *graphs[sg];
-    for (Node& node : graph.nodes) {
-      node.kernel = nullptr;
-      node.plugin = nullptr;
-      const std::string where =
-          absl::StrCat("subgraph ", sg, " node ", node.index);
-      const int32_t code = node.builtin_code;
-      if (code < 0 || code > kNewestKnownBuiltinCode ||
-          (code != KILN_OP_CUSTOM &&
-           std::string(BuiltinOpName(code)) == "UNKNOWN")) {
-        problems.push_back(absl::StrCat(
-            where, ": builtin op code ", code, " (version ", node.version,
-            ") is unknown to Kiln ", KILN_RUNTIME_VERSION_STRING,
-            ", which knows codes 0-", kNewestKnownBuiltinCode,
-            ": the model was written by a newer converter; upgrade Kiln or "
-            "reconvert the model with an older converter"));
-        continue;
-      }
-      if (code == KILN_OP_CUSTOM && node.custom_name.rfind("Flex", 0) == 0) {
-        problems.push_back(absl::StrCat(
-            where, ": custom op '", node.custom_name,
-            "' is a TensorFlow fallback op (SELECT_TF_OPS), which Kiln does "
-            "not run: reconvert the model without SELECT_TF_OPS so that it "
-            "uses only TFLite builtin ops"));
-        continue;
-      }
-      if (IsHostIntrinsicOp(code)) {
-        const int32_t max = HostIntrinsicMaxVersion(code);
-        if (node.version < 1 || node.version > max) {
-          problems.push_back(absl::StrCat(
-              where, ": no kernel for ", OpLabel(code, ""), " version ",
-              node.version, "; the Kiln host runs this op itself, versions 1-",
-              max, ". ", Explain(code, node.custom_name, node.version, {})));
-        }
-        continue;
-      }
-      for (const auto& plugin : plugins) {
-        for (const KilnKernel* k : plugin->kernels()) {
-          if (Covers(*k, code, node.custom_name, node.version)) {
-            node.kernel = k;
-            node.plugin = plugin.get();
-            break;
-          }
-        }
-        if (node.kernel != nullptr) break;
-      }
-      if (node.kernel != nullptr) continue;
-      const auto key = std::make_tuple(code, node.custom_name, node.version);
-      auto it = explained.find(key);
-      if (it != explained.end()) {
-        problems.push_back(
-            absl::StrCat(where, ": ", OpLabel(code, node.custom_name),
-                         " version ", node.version, " (same as above)"));
-        continue;
-      }
-      explained.emplace(key, problems.size());
-      problems.push_back(absl::StrCat(
-          where, ": no kernel for ", OpLabel(code, node.custom_name),
-          " version ", node.version, "; ",
-          Explain(code, node.custom_name, node.version, plugins)));
+  UnresolvedNodes unresolved(plugins);
+  std::vector<std::vector<KernelChoice>> choices(
+      static_cast<size_t>(model.num_subgraphs()));
+  for (int sg = 0; sg < model.num_subgraphs(); ++sg) {
+    for (const Node& node : model.graph(sg).nodes) {
+      choices[static_cast<size_t>(sg)].push_back(
+          ResolveNode(absl::StrCat("subgraph ", sg, " node ", node.index), node,
+                      plugins, unresolved));
     }
   }
-  if (problems.empty()) return absl::OkStatus();
-  std::string message =
-      absl::StrCat("cannot run model '", model_source, "': ", problems.size(),
-                   problems.size() == 1 ? " node has" : " nodes have",
-                   " no implementation in this Kiln (",
-                   KILN_RUNTIME_VERSION_STRING, ") and its loaded plugins:");
-  for (const std::string& p : problems) absl::StrAppend(&message, "\n  - ", p);
-  std::vector<std::string> loaded, refused;
-  for (const PluginLoadRecord& r : records) {
-    if (r.plugin != nullptr) {
-      loaded.push_back(r.plugin->Describe());
-    } else {
-      refused.push_back(r.refusal);
-    }
-  }
-  absl::StrAppend(&message, "\nLoaded plugins: ",
-                  loaded.empty() ? "none" : absl::StrJoin(loaded, ", "), ".");
-  for (const std::string& r : refused) {
-    absl::StrAppend(&message, "\nRefused plugin: ", r);
-  }
-  return absl::NotFoundError(message);
+  if (unresolved.empty()) return choices;
+  return absl::NotFoundError(unresolved.Message(model.source(), records));
 }
 
 int CompareDottedVersions(const std::string& a, const std::string& b,

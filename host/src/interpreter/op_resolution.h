@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "model/model.h"
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
@@ -20,13 +21,18 @@ bool IsHostIntrinsicOp(int32_t builtin_code);
 // Highest version of a host-intrinsic op this host runs (all start at 1).
 int32_t HostIntrinsicMaxVersion(int32_t builtin_code);
 
-// Sets Node::kernel and Node::plugin of every node of `graphs` (subgraph i
-// is graphs[i]) from `plugins`, in load order, first match wins;
-// host-intrinsic nodes get neither. Fails with one message listing every
-// node that cannot run. `records` (every load attempt) and `model_source`
-// make the message say what was searched.
-absl::Status ResolveNodes(
-    const std::string& model_source, const std::vector<Graph*>& graphs,
+// The kernel that runs a node, and the plugin it comes from.
+struct KernelChoice {
+  const KilnKernel* kernel = nullptr;
+  const LoadedPlugin* plugin = nullptr;
+};
+
+// The kernel of every node of `model`, as [subgraph][node], from `plugins`
+// in load order, first match wins; host-intrinsic nodes get none. Fails
+// with one message listing every node that cannot run; `records` (every
+// load attempt) make it say what was searched.
+absl::StatusOr<std::vector<std::vector<KernelChoice>>> ResolveKernels(
+    const Model& model,
     const std::vector<std::shared_ptr<LoadedPlugin>>& plugins,
     const std::vector<PluginLoadRecord>& records);
 

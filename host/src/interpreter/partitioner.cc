@@ -11,12 +11,12 @@
 
 namespace kiln {
 
-DependencyGraph::DependencyGraph(const Graph& graph,
+DependencyGraph::DependencyGraph(const GraphView& graph,
                                  const std::vector<int32_t>& plan,
                                  const std::vector<int32_t>& sequenced)
     : plan_(plan) {
   const size_t n = plan_.size();
-  position_.assign(graph.nodes.size(), -1);
+  position_.assign(static_cast<size_t>(graph.NumNodes()), -1);
   for (size_t p = 0; p < n; ++p) {
     const int32_t node = plan_[p];
     if (node >= 0 && static_cast<size_t>(node) < position_.size()) {
@@ -29,7 +29,7 @@ DependencyGraph::DependencyGraph(const Graph& graph,
   std::unordered_map<int32_t, int32_t> producer;
   std::vector<std::set<int32_t>> pred_sets(n);
   for (size_t p = 0; p < n; ++p) {
-    const Node& node = graph.nodes[static_cast<size_t>(plan_[p])];
+    const NodeDesc& node = graph.NodeDescAt(plan_[p]);
     for (int32_t t : node.inputs) {
       if (t < 0) continue;
       auto it = producer.find(t);

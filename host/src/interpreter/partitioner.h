@@ -23,7 +23,7 @@ namespace kiln {
 // resource-variable ops), which keep their relative order.
 class DependencyGraph {
  public:
-  DependencyGraph(const Graph& graph, const std::vector<int32_t>& plan,
+  DependencyGraph(const GraphView& graph, const std::vector<int32_t>& plan,
                   const std::vector<int32_t>& sequenced = {});
 
   const std::vector<int32_t>& plan() const { return plan_; }

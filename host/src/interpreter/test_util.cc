@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "base/status_macros.h"
 #include "gtest/gtest.h"
 
 namespace kiln::testing {
@@ -58,9 +59,8 @@ absl::StatusOr<std::shared_ptr<const Model>> LoadBytes(
 
 absl::StatusOr<std::shared_ptr<const Model>> LoadBuilt(
     const ModelBuilder& builder) {
-  absl::StatusOr<std::vector<uint8_t>> bytes = builder.Build();
-  if (!bytes.ok()) return bytes.status();
-  return LoadBytes(*std::move(bytes), "<built model>");
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, builder.Build());
+  return LoadBytes(std::move(bytes), "<built model>");
 }
 
 }  // namespace kiln::testing

@@ -47,15 +47,15 @@ absl::StatusOr<std::shared_ptr<const Model>> LoadBytes(
     std::vector<uint8_t> bytes, const std::string& label);
 
 template <typename T>
-void Fill(Tensor* t, const std::vector<T>& values) {
+void Fill(TensorState* t, const std::vector<T>& values) {
   ASSERT_NE(t, nullptr);
-  ASSERT_NE(t->data, nullptr) << t->name;
-  ASSERT_EQ(t->bytes, values.size() * sizeof(T)) << t->name;
+  ASSERT_NE(t->data, nullptr) << t->desc->name;
+  ASSERT_EQ(t->bytes, values.size() * sizeof(T)) << t->desc->name;
   std::memcpy(t->data, values.data(), t->bytes);
 }
 
 template <typename T>
-std::vector<T> Read(const Tensor* t) {
+std::vector<T> Read(const TensorState* t) {
   if (t == nullptr || t->data == nullptr) return {};
   std::vector<T> out(t->bytes / sizeof(T));
   std::memcpy(out.data(), t->data, out.size() * sizeof(T));

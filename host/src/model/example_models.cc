@@ -22,14 +22,6 @@ std::vector<float> Pattern(size_t n, uint32_t seed, float scale) {
   return values;
 }
 
-TensorSpec Float(std::string name, std::vector<int32_t> shape) {
-  TensorSpec spec;
-  spec.name = std::move(name);
-  spec.type = KILN_TYPE_FLOAT32;
-  spec.shape = std::move(shape);
-  return spec;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<uint8_t>> BuildExampleCnnModel() {
@@ -38,12 +30,13 @@ absl::StatusOr<std::vector<uint8_t>> BuildExampleCnnModel() {
   builder.SetMinRuntimeVersion("1.0.0");
   SubgraphBuilder& g = builder.AddSubgraph("main");
 
-  const int32_t image = g.AddTensor(Float("image", {1, 16, 16, 3}));
-  const int32_t conv_w = g.AddConstantTensor(
-      Float("conv/weights", {8, 3, 3, 3}), Pattern(8 * 3 * 3 * 3, 1, 0.5f));
+  const int32_t image = g.AddTensor(FloatTensor("image", {1, 16, 16, 3}));
+  const int32_t conv_w =
+      g.AddConstantTensor(FloatTensor("conv/weights", {8, 3, 3, 3}),
+                          Pattern(8 * 3 * 3 * 3, 1, 0.5f));
   const int32_t conv_b =
-      g.AddConstantTensor(Float("conv/bias", {8}), Pattern(8, 2, 0.1f));
-  const int32_t conv = g.AddTensor(Float("conv/relu", {1, 16, 16, 8}));
+      g.AddConstantTensor(FloatTensor("conv/bias", {8}), Pattern(8, 2, 0.1f));
+  const int32_t conv = g.AddTensor(FloatTensor("conv/relu", {1, 16, 16, 8}));
   g.AddOperator(
       KILN_OP_CONV_2D, 1, {image, conv_w, conv_b}, {conv},
       {{KILN_OPTION_PADDING, OptionInt(KILN_PADDING_SAME)},
@@ -51,11 +44,12 @@ absl::StatusOr<std::vector<uint8_t>> BuildExampleCnnModel() {
        {KILN_OPTION_STRIDE_H, OptionInt(1)},
        {KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_RELU)}});
 
-  const int32_t dw_w = g.AddConstantTensor(
-      Float("depthwise/weights", {1, 3, 3, 8}), Pattern(3 * 3 * 8, 3, 0.5f));
-  const int32_t dw_b =
-      g.AddConstantTensor(Float("depthwise/bias", {8}), Pattern(8, 4, 0.1f));
-  const int32_t dw = g.AddTensor(Float("depthwise", {1, 16, 16, 8}));
+  const int32_t dw_w =
+      g.AddConstantTensor(FloatTensor("depthwise/weights", {1, 3, 3, 8}),
+                          Pattern(3 * 3 * 8, 3, 0.5f));
+  const int32_t dw_b = g.AddConstantTensor(FloatTensor("depthwise/bias", {8}),
+                                           Pattern(8, 4, 0.1f));
+  const int32_t dw = g.AddTensor(FloatTensor("depthwise", {1, 16, 16, 8}));
   g.AddOperator(
       KILN_OP_DEPTHWISE_CONV_2D, 1, {conv, dw_w, dw_b}, {dw},
       {{KILN_OPTION_PADDING, OptionInt(KILN_PADDING_SAME)},
@@ -64,7 +58,7 @@ absl::StatusOr<std::vector<uint8_t>> BuildExampleCnnModel() {
        {KILN_OPTION_DEPTH_MULTIPLIER, OptionInt(1)},
        {KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_NONE)}});
 
-  const int32_t pool = g.AddTensor(Float("pool", {1, 8, 8, 8}));
+  const int32_t pool = g.AddTensor(FloatTensor("pool", {1, 8, 8, 8}));
   g.AddOperator(
       KILN_OP_MAX_POOL_2D, 1, {dw}, {pool},
       {{KILN_OPTION_PADDING, OptionInt(KILN_PADDING_VALID)},
@@ -74,16 +68,17 @@ absl::StatusOr<std::vector<uint8_t>> BuildExampleCnnModel() {
        {KILN_OPTION_FILTER_H, OptionInt(2)},
        {KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_NONE)}});
 
-  const int32_t fc_w = g.AddConstantTensor(Float("dense/weights", {10, 512}),
-                                           Pattern(10 * 512, 5, 0.05f));
-  const int32_t fc_b =
-      g.AddConstantTensor(Float("dense/bias", {10}), Pattern(10, 6, 0.1f));
-  const int32_t logits = g.AddTensor(Float("logits", {1, 10}));
+  const int32_t fc_w = g.AddConstantTensor(
+      FloatTensor("dense/weights", {10, 512}), Pattern(10 * 512, 5, 0.05f));
+  const int32_t fc_b = g.AddConstantTensor(FloatTensor("dense/bias", {10}),
+                                           Pattern(10, 6, 0.1f));
+  const int32_t logits = g.AddTensor(FloatTensor("logits", {1, 10}));
   g.AddOperator(
       KILN_OP_FULLY_CONNECTED, 1, {pool, fc_w, fc_b}, {logits},
       {{KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_NONE)}});
 
-  const int32_t probabilities = g.AddTensor(Float("probabilities", {1, 10}));
+  const int32_t probabilities =
+      g.AddTensor(FloatTensor("probabilities", {1, 10}));
   g.AddOperator(KILN_OP_SOFTMAX, 1, {logits}, {probabilities},
                 {{KILN_OPTION_BETA, OptionFloat(1.0f)}});
 
@@ -110,7 +105,7 @@ absl::StatusOr<std::vector<uint8_t>> BuildLargeWeightsModel(
   builder.set_external_data(external_data);
   builder.SetDescription("Kiln large-weights benchmark model");
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  int32_t x = g.AddTensor(Float("x", {1, kWidth}));
+  int32_t x = g.AddTensor(FloatTensor("x", {1, kWidth}));
   g.SetInputs({x});
   // One weight pattern, varied per layer only in its first element, keeps
   // generation cheap.
@@ -124,8 +119,8 @@ absl::StatusOr<std::vector<uint8_t>> BuildLargeWeightsModel(
     const std::string name = "dense" + std::to_string(layer);
     weights[0] = static_cast<float>(layer);
     const int32_t w = g.AddConstantTensor(
-        Float(name + "/weights", {kWidth, kWidth}), weights);
-    const int32_t y = g.AddTensor(Float(name, {1, kWidth}));
+        FloatTensor(name + "/weights", {kWidth, kWidth}), weights);
+    const int32_t y = g.AddTensor(FloatTensor(name, {1, kWidth}));
     g.AddOperator(
         KILN_OP_FULLY_CONNECTED, 1, {x, w, -1}, {y},
         {{KILN_OPTION_FUSED_ACTIVATION, OptionInt(KILN_ACTIVATION_RELU)}});

@@ -70,10 +70,13 @@ class Model {
   const uint8_t* bytes() const { return data_; }
 
   int num_subgraphs() const { return static_cast<int>(graphs_.size()); }
-  // The subgraph as loaded: tensors (constants point into the model bytes
-  // with storage kConstant; others kNone), nodes with op, version, options
-  // (KILN_OPTION_* and kHostOption*), custom options, inputs/outputs, and
-  // execution_plan = operator order. Copy it to run it.
+  // The subgraph as loaded, immutable: tensors (descriptions, declared
+  // shapes; constants point into the model bytes with storage kConstant,
+  // others kNone), nodes with op, version, options (KILN_OPTION_* and
+  // kHostOption*), custom options, inputs/outputs, and execution_plan =
+  // operator order. Every index in it was proven by the model checks
+  // (model_checks.h). Interpreters point into it and keep their run state
+  // apart; they never copy it.
   const Graph& graph(int subgraph) const {
     return graphs_[static_cast<size_t>(subgraph)];
   }

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_version.h"
 #include "model/op_options.h"
@@ -59,6 +60,14 @@ OptionValue OptionString(std::string value) {
   return v;
 }
 
+TensorSpec FloatTensor(std::string name, std::vector<int32_t> shape) {
+  TensorSpec spec;
+  spec.name = std::move(name);
+  spec.type = KILN_TYPE_FLOAT32;
+  spec.shape = std::move(shape);
+  return spec;
+}
+
 // ---- SubgraphBuilder
 // ----------------------------------------------------------
 
@@ -89,12 +98,9 @@ int32_t SubgraphBuilder::AddOperator(int32_t builtin_code, int32_t version,
                                      OptionList options) {
   OperatorEntry op;
   op.builtin_code = builtin_code;
-  op.version = version;
-  op.inputs = std::move(inputs);
-  op.outputs = std::move(outputs);
   op.options = std::move(options);
-  operators_.push_back(std::move(op));
-  return static_cast<int32_t>(operators_.size() - 1);
+  return AddOperatorEntry(std::move(op), version, std::move(inputs),
+                          std::move(outputs));
 }
 
 int32_t SubgraphBuilder::AddCustomOperator(
@@ -103,10 +109,17 @@ int32_t SubgraphBuilder::AddCustomOperator(
   OperatorEntry op;
   op.builtin_code = KILN_OP_CUSTOM;
   op.custom_name = std::move(custom_name);
+  op.custom_options = std::move(custom_options);
+  return AddOperatorEntry(std::move(op), version, std::move(inputs),
+                          std::move(outputs));
+}
+
+int32_t SubgraphBuilder::AddOperatorEntry(OperatorEntry op, int32_t version,
+                                          std::vector<int32_t> inputs,
+                                          std::vector<int32_t> outputs) {
   op.version = version;
   op.inputs = std::move(inputs);
   op.outputs = std::move(outputs);
-  op.custom_options = std::move(custom_options);
   operators_.push_back(std::move(op));
   return static_cast<int32_t>(operators_.size() - 1);
 }
@@ -145,6 +158,228 @@ uint32_t ModelBuilder::AddBuffer(const void* data, size_t size) {
   return static_cast<uint32_t>(buffers_.size());
 }
 
+// Writes one ModelBuilder as a FlatBuffer: buffers (sentinel, constants,
+// metadata), then each subgraph's tensors and operators (operator codes
+// deduplicated on the way), signatures, and the model table.
+class ModelSerializer {
+ public:
+  // `external_offsets`: absolute file offsets of the external blobs, in the
+  // order they are written (empty: placeholders).
+  ModelSerializer(const ModelBuilder& model,
+                  const std::vector<uint64_t>& external_offsets)
+      : model_(model),
+        external_offsets_(external_offsets),
+        fbb_(1024 + InlineDataBytes(model)) {}
+
+  absl::StatusOr<std::vector<uint8_t>> Run() {
+    WriteBuffers();
+    std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs;
+    for (const auto& sg : model_.subgraphs_) {
+      KILN_ASSIGN_OR_RETURN(auto subgraph, WriteSubgraph(*sg));
+      subgraphs.push_back(subgraph);
+    }
+    const auto signatures = WriteSignatures();
+    const auto model = fb::CreateModel(
+        fbb_, KILN_MODEL_SCHEMA_VERSION, fbb_.CreateVector(codes_),
+        fbb_.CreateVector(subgraphs),
+        model_.description_.empty() ? 0
+                                    : fbb_.CreateString(model_.description_),
+        fbb_.CreateVector(buffers_), 0, fbb_.CreateVector(metadata_),
+        fbb_.CreateVector(signatures));
+    fb::FinishModelBuffer(fbb_, model);
+    return std::vector<uint8_t>(fbb_.GetBufferPointer(),
+                                fbb_.GetBufferPointer() + fbb_.GetSize());
+  }
+
+ private:
+  static size_t InlineDataBytes(const ModelBuilder& model) {
+    size_t n = 0;
+    for (const auto& b : model.buffers_) {
+      n += model.external_data_ ? 0 : b.size() + 16;
+    }
+    return n;
+  }
+
+  uint64_t NextExternalOffset() {
+    const size_t k = next_external_++;
+    return external_offsets_.empty() ? 1 : external_offsets_[k];
+  }
+
+  // Buffers: sentinel, constants, then metadata.
+  void WriteBuffers() {
+    buffers_.push_back(fb::CreateBuffer(fbb_));
+    for (const std::vector<uint8_t>& data : model_.buffers_) {
+      if (model_.external_data_ && !data.empty()) {
+        buffers_.push_back(
+            fb::CreateBuffer(fbb_, 0, NextExternalOffset(), data.size()));
+        continue;
+      }
+      fbb_.ForceVectorAlignment(data.size(), sizeof(uint8_t), kDataAlignment);
+      buffers_.push_back(fb::CreateBuffer(fbb_, fbb_.CreateVector(data)));
+    }
+    if (!model_.min_runtime_version_.empty()) {
+      std::vector<uint8_t> padded(kMinRuntimeVersionBytes, 0);
+      std::copy(model_.min_runtime_version_.begin(),
+                model_.min_runtime_version_.end(), padded.begin());
+      AddMetadata("min_runtime_version", padded);
+    }
+    for (const auto& [name, bytes] : model_.metadata_) {
+      AddMetadata(name, bytes);
+    }
+  }
+
+  void AddMetadata(const std::string& name, const std::vector<uint8_t>& bytes) {
+    fbb_.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kDataAlignment);
+    buffers_.push_back(fb::CreateBuffer(fbb_, fbb_.CreateVector(bytes)));
+    metadata_.push_back(
+        fb::CreateMetadata(fbb_, fbb_.CreateString(name),
+                           static_cast<uint32_t>(buffers_.size() - 1)));
+  }
+
+  // Operator codes, deduplicated by (code, custom name, version).
+  uint32_t OpcodeFor(const SubgraphBuilder::OperatorEntry& op) {
+    auto key = std::make_tuple(op.builtin_code, op.custom_name, op.version);
+    auto it = code_index_.find(key);
+    if (it != code_index_.end()) return it->second;
+    const auto custom = op.builtin_code == KILN_OP_CUSTOM
+                            ? fbb_.CreateString(op.custom_name)
+                            : 0;
+    // Old readers look only at the int8 field; codes > 127 put 127 there.
+    const int8_t deprecated =
+        static_cast<int8_t>(std::min(op.builtin_code, int32_t{127}));
+    codes_.push_back(fb::CreateOperatorCode(fbb_, deprecated, custom,
+                                            op.version, op.builtin_code));
+    const uint32_t index = static_cast<uint32_t>(codes_.size() - 1);
+    code_index_.emplace(std::move(key), index);
+    return index;
+  }
+
+  flatbuffers::Offset<fb::Tensor> WriteTensor(
+      const SubgraphBuilder::TensorEntry& t) {
+    const TensorSpec& s = t.spec;
+    flatbuffers::Offset<fb::QuantizationParameters> quantization = 0;
+    if (s.quantization.quantized()) {
+      quantization = fb::CreateQuantizationParameters(
+          fbb_, 0, 0, fbb_.CreateVector(s.quantization.scales),
+          fbb_.CreateVector(s.quantization.zero_points),
+          fb::QuantizationDetails::NONE, 0, s.quantization.quantized_dimension);
+    }
+    const auto signature =
+        s.shape_signature.empty() ? 0 : fbb_.CreateVector(s.shape_signature);
+    return fb::CreateTensor(fbb_, fbb_.CreateVector(s.shape),
+                            static_cast<fb::TensorType>(s.type), t.buffer,
+                            fbb_.CreateString(s.name), quantization,
+                            s.is_variable, 0, signature, s.has_rank);
+  }
+
+  // The operator's options table, in the union its layout names.
+  struct OptionsTable {
+    fb::BuiltinOptions type = fb::BuiltinOptions::NONE;
+    fb::BuiltinOptions2 type2 = fb::BuiltinOptions2::NONE;
+    flatbuffers::Offset<void> table = 0;
+    flatbuffers::Offset<void> table2 = 0;
+  };
+
+  absl::StatusOr<OptionsTable> WriteOptions(
+      const SubgraphBuilder::OperatorEntry& op, const std::string& where) {
+    OptionsTable out;
+    const OpOptionsLayout* layout = FindOpOptionsLayout(op.builtin_code);
+    if (layout == nullptr) {
+      if (op.options.empty()) return out;
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": Kiln maps no options for this op, so its ",
+          op.options.size(),
+          " option(s) cannot be written; add the op to op_options.cc"));
+    }
+    absl::StatusOr<flatbuffers::Offset<void>> table =
+        WriteOpOptions(*layout, op.options, &fbb_);
+    if (!table.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", table.status().message()));
+    }
+    if (layout->in_options_2) {
+      out.type2 = static_cast<fb::BuiltinOptions2>(layout->union_type);
+      out.table2 = *table;
+    } else {
+      out.type = static_cast<fb::BuiltinOptions>(layout->union_type);
+      out.table = *table;
+    }
+    return out;
+  }
+
+  absl::StatusOr<flatbuffers::Offset<fb::Operator>> WriteOperator(
+      const SubgraphBuilder& sg, size_t oi) {
+    const SubgraphBuilder::OperatorEntry& op = sg.operators_[oi];
+    const std::string where =
+        absl::StrCat("subgraph ", sg.index_, ", operator ", oi, " (",
+                     BuiltinOpName(op.builtin_code), ")");
+    KILN_ASSIGN_OR_RETURN(const OptionsTable options, WriteOptions(op, where));
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> custom = 0;
+    uint64_t large_offset = 0, large_size = 0;
+    if (!op.custom_options.empty()) {
+      if (model_.external_data_) {
+        large_offset = NextExternalOffset();
+        large_size = op.custom_options.size();
+      } else {
+        custom = fbb_.CreateVector(op.custom_options);
+      }
+    }
+    const uint32_t opcode = OpcodeFor(op);
+    return fb::CreateOperator(
+        fbb_, opcode, fbb_.CreateVector(op.inputs),
+        fbb_.CreateVector(op.outputs), options.type, options.table, custom,
+        fb::CustomOptionsFormat::FLEXBUFFERS, 0, 0, large_offset, large_size,
+        options.type2, options.table2);
+  }
+
+  absl::StatusOr<flatbuffers::Offset<fb::SubGraph>> WriteSubgraph(
+      const SubgraphBuilder& sg) {
+    std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+    for (const SubgraphBuilder::TensorEntry& t : sg.tensors_) {
+      tensors.push_back(WriteTensor(t));
+    }
+    std::vector<flatbuffers::Offset<fb::Operator>> operators;
+    for (size_t oi = 0; oi < sg.operators_.size(); ++oi) {
+      KILN_ASSIGN_OR_RETURN(auto op, WriteOperator(sg, oi));
+      operators.push_back(op);
+    }
+    return fb::CreateSubGraph(
+        fbb_, fbb_.CreateVector(tensors), fbb_.CreateVector(sg.inputs_),
+        fbb_.CreateVector(sg.outputs_), fbb_.CreateVector(operators),
+        sg.name_.empty() ? 0 : fbb_.CreateString(sg.name_));
+  }
+
+  std::vector<flatbuffers::Offset<fb::SignatureDef>> WriteSignatures() {
+    std::vector<flatbuffers::Offset<fb::SignatureDef>> signatures;
+    auto maps = [&](const std::vector<SignatureTensor>& list) {
+      std::vector<flatbuffers::Offset<fb::TensorMap>> out;
+      for (const SignatureTensor& t : list) {
+        out.push_back(
+            fb::CreateTensorMap(fbb_, fbb_.CreateString(t.name),
+                                static_cast<uint32_t>(t.tensor_index)));
+      }
+      return fbb_.CreateVector(out);
+    };
+    for (const ModelBuilder::SignatureEntry& sig : model_.signatures_) {
+      const auto inputs = maps(sig.inputs);
+      const auto outputs = maps(sig.outputs);
+      signatures.push_back(fb::CreateSignatureDef(
+          fbb_, inputs, outputs, fbb_.CreateString(sig.key),
+          static_cast<uint32_t>(sig.subgraph_index)));
+    }
+    return signatures;
+  }
+
+  const ModelBuilder& model_;
+  const std::vector<uint64_t>& external_offsets_;
+  flatbuffers::FlatBufferBuilder fbb_;
+  size_t next_external_ = 0;
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers_;
+  std::vector<flatbuffers::Offset<fb::Metadata>> metadata_;
+  std::map<std::tuple<int32_t, std::string, int32_t>, uint32_t> code_index_;
+  std::vector<flatbuffers::Offset<fb::OperatorCode>> codes_;
+};
+
 absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Serialize(
     const std::vector<uint64_t>& external_offsets) const {
   if (min_runtime_version_.size() >= kMinRuntimeVersionBytes) {
@@ -153,167 +388,7 @@ absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Serialize(
                      min_runtime_version_.size(), " characters; at most ",
                      kMinRuntimeVersionBytes - 1, " fit the 16-byte field"));
   }
-  flatbuffers::FlatBufferBuilder fbb(1024 + [&] {
-    size_t n = 0;
-    for (const auto& b : buffers_) n += external_data_ ? 0 : b.size() + 16;
-    return n;
-  }());
-  size_t next_external = 0;
-  auto external_offset = [&]() -> uint64_t {
-    const size_t k = next_external++;
-    return external_offsets.empty() ? 1 : external_offsets[k];
-  };
-
-  // Buffers: sentinel, constants, then metadata.
-  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
-  buffers.push_back(fb::CreateBuffer(fbb));
-  for (const std::vector<uint8_t>& data : buffers_) {
-    if (external_data_ && !data.empty()) {
-      buffers.push_back(
-          fb::CreateBuffer(fbb, 0, external_offset(), data.size()));
-      continue;
-    }
-    fbb.ForceVectorAlignment(data.size(), sizeof(uint8_t), kDataAlignment);
-    buffers.push_back(fb::CreateBuffer(fbb, fbb.CreateVector(data)));
-  }
-  std::vector<flatbuffers::Offset<fb::Metadata>> metadata;
-  auto add_metadata = [&](const std::string& name,
-                          const std::vector<uint8_t>& bytes) {
-    fbb.ForceVectorAlignment(bytes.size(), sizeof(uint8_t), kDataAlignment);
-    buffers.push_back(fb::CreateBuffer(fbb, fbb.CreateVector(bytes)));
-    metadata.push_back(
-        fb::CreateMetadata(fbb, fbb.CreateString(name),
-                           static_cast<uint32_t>(buffers.size() - 1)));
-  };
-  if (!min_runtime_version_.empty()) {
-    std::vector<uint8_t> padded(kMinRuntimeVersionBytes, 0);
-    std::copy(min_runtime_version_.begin(), min_runtime_version_.end(),
-              padded.begin());
-    add_metadata("min_runtime_version", padded);
-  }
-  for (const auto& [name, bytes] : metadata_) add_metadata(name, bytes);
-
-  // Operator codes, deduplicated by (code, custom name, version).
-  std::map<std::tuple<int32_t, std::string, int32_t>, uint32_t> code_index;
-  std::vector<flatbuffers::Offset<fb::OperatorCode>> codes;
-  auto opcode_for = [&](const SubgraphBuilder::OperatorEntry& op) {
-    auto key = std::make_tuple(op.builtin_code, op.custom_name, op.version);
-    auto it = code_index.find(key);
-    if (it != code_index.end()) return it->second;
-    const auto custom = op.builtin_code == KILN_OP_CUSTOM
-                            ? fbb.CreateString(op.custom_name)
-                            : 0;
-    // Old readers look only at the int8 field; codes > 127 put 127 there.
-    const int8_t deprecated =
-        static_cast<int8_t>(std::min(op.builtin_code, int32_t{127}));
-    codes.push_back(fb::CreateOperatorCode(fbb, deprecated, custom, op.version,
-                                           op.builtin_code));
-    const uint32_t index = static_cast<uint32_t>(codes.size() - 1);
-    code_index.emplace(std::move(key), index);
-    return index;
-  };
-
-  std::vector<flatbuffers::Offset<fb::SubGraph>> subgraphs;
-  for (const auto& sg : subgraphs_) {
-    std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
-    for (const SubgraphBuilder::TensorEntry& t : sg->tensors_) {
-      const TensorSpec& s = t.spec;
-      flatbuffers::Offset<fb::QuantizationParameters> quantization = 0;
-      if (s.quantization.quantized()) {
-        quantization = fb::CreateQuantizationParameters(
-            fbb, 0, 0, fbb.CreateVector(s.quantization.scales),
-            fbb.CreateVector(s.quantization.zero_points),
-            fb::QuantizationDetails::NONE, 0,
-            s.quantization.quantized_dimension);
-      }
-      const auto signature =
-          s.shape_signature.empty() ? 0 : fbb.CreateVector(s.shape_signature);
-      tensors.push_back(fb::CreateTensor(
-          fbb, fbb.CreateVector(s.shape), static_cast<fb::TensorType>(s.type),
-          t.buffer, fbb.CreateString(s.name), quantization, s.is_variable, 0,
-          signature, s.has_rank));
-    }
-    std::vector<flatbuffers::Offset<fb::Operator>> operators;
-    for (size_t oi = 0; oi < sg->operators_.size(); ++oi) {
-      const SubgraphBuilder::OperatorEntry& op = sg->operators_[oi];
-      const std::string where =
-          absl::StrCat("subgraph ", sg->index_, ", operator ", oi, " (",
-                       BuiltinOpName(op.builtin_code), ")");
-      fb::BuiltinOptions options_type = fb::BuiltinOptions::NONE;
-      fb::BuiltinOptions2 options2_type = fb::BuiltinOptions2::NONE;
-      flatbuffers::Offset<void> options = 0;
-      flatbuffers::Offset<void> options2 = 0;
-      const OpOptionsLayout* layout = FindOpOptionsLayout(op.builtin_code);
-      if (layout != nullptr) {
-        absl::StatusOr<flatbuffers::Offset<void>> table =
-            WriteOpOptions(*layout, op.options, &fbb);
-        if (!table.ok()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ": ", table.status().message()));
-        }
-        if (layout->in_options_2) {
-          options2_type = static_cast<fb::BuiltinOptions2>(layout->union_type);
-          options2 = *table;
-        } else {
-          options_type = static_cast<fb::BuiltinOptions>(layout->union_type);
-          options = *table;
-        }
-      } else if (!op.options.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": Kiln maps no options for this op, so its ",
-            op.options.size(),
-            " option(s) cannot be written; add the op to op_options.cc"));
-      }
-      flatbuffers::Offset<flatbuffers::Vector<uint8_t>> custom = 0;
-      uint64_t large_offset = 0, large_size = 0;
-      if (!op.custom_options.empty()) {
-        if (external_data_) {
-          large_offset = external_offset();
-          large_size = op.custom_options.size();
-        } else {
-          custom = fbb.CreateVector(op.custom_options);
-        }
-      }
-      const uint32_t opcode = opcode_for(op);
-      operators.push_back(fb::CreateOperator(
-          fbb, opcode, fbb.CreateVector(op.inputs),
-          fbb.CreateVector(op.outputs), options_type, options, custom,
-          fb::CustomOptionsFormat::FLEXBUFFERS, 0, 0, large_offset, large_size,
-          options2_type, options2));
-    }
-    subgraphs.push_back(fb::CreateSubGraph(
-        fbb, fbb.CreateVector(tensors), fbb.CreateVector(sg->inputs_),
-        fbb.CreateVector(sg->outputs_), fbb.CreateVector(operators),
-        sg->name_.empty() ? 0 : fbb.CreateString(sg->name_)));
-  }
-
-  std::vector<flatbuffers::Offset<fb::SignatureDef>> signatures;
-  for (const SignatureEntry& sig : signatures_) {
-    auto maps = [&](const std::vector<SignatureTensor>& list) {
-      std::vector<flatbuffers::Offset<fb::TensorMap>> out;
-      for (const SignatureTensor& t : list) {
-        out.push_back(
-            fb::CreateTensorMap(fbb, fbb.CreateString(t.name),
-                                static_cast<uint32_t>(t.tensor_index)));
-      }
-      return fbb.CreateVector(out);
-    };
-    const auto inputs = maps(sig.inputs);
-    const auto outputs = maps(sig.outputs);
-    signatures.push_back(
-        fb::CreateSignatureDef(fbb, inputs, outputs, fbb.CreateString(sig.key),
-                               static_cast<uint32_t>(sig.subgraph_index)));
-  }
-
-  const auto model =
-      fb::CreateModel(fbb, KILN_MODEL_SCHEMA_VERSION, fbb.CreateVector(codes),
-                      fbb.CreateVector(subgraphs),
-                      description_.empty() ? 0 : fbb.CreateString(description_),
-                      fbb.CreateVector(buffers), 0, fbb.CreateVector(metadata),
-                      fbb.CreateVector(signatures));
-  fb::FinishModelBuffer(fbb, model);
-  return std::vector<uint8_t>(fbb.GetBufferPointer(),
-                              fbb.GetBufferPointer() + fbb.GetSize());
+  return ModelSerializer(*this, external_offsets).Run();
 }
 
 absl::StatusOr<std::vector<uint8_t>> ModelBuilder::BuildUnchecked() const {
@@ -332,40 +407,35 @@ absl::StatusOr<std::vector<uint8_t>> ModelBuilder::BuildUnchecked() const {
       }
     }
   }
-  absl::StatusOr<std::vector<uint8_t>> first = Serialize({});
-  if (!first.ok()) return first.status();
+  KILN_ASSIGN_OR_RETURN(const std::vector<uint8_t> first, Serialize({}));
   std::vector<uint64_t> offsets;
-  uint64_t end = AlignUp(first->size());
+  uint64_t end = AlignUp(first.size());
   for (const ExternalBlob& blob : blobs) {
     offsets.push_back(end);
     end = AlignUp(end + blob.size);
   }
-  absl::StatusOr<std::vector<uint8_t>> bytes = Serialize(offsets);
-  if (!bytes.ok()) return bytes.status();
-  if (bytes->size() != first->size()) {
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Serialize(offsets));
+  if (bytes.size() != first.size()) {
     return absl::InternalError(
         "external data layout changed the FlatBuffer size between passes");
   }
-  bytes->resize(end, 0);
+  bytes.resize(end, 0);
   for (size_t i = 0; i < blobs.size(); ++i) {
-    std::memcpy(bytes->data() + offsets[i], blobs[i].data, blobs[i].size);
+    std::memcpy(bytes.data() + offsets[i], blobs[i].data, blobs[i].size);
   }
   return bytes;
 }
 
 absl::StatusOr<std::vector<uint8_t>> ModelBuilder::Build() const {
-  absl::StatusOr<std::vector<uint8_t>> bytes = BuildUnchecked();
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<std::shared_ptr<const Model>> model =
-      Model::FromBuffer(bytes->data(), bytes->size(), "<built model>");
-  if (!model.ok()) return model.status();
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, BuildUnchecked());
+  KILN_RETURN_IF_ERROR(
+      Model::FromBuffer(bytes.data(), bytes.size(), "<built model>").status());
   return bytes;
 }
 
 absl::Status ModelBuilder::WriteToFile(const std::string& path) const {
-  absl::StatusOr<std::vector<uint8_t>> bytes = Build();
-  if (!bytes.ok()) return bytes.status();
-  return WriteModelFile(path, *bytes);
+  KILN_ASSIGN_OR_RETURN(const std::vector<uint8_t> bytes, Build());
+  return WriteModelFile(path, bytes);
 }
 
 absl::Status WriteModelFile(const std::string& path,

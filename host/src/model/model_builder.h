@@ -56,6 +56,9 @@ struct TensorSpec {
   bool is_variable = false;
 };
 
+// A float32 TensorSpec of `shape` (rank known).
+TensorSpec FloatTensor(std::string name, std::vector<int32_t> shape);
+
 class ModelBuilder;
 
 // One subgraph of a ModelBuilder. Tensor and operator indices returned are
@@ -98,6 +101,7 @@ class SubgraphBuilder {
 
  private:
   friend class ModelBuilder;
+  friend class ModelSerializer;
   struct TensorEntry {
     TensorSpec spec;
     uint32_t buffer = 0;  // 0: no data
@@ -113,6 +117,10 @@ class SubgraphBuilder {
   };
   SubgraphBuilder(ModelBuilder* model, int index, std::string name)
       : model_(model), index_(index), name_(std::move(name)) {}
+  // Completes `op` (code, name, options set) and appends it.
+  int32_t AddOperatorEntry(OperatorEntry op, int32_t version,
+                           std::vector<int32_t> inputs,
+                           std::vector<int32_t> outputs);
 
   ModelBuilder* model_;
   int index_;
@@ -166,6 +174,7 @@ class ModelBuilder {
 
  private:
   friend class SubgraphBuilder;
+  friend class ModelSerializer;
   struct SignatureEntry {
     std::string key;
     int subgraph_index;

@@ -23,13 +23,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-TensorSpec Float(std::string name, std::vector<int32_t> shape) {
-  TensorSpec spec;
-  spec.name = std::move(name);
-  spec.shape = std::move(shape);
-  return spec;
-}
-
 std::shared_ptr<const Model> Load(const std::vector<uint8_t>& bytes) {
   auto model = Model::FromBuffer(bytes.data(), bytes.size(), "built");
   EXPECT_TRUE(model.ok()) << model.status();
@@ -69,8 +62,8 @@ TEST(ModelBuilderTest, EveryMappedOptionRoundTrips) {
     ModelBuilder builder;
     SubgraphBuilder& g = builder.AddSubgraph("main");
     builder.AddSubgraph("callee");  // target of control-flow options (1)
-    const int32_t x = g.AddTensor(Float("x", {1}));
-    const int32_t y = g.AddTensor(Float("y", {1}));
+    const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+    const int32_t y = g.AddTensor(FloatTensor("y", {1}));
     OptionList options;
     int salt = 0;
     for (const OptionField& f : layout.fields) {
@@ -99,11 +92,11 @@ TEST(ModelBuilderTest, EveryMappedOptionRoundTrips) {
 TEST(ModelBuilderTest, AbsentOptionsReadAsSchemaDefaults) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1, 4, 4, 1}));
-  const int32_t w =
-      g.AddConstantTensor(Float("w", {1, 1, 1, 1}), std::vector<float>{2});
-  const int32_t y = g.AddTensor(Float("y", {1, 4, 4, 1}));
-  const int32_t z = g.AddTensor(Float("z", {1, 4, 4, 1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1, 4, 4, 1}));
+  const int32_t w = g.AddConstantTensor(FloatTensor("w", {1, 1, 1, 1}),
+                                        std::vector<float>{2});
+  const int32_t y = g.AddTensor(FloatTensor("y", {1, 4, 4, 1}));
+  const int32_t z = g.AddTensor(FloatTensor("z", {1, 4, 4, 1}));
   g.AddOperator(KILN_OP_CONV_2D, 1, {x, w, -1}, {y});
   g.AddOperator(KILN_OP_SUB, 1, {y, x}, {z});
   g.SetInputs({x});
@@ -168,10 +161,10 @@ TEST(ModelBuilderTest, TensorsSubgraphsSignaturesAndMetadataRoundTrip) {
   SubgraphBuilder& main = builder.AddSubgraph("main");
   SubgraphBuilder& second = builder.AddSubgraph("second");
 
-  TensorSpec in = Float("in", {1, 3});
+  TensorSpec in = FloatTensor("in", {1, 3});
   in.shape_signature = {-1, 3};
   const int32_t a = main.AddTensor(in);
-  TensorSpec quant = Float("q", {2, 3});
+  TensorSpec quant = FloatTensor("q", {2, 3});
   quant.type = KILN_TYPE_INT8;
   quant.quantization.scales = {0.5f, 0.25f, 0.125f};
   quant.quantization.zero_points = {1, 2, 3};
@@ -179,10 +172,10 @@ TEST(ModelBuilderTest, TensorsSubgraphsSignaturesAndMetadataRoundTrip) {
   const std::vector<int8_t> q_values = {1, -2, 3, -4, 5, -6};
   const int32_t q = main.AddConstantTensor(quant, q_values);
   const int32_t shared = main.AddTensorSharingData(quant, q);
-  TensorSpec var = Float("state", {1, 3});
+  TensorSpec var = FloatTensor("state", {1, 3});
   var.is_variable = true;
   const int32_t state = main.AddTensor(var);
-  TensorSpec unknown = Float("unknown_rank", {});
+  TensorSpec unknown = FloatTensor("unknown_rank", {});
   unknown.has_rank = false;
   const int32_t out = main.AddTensor(unknown);
   main.AddOperator(
@@ -193,8 +186,8 @@ TEST(ModelBuilderTest, TensorsSubgraphsSignaturesAndMetadataRoundTrip) {
   main.SetInputs({a});
   main.SetOutputs({out});
 
-  const int32_t sx = second.AddTensor(Float("sx", {}));
-  const int32_t sy = second.AddTensor(Float("sy", {}));
+  const int32_t sx = second.AddTensor(FloatTensor("sx", {}));
+  const int32_t sy = second.AddTensor(FloatTensor("sy", {}));
   second.AddOperator(KILN_OP_GELU, 1, {sx}, {sy});  // code > 127
   second.SetInputs({sx});
   second.SetOutputs({sy});
@@ -271,9 +264,9 @@ TEST(ModelBuilderTest, ExternalDataRoundTrips) {
   std::vector<float> values(1000);
   for (size_t i = 0; i < values.size(); ++i)
     values[i] = static_cast<float>(i) * 0.5f;
-  const int32_t w = g.AddConstantTensor(Float("w", {10, 100}), values);
+  const int32_t w = g.AddConstantTensor(FloatTensor("w", {10, 100}), values);
   const int32_t z =
-      g.AddConstantTensor(Float("empty", {0}), std::vector<float>{});
+      g.AddConstantTensor(FloatTensor("empty", {0}), std::vector<float>{});
   g.SetOutputs({w, z});
   absl::StatusOr<std::vector<uint8_t>> bytes = builder.Build();
   ASSERT_TRUE(bytes.ok()) << bytes.status();
@@ -299,8 +292,8 @@ TEST(ModelBuilderTest, WriteToFileThenMapUsesWeightsInPlace) {
                            ".tflite";
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t w =
-      g.AddConstantTensor(Float("w", {4}), std::vector<float>{1, 2, 3, 4});
+  const int32_t w = g.AddConstantTensor(FloatTensor("w", {4}),
+                                        std::vector<float>{1, 2, 3, 4});
   g.SetOutputs({w});
   ASSERT_TRUE(builder.WriteToFile(path).ok());
   auto model = Model::FromFile(path);
@@ -331,8 +324,8 @@ TEST(ModelBuilderTest, BuildReportsOptionMistakes) {
   auto build_with = [](int32_t code, OptionList options) {
     ModelBuilder builder;
     SubgraphBuilder& g = builder.AddSubgraph("main");
-    const int32_t x = g.AddTensor(Float("x", {1}));
-    const int32_t y = g.AddTensor(Float("y", {1}));
+    const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+    const int32_t y = g.AddTensor(FloatTensor("y", {1}));
     g.AddOperator(code, 1, {x}, {y}, std::move(options));
     g.SetInputs({x});
     g.SetOutputs({y});
@@ -359,7 +352,7 @@ TEST(ModelBuilderTest, BuildReportsOptionMistakes) {
 TEST(ModelBuilderTest, BuildRunsTheLoaderChecks) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.SetOutputs({y});
   EXPECT_THAT(
       builder.Build().status().message(),

@@ -6,8 +6,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "model/op_options.h"
 #include "runtime/graph.h"
@@ -74,13 +76,13 @@ class Checker {
           "subgraph (subgraph 0). ",
           kReexport);
     }
-    if (absl::Status s = CheckBuffers(); !s.ok()) return s;
-    if (absl::Status s = CheckOperatorCodes(); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckBuffers());
+    KILN_RETURN_IF_ERROR(CheckOperatorCodes());
     for (int i = 0; i < num_subgraphs; ++i) {
-      if (absl::Status s = CheckSubgraph(i); !s.ok()) return s;
+      KILN_RETURN_IF_ERROR(CheckSubgraph(i));
     }
-    if (absl::Status s = CheckSubgraphCalls(); !s.ok()) return s;
-    if (absl::Status s = CheckSignatures(); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckSubgraphCalls());
+    KILN_RETURN_IF_ERROR(CheckSignatures());
     return CheckMetadata();
   }
 
@@ -161,7 +163,7 @@ class Checker {
         }
       }
     }
-    if (absl::Status s = CheckQuantization(where, t); !s.ok()) return s;
+    KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(model_, t->buffer(), file_);
     if (!bytes) return absl::OkStatus();
@@ -254,103 +256,135 @@ class Checker {
 
   absl::Status CheckSubgraph(int si) const {
     const fb::SubGraph* sg = model_.subgraphs()->Get(si);
+    KILN_RETURN_IF_ERROR(CheckSubgraphTensors(si, sg));
+    const int num_ops = Size(sg->operators());
+    std::vector<int32_t> writer(Size(sg->tensors()), -1);
+    std::vector<std::string> op_labels(num_ops);
+    for (int oi = 0; oi < num_ops; ++oi) {
+      KILN_ASSIGN_OR_RETURN(op_labels[oi], OperatorLabel(si, sg, oi));
+      KILN_RETURN_IF_ERROR(CheckOperator(sg, oi, op_labels[oi], writer));
+    }
+    return CheckExecutionOrder(si, sg, op_labels, writer);
+  }
+
+  // Every tensor, and the subgraph's input and output tensor indices.
+  absl::Status CheckSubgraphTensors(int si, const fb::SubGraph* sg) const {
     const int num_tensors = Size(sg->tensors());
     for (int ti = 0; ti < num_tensors; ++ti) {
-      if (absl::Status s = CheckTensor(si, sg, ti); !s.ok()) return s;
+      KILN_RETURN_IF_ERROR(CheckTensor(si, sg, ti));
     }
-    const std::string sg_label = SubgraphLabel(si, sg);
     for (const auto& [list, what] : {std::pair{sg->inputs(), "input"},
                                      std::pair{sg->outputs(), "output"}}) {
       for (int i = 0; i < Size(list); ++i) {
         const int32_t index = list->Get(i);
         if (index < 0 || index >= num_tensors) {
-          return Error(sg_label, ": ", what, " ", i, " is tensor ", index,
+          return Error(SubgraphLabel(si, sg), ": ", what, " ", i, " is tensor ",
+                       index, " but the subgraph has ", num_tensors,
+                       " tensors. ", kReexport);
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // "subgraph 0, operator 3 (CUSTOM 'Sinh'): ", once the operator's code
+  // index is known to be valid.
+  absl::StatusOr<std::string> OperatorLabel(int si, const fb::SubGraph* sg,
+                                            int oi) const {
+    const fb::Operator* op = sg->operators()->Get(oi);
+    const int num_codes = Size(model_.operator_codes());
+    if (op->opcode_index() >= static_cast<uint32_t>(num_codes)) {
+      return Error(SubgraphLabel(si, sg), ", operator ", oi,
+                   ": uses operator code ", op->opcode_index(),
+                   " but the model has ", num_codes, " operator codes. ",
+                   kReexport);
+    }
+    const fb::OperatorCode* code =
+        model_.operator_codes()->Get(op->opcode_index());
+    const int32_t op_code = OpCodeOf(*code);
+    std::string label = absl::StrCat(SubgraphLabel(si, sg), ", operator ", oi,
+                                     " (", BuiltinOpName(op_code));
+    if (op_code == KILN_OP_CUSTOM) {
+      absl::StrAppend(&label, " '", code->custom_code()->str(), "'");
+    }
+    absl::StrAppend(&label, "): ");
+    return label;
+  }
+
+  // One operator: its options table, tensor indices, outputs (never a
+  // constant, never a tensor an earlier operator writes; recorded in
+  // `writer`) and custom options inside the file.
+  absl::Status CheckOperator(const fb::SubGraph* sg, int oi,
+                             const std::string& op_label,
+                             std::vector<int32_t>& writer) const {
+    const fb::Operator* op = sg->operators()->Get(oi);
+    const int num_tensors = Size(sg->tensors());
+    KILN_RETURN_IF_ERROR(CheckOptions(
+        op_label, op,
+        OpCodeOf(*model_.operator_codes()->Get(op->opcode_index()))));
+    for (const auto& [list, what] :
+         {std::pair{op->inputs(), "input"}, std::pair{op->outputs(), "output"},
+          std::pair{op->intermediates(), "intermediate"}}) {
+      for (int i = 0; i < Size(list); ++i) {
+        const int32_t index = list->Get(i);
+        if (index < -1 || index >= num_tensors) {
+          return Error(op_label, what, " ", i, " is tensor ", index,
                        " but the subgraph has ", num_tensors, " tensors. ",
                        kReexport);
         }
       }
     }
+    for (int i = 0; i < Size(op->outputs()); ++i) {
+      const int32_t index = op->outputs()->Get(i);
+      if (index < 0) continue;
+      const fb::Tensor* t = sg->tensors()->Get(index);
+      if (ConstantBufferBytes(model_, t->buffer(), file_)) {
+        return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
+                     ", a constant; operators cannot write constants. ",
+                     kReexport);
+      }
+      if (writer[index] >= 0) {
+        return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
+                     ", which operator ", writer[index],
+                     " already writes; each tensor has at most one "
+                     "producer. ",
+                     kReexport);
+      }
+      writer[index] = oi;
+    }
+    if (op->large_custom_options_offset() > 1 &&
+        !InsideFile(op->large_custom_options_offset(),
+                    op->large_custom_options_size(), file_size_)) {
+      return Error(op_label, "custom options at file offset ",
+                   op->large_custom_options_offset(), " with ",
+                   op->large_custom_options_size(),
+                   " bytes lie past the end of the ", file_size_,
+                   "-byte file. The file is truncated; copy or download it "
+                   "again.");
+    }
+    return absl::OkStatus();
+  }
 
-    // Execution order: no operator reads a tensor that the same or a later
-    // operator writes (unless it is a constant, subgraph input or
-    // variable), no tensor is written twice, and constants are never
-    // written. A tensor no operator writes may be read: TFLite loads such
-    // models (the corpus has two) and they fail later, at allocation or
-    // prepare, where the runtime can say why.
+  // Execution order: no operator reads a tensor that the same or a later
+  // operator writes (unless it is a constant, subgraph input or variable),
+  // and every subgraph output is written or preset. A tensor no operator
+  // writes may be read: TFLite loads such models (the corpus has two) and
+  // they fail later, at allocation or prepare, where the runtime can say
+  // why. `writer`: the operator writing each tensor, -1 for none.
+  absl::Status CheckExecutionOrder(int si, const fb::SubGraph* sg,
+                                   const std::vector<std::string>& op_labels,
+                                   const std::vector<int32_t>& writer) const {
+    const int num_tensors = Size(sg->tensors());
     std::vector<bool> preset(num_tensors, false);
     for (int ti = 0; ti < num_tensors; ++ti) {
       const fb::Tensor* t = sg->tensors()->Get(ti);
       preset[ti] =
           t->is_variable() || ConstantBufferBytes(model_, t->buffer(), file_);
     }
-    for (int i = 0; i < Size(sg->inputs()); ++i)
+    for (int i = 0; i < Size(sg->inputs()); ++i) {
       preset[sg->inputs()->Get(i)] = true;
-    std::vector<int32_t> writer(num_tensors, -1);
-    const int num_ops = Size(sg->operators());
-    const int num_codes = Size(model_.operator_codes());
-    std::vector<std::string> op_labels(num_ops);
-    for (int oi = 0; oi < num_ops; ++oi) {
-      const fb::Operator* op = sg->operators()->Get(oi);
-      if (op->opcode_index() >= static_cast<uint32_t>(num_codes)) {
-        return Error(sg_label, ", operator ", oi, ": uses operator code ",
-                     op->opcode_index(), " but the model has ", num_codes,
-                     " operator codes. ", kReexport);
-      }
-      const fb::OperatorCode* code =
-          model_.operator_codes()->Get(op->opcode_index());
-      const int32_t op_code = OpCodeOf(*code);
-      std::string& op_label = op_labels[oi];
-      op_label = absl::StrCat(sg_label, ", operator ", oi, " (",
-                              BuiltinOpName(op_code));
-      if (op_code == KILN_OP_CUSTOM) {
-        absl::StrAppend(&op_label, " '", code->custom_code()->str(), "'");
-      }
-      absl::StrAppend(&op_label, "): ");
-      if (absl::Status s = CheckOptions(op_label, op, op_code); !s.ok())
-        return s;
-      for (const auto& [list, what] :
-           {std::pair{op->inputs(), "input"},
-            std::pair{op->outputs(), "output"},
-            std::pair{op->intermediates(), "intermediate"}}) {
-        for (int i = 0; i < Size(list); ++i) {
-          const int32_t index = list->Get(i);
-          if (index < -1 || index >= num_tensors) {
-            return Error(op_label, what, " ", i, " is tensor ", index,
-                         " but the subgraph has ", num_tensors, " tensors. ",
-                         kReexport);
-          }
-        }
-      }
-      for (int i = 0; i < Size(op->outputs()); ++i) {
-        const int32_t index = op->outputs()->Get(i);
-        if (index < 0) continue;
-        const fb::Tensor* t = sg->tensors()->Get(index);
-        if (ConstantBufferBytes(model_, t->buffer(), file_)) {
-          return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
-                       ", a constant; operators cannot write constants. ",
-                       kReexport);
-        }
-        if (writer[index] >= 0) {
-          return Error(op_label, "output ", i, " is ", TensorLabel(index, t),
-                       ", which operator ", writer[index],
-                       " already writes; each tensor has at most one "
-                       "producer. ",
-                       kReexport);
-        }
-        writer[index] = oi;
-      }
-      if (op->large_custom_options_offset() > 1 &&
-          !InsideFile(op->large_custom_options_offset(),
-                      op->large_custom_options_size(), file_size_)) {
-        return Error(op_label, "custom options at file offset ",
-                     op->large_custom_options_offset(), " with ",
-                     op->large_custom_options_size(),
-                     " bytes lie past the end of the ", file_size_,
-                     "-byte file. The file is truncated; copy or download it "
-                     "again.");
-      }
     }
-    for (int oi = 0; oi < num_ops; ++oi) {
+    for (int oi = 0; oi < Size(sg->operators()); ++oi) {
       const fb::Operator* op = sg->operators()->Get(oi);
       for (int i = 0; i < Size(op->inputs()); ++i) {
         const int32_t index = op->inputs()->Get(i);
@@ -366,7 +400,7 @@ class Checker {
     for (int i = 0; i < Size(sg->outputs()); ++i) {
       const int32_t index = sg->outputs()->Get(i);
       if (!preset[index] && writer[index] < 0) {
-        return Error(sg_label, ": output ", i, " is ",
+        return Error(SubgraphLabel(si, sg), ": output ", i, " is ",
                      TensorLabel(index, sg->tensors()->Get(index)),
                      ", which no operator writes and which is not a constant, "
                      "an input or a variable. ",
@@ -467,7 +501,7 @@ class Checker {
                        kReexport);
         }
         if (state[call.to] == kNew) {
-          if (absl::Status st = visit(call.to); !st.ok()) return st;
+          KILN_RETURN_IF_ERROR(visit(call.to));
         }
         path.pop_back();
       }
@@ -476,7 +510,7 @@ class Checker {
     };
     for (int s = 0; s < n; ++s) {
       if (state[s] != kNew) continue;
-      if (absl::Status st = visit(s); !st.ok()) return st;
+      KILN_RETURN_IF_ERROR(visit(s));
     }
     return absl::OkStatus();
   }

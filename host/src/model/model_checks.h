@@ -24,7 +24,9 @@ struct ByteSpan {
 // range, constant sizes, external data inside the file, execution order
 // (no read before write, no tensor written twice), quantization parameters,
 // control-flow subgraph references without recursion, signatures and
-// metadata. `file`/`file_size` are the whole file (external data lives past
+// metadata. This is the one place that proves them: the model graph and the
+// interpreter use every index (tensor, operator code, subgraph, control-flow
+// subgraph, signature tensor, buffer) without checking it again. `file`/`file_size` are the whole file (external data lives past
 // the FlatBuffer). Returns the first problem as INVALID_ARGUMENT with a
 // message that starts with `source` and names the subgraph, tensor or
 // operator and what to do.

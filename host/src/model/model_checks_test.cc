@@ -19,13 +19,6 @@ namespace {
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 
-TensorSpec Float(std::string name, std::vector<int32_t> shape) {
-  TensorSpec spec;
-  spec.name = std::move(name);
-  spec.shape = std::move(shape);
-  return spec;
-}
-
 absl::Status LoadStatus(const std::vector<uint8_t>& bytes,
                         const std::string& label = "test.tflite") {
   return Model::FromBuffer(bytes.data(), bytes.size(), label).status();
@@ -41,9 +34,9 @@ std::vector<uint8_t> Unchecked(const ModelBuilder& builder) {
 std::vector<uint8_t> ValidAddModel() {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1, 4}));
-  const int32_t y = g.AddTensor(Float("y", {1, 4}));
-  const int32_t z = g.AddTensor(Float("z", {1, 4}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1, 4}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1, 4}));
+  const int32_t z = g.AddTensor(FloatTensor("z", {1, 4}));
   g.AddOperator(KILN_OP_ADD, 1, {x, y}, {z});
   g.SetInputs({x, y});
   g.SetOutputs({z});
@@ -198,8 +191,8 @@ TEST(ModelChecksTest, OptionsTableOfAnotherOp) {
 TEST(ModelChecksTest, OperatorTensorIndexOutOfRange) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t z = g.AddTensor(Float("z", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t z = g.AddTensor(FloatTensor("z", {1}));
   g.AddOperator(KILN_OP_ADD, 1, {x, 99}, {z});
   g.SetInputs({x});
   g.SetOutputs({z});
@@ -211,7 +204,7 @@ TEST(ModelChecksTest, OperatorTensorIndexOutOfRange) {
 TEST(ModelChecksTest, SubgraphOutputIndexOutOfRange) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph();
-  g.AddTensor(Float("x", {1}));
+  g.AddTensor(FloatTensor("x", {1}));
   g.SetOutputs({-3});
   EXPECT_THAT(LoadStatus(Unchecked(builder)).message(),
               HasSubstr("subgraph 0: output 0 is tensor -3 but the subgraph "
@@ -222,7 +215,7 @@ TEST(ModelChecksTest, WrongConstantSize) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
   const std::vector<float> three = {1, 2, 3};
-  const int32_t w = g.AddConstantTensor(Float("w", {2, 2}), three);
+  const int32_t w = g.AddConstantTensor(FloatTensor("w", {2, 2}), three);
   g.SetOutputs({w});
   EXPECT_THAT(
       LoadStatus(Unchecked(builder)).message(),
@@ -235,7 +228,7 @@ TEST(ModelChecksTest, ExternalBufferPastEndOfFile) {
   builder.set_external_data(true);
   SubgraphBuilder& g = builder.AddSubgraph("main");
   const int32_t w =
-      g.AddConstantTensor(Float("w", {64}), std::vector<float>(64, 1.0f));
+      g.AddConstantTensor(FloatTensor("w", {64}), std::vector<float>(64, 1.0f));
   g.SetOutputs({w});
   std::vector<uint8_t> bytes = Unchecked(builder);
   ASSERT_TRUE(LoadStatus(bytes).ok()) << LoadStatus(bytes);
@@ -251,8 +244,8 @@ TEST(ModelChecksTest, LargeCustomOptionsPastEndOfFile) {
   ModelBuilder builder;
   builder.set_external_data(true);
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.AddCustomOperator("MyOp", 1, {x}, {y}, std::vector<uint8_t>(100, 7));
   g.SetInputs({x});
   g.SetOutputs({y});
@@ -275,9 +268,9 @@ TEST(ModelChecksTest, LargeCustomOptionsPastEndOfFile) {
 TEST(ModelChecksTest, ReadBeforeWrite) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t mid = g.AddTensor(Float("mid", {1}));
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t mid = g.AddTensor(FloatTensor("mid", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.AddOperator(KILN_OP_RELU, 1, {mid}, {y});  // reads mid too early
   g.AddOperator(KILN_OP_RELU, 1, {x}, {mid});
   g.SetInputs({x});
@@ -292,9 +285,9 @@ TEST(ModelChecksTest, ReadBeforeWrite) {
 TEST(ModelChecksTest, TensorThatNothingWritesMayBeRead) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t never = g.AddTensor(Float("never_written", {1}));
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t never = g.AddTensor(FloatTensor("never_written", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.AddOperator(KILN_OP_ADD, 1, {x, never}, {y});
   g.SetInputs({x});
   g.SetOutputs({y});
@@ -304,8 +297,8 @@ TEST(ModelChecksTest, TensorThatNothingWritesMayBeRead) {
 TEST(ModelChecksTest, ProducedTwice) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.AddOperator(KILN_OP_RELU, 1, {x}, {y});
   g.AddOperator(KILN_OP_RELU6, 1, {x}, {y});
   g.SetInputs({x});
@@ -318,8 +311,9 @@ TEST(ModelChecksTest, ProducedTwice) {
 TEST(ModelChecksTest, OperatorWritesConstant) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
-  const int32_t c = g.AddConstantTensor(Float("c", {1}), std::vector<float>{1});
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t c =
+      g.AddConstantTensor(FloatTensor("c", {1}), std::vector<float>{1});
   g.AddOperator(KILN_OP_RELU, 1, {x}, {c});
   g.SetInputs({x});
   g.SetOutputs({c});
@@ -331,7 +325,7 @@ TEST(ModelChecksTest, OperatorWritesConstant) {
 TEST(ModelChecksTest, SubgraphOutputNeverWritten) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t y = g.AddTensor(Float("y", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
   g.SetOutputs({y});
   EXPECT_THAT(
       LoadStatus(Unchecked(builder)).message(),
@@ -345,20 +339,20 @@ TEST(ModelChecksTest, SubgraphRecursion) {
   SubgraphBuilder& main = builder.AddSubgraph("main");
   SubgraphBuilder& cond = builder.AddSubgraph("cond");
   SubgraphBuilder& body = builder.AddSubgraph("body");
-  const int32_t x = main.AddTensor(Float("x", {1}));
-  const int32_t y = main.AddTensor(Float("y", {1}));
+  const int32_t x = main.AddTensor(FloatTensor("x", {1}));
+  const int32_t y = main.AddTensor(FloatTensor("y", {1}));
   main.AddOperator(KILN_OP_WHILE, 1, {x}, {y},
                    {{kHostOptionCondSubgraph, OptionInt(1)},
                     {kHostOptionBodySubgraph, OptionInt(2)}});
   main.SetInputs({x});
   main.SetOutputs({y});
-  const int32_t cx = cond.AddTensor(Float("x", {1}));
-  TensorSpec flag = Float("flag", {});
+  const int32_t cx = cond.AddTensor(FloatTensor("x", {1}));
+  TensorSpec flag = FloatTensor("flag", {});
   flag.type = KILN_TYPE_BOOL;
   const int32_t cflag = cond.AddConstantTensor(flag, std::vector<uint8_t>{0});
   cond.SetInputs({cx});
   cond.SetOutputs({cflag});
-  const int32_t bx = body.AddTensor(Float("x", {1}));
+  const int32_t bx = body.AddTensor(FloatTensor("x", {1}));
   body.AddOperator(KILN_OP_CALL_ONCE, 1, {}, {},
                    {{kHostOptionInitSubgraph, OptionInt(0)}});
   body.SetInputs({bx});
@@ -372,8 +366,8 @@ TEST(ModelChecksTest, SubgraphRecursion) {
 TEST(ModelChecksTest, ControlFlowSubgraphOutOfRange) {
   ModelBuilder builder;
   SubgraphBuilder& main = builder.AddSubgraph("main");
-  const int32_t x = main.AddTensor(Float("x", {1}));
-  const int32_t y = main.AddTensor(Float("y", {1}));
+  const int32_t x = main.AddTensor(FloatTensor("x", {1}));
+  const int32_t y = main.AddTensor(FloatTensor("y", {1}));
   main.AddOperator(KILN_OP_IF, 1, {x}, {y},
                    {{kHostOptionThenSubgraph, OptionInt(7)},
                     {kHostOptionElseSubgraph, OptionInt(0)}});
@@ -389,7 +383,7 @@ TEST(ModelChecksTest, WhileWithoutOptions) {
   // no options reads as "cond 0, body 0", which must not be guessed.
   ModelBuilder builder;
   SubgraphBuilder& main = builder.AddSubgraph("main");
-  const int32_t x = main.AddTensor(Float("x", {1}));
+  const int32_t x = main.AddTensor(FloatTensor("x", {1}));
   main.AddCustomOperator("placeholder", 1, {x}, {});
   main.SetInputs({x});
   std::vector<uint8_t> bytes = Unchecked(builder);
@@ -418,7 +412,7 @@ TEST(ModelChecksTest, WhileWithoutOptions) {
 TEST(ModelChecksTest, QuantizationZeroPointCountMismatch) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  TensorSpec spec = Float("q", {2, 3});
+  TensorSpec spec = FloatTensor("q", {2, 3});
   spec.type = KILN_TYPE_INT8;
   spec.quantization.scales = {0.5f, 0.25f};
   spec.quantization.zero_points = {0};
@@ -433,7 +427,7 @@ TEST(ModelChecksTest, QuantizationZeroPointCountMismatch) {
 TEST(ModelChecksTest, PerChannelQuantizationChannelMismatch) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  TensorSpec spec = Float("q", {2, 3});
+  TensorSpec spec = FloatTensor("q", {2, 3});
   spec.type = KILN_TYPE_INT8;
   spec.quantization.scales = {0.5f, 0.25f};
   spec.quantization.zero_points = {0, 0};
@@ -450,7 +444,7 @@ TEST(ModelChecksTest, PerChannelQuantizationChannelMismatch) {
 TEST(ModelChecksTest, StringConstantWithBadOffsets) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  TensorSpec spec = Float("s", {2});
+  TensorSpec spec = FloatTensor("s", {2});
   spec.type = KILN_TYPE_STRING;
   // n = 2, offsets {16, 18, 99}, bytes "abc".
   std::vector<int32_t> words = {2, 16, 18, 99};
@@ -466,7 +460,7 @@ TEST(ModelChecksTest, StringConstantWithBadOffsets) {
 TEST(ModelChecksTest, SignatureTensorOutOfRange) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
   g.SetInputs({x});
   g.SetOutputs({x});
   builder.AddSignature("serving_default", 0, {{"x", 5}}, {});
@@ -478,7 +472,7 @@ TEST(ModelChecksTest, SignatureTensorOutOfRange) {
 TEST(ModelChecksTest, CustomOpWithoutName) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  const int32_t x = g.AddTensor(Float("x", {1}));
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
   g.AddCustomOperator("", 1, {x}, {});
   g.SetInputs({x});
   EXPECT_THAT(LoadStatus(Unchecked(builder)).message(),
@@ -488,11 +482,11 @@ TEST(ModelChecksTest, CustomOpWithoutName) {
 TEST(ModelChecksTest, MisalignedInt64ConstantIsCopiedAligned) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
-  TensorSpec spec = Float("i", {2});
+  TensorSpec spec = FloatTensor("i", {2});
   spec.type = KILN_TYPE_INT64;
   const int32_t i = g.AddConstantTensor(spec, std::vector<int64_t>{-5, 7});
-  const int32_t f =
-      g.AddConstantTensor(Float("f", {2}), std::vector<float>{1.5f, 2.5f});
+  const int32_t f = g.AddConstantTensor(FloatTensor("f", {2}),
+                                        std::vector<float>{1.5f, 2.5f});
   g.SetOutputs({i, f});
   const std::vector<uint8_t> bytes = Unchecked(builder);
   // Place the model at an address that is 4 mod 8: int64 data (16-aligned

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_version.h"
 #include "model/model_checks.h"
@@ -168,19 +169,10 @@ class GraphBuilder {
   std::vector<std::unique_ptr<std::max_align_t[]>>* aligned_copies_;
 };
 
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<const Model>> ModelReader::Read(
-    const uint8_t* data, size_t size, std::string source, void* mapping,
-    size_t mapping_size) {
-  std::shared_ptr<Model> model(new Model());
-  model->source_ = std::move(source);
-  model->data_ = data;
-  model->size_ = size;
-  model->mapping_ = mapping;  // unmapped by ~Model, also on failure
-  model->mapping_size_ = mapping_size;
-  const std::string& src = model->source_;
-
+// The FlatBuffer model in `data` after the identifier, the FlatBuffers
+// verifier and the schema-version check.
+absl::StatusOr<const fb::Model*> VerifiedModel(const uint8_t* data, size_t size,
+                                               const std::string& src) {
   if (size < kHeaderBytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         src, ": is ", size,
@@ -209,65 +201,102 @@ absl::StatusOr<std::shared_ptr<const Model>> ModelReader::Read(
         "-byte file. The file is truncated or corrupt; copy, download or "
         "convert it again."));
   }
-  const fb::Model& fb_model = *fb::GetModel(data);
-  model->schema_version_ = fb_model.version();
-  if (fb_model.version() != KILN_MODEL_SCHEMA_VERSION) {
+  const fb::Model* fb_model = fb::GetModel(data);
+  if (fb_model->version() != KILN_MODEL_SCHEMA_VERSION) {
     return absl::InvalidArgumentError(absl::StrCat(
-        src, ": uses TFLite schema version ", fb_model.version(),
+        src, ": uses TFLite schema version ", fb_model->version(),
         ", but Kiln reads only schema version ", KILN_MODEL_SCHEMA_VERSION,
         " (written by every TFLite/LiteRT converter since 2018). Convert the "
         "source model again with a current converter."));
   }
-  if (absl::Status s = CheckModel(fb_model, data, size, src); !s.ok()) return s;
+  return fb_model;
+}
 
-  model->description_ = ToString(fb_model.description());
-  if (const auto* codes = fb_model.operator_codes()) {
-    for (const fb::OperatorCode* c : *codes) {
-      OperatorCodeInfo info;
-      info.builtin_code = OpCodeOf(*c);
-      if (info.builtin_code == KILN_OP_CUSTOM)
-        info.custom_name = c->custom_code()->str();
-      info.version = c->version();
-      model->op_codes_.push_back(std::move(info));
+std::vector<OperatorCodeInfo> ReadOperatorCodes(const fb::Model& fb_model) {
+  std::vector<OperatorCodeInfo> out;
+  if (fb_model.operator_codes() == nullptr) return out;
+  for (const fb::OperatorCode* c : *fb_model.operator_codes()) {
+    OperatorCodeInfo info;
+    info.builtin_code = OpCodeOf(*c);
+    if (info.builtin_code == KILN_OP_CUSTOM) {
+      info.custom_name = c->custom_code()->str();
     }
+    info.version = c->version();
+    out.push_back(std::move(info));
   }
-  GraphBuilder builder(fb_model, data, model->op_codes_,
+  return out;
+}
+
+std::vector<Signature> ReadSignatures(const fb::Model& fb_model) {
+  std::vector<Signature> out;
+  if (fb_model.signature_defs() == nullptr) return out;
+  for (const fb::SignatureDef* def : *fb_model.signature_defs()) {
+    Signature sig;
+    sig.key = def->signature_key()->str();
+    sig.subgraph_index = static_cast<int32_t>(def->subgraph_index());
+    for (const auto& [list, tensors] :
+         {std::pair{def->inputs(), &sig.inputs},
+          std::pair{def->outputs(), &sig.outputs}}) {
+      if (list == nullptr) continue;
+      for (const fb::TensorMap* map : *list) {
+        tensors->push_back(
+            {ToString(map->name()), static_cast<int32_t>(map->tensor_index())});
+      }
+    }
+    out.push_back(std::move(sig));
+  }
+  return out;
+}
+
+std::vector<MetadataEntry> ReadMetadata(const fb::Model& fb_model,
+                                        const uint8_t* file) {
+  std::vector<MetadataEntry> out;
+  if (fb_model.metadata() == nullptr) return out;
+  for (const fb::Metadata* m : *fb_model.metadata()) {
+    MetadataEntry entry;
+    entry.name = ToString(m->name());
+    if (std::optional<ByteSpan> bytes =
+            ConstantBufferBytes(fb_model, m->buffer(), file)) {
+      entry.data = bytes->data;
+      entry.size = static_cast<size_t>(bytes->size);
+    }
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const Model>> ModelReader::Read(
+    const uint8_t* data, size_t size, std::string source, void* mapping,
+    size_t mapping_size) {
+  std::shared_ptr<Model> model(new Model());
+  model->source_ = std::move(source);
+  model->data_ = data;
+  model->size_ = size;
+  model->mapping_ = mapping;  // unmapped by ~Model, also on failure
+  model->mapping_size_ = mapping_size;
+  const std::string& src = model->source_;
+
+  KILN_ASSIGN_OR_RETURN(const fb::Model* fb_model,
+                        VerifiedModel(data, size, src));
+  model->schema_version_ = fb_model->version();
+  KILN_RETURN_IF_ERROR(CheckModel(*fb_model, data, size, src));
+
+  model->description_ = ToString(fb_model->description());
+  model->op_codes_ = ReadOperatorCodes(*fb_model);
+  GraphBuilder builder(*fb_model, data, model->op_codes_,
                        &model->aligned_copies_);
-  for (const fb::SubGraph* sg : *fb_model.subgraphs()) {
+  for (const fb::SubGraph* sg : *fb_model->subgraphs()) {
     model->graphs_.push_back(builder.Build(*sg));
   }
-  if (const auto* defs = fb_model.signature_defs()) {
-    for (const fb::SignatureDef* def : *defs) {
-      Signature sig;
-      sig.key = def->signature_key()->str();
-      sig.subgraph_index = static_cast<int32_t>(def->subgraph_index());
-      for (const auto& [list, out] :
-           {std::pair{def->inputs(), &sig.inputs},
-            std::pair{def->outputs(), &sig.outputs}}) {
-        if (list == nullptr) continue;
-        for (const fb::TensorMap* map : *list) {
-          out->push_back({ToString(map->name()),
-                          static_cast<int32_t>(map->tensor_index())});
-        }
-      }
-      model->signatures_.push_back(std::move(sig));
-    }
-  }
-  if (const auto* metadata = fb_model.metadata()) {
-    for (const fb::Metadata* m : *metadata) {
-      MetadataEntry entry;
-      entry.name = ToString(m->name());
-      if (std::optional<ByteSpan> bytes =
-              ConstantBufferBytes(fb_model, m->buffer(), data)) {
-        entry.data = bytes->data;
-        entry.size = static_cast<size_t>(bytes->size);
-      }
-      if (entry.name == kMinRuntimeVersionKey && entry.data != nullptr) {
-        const char* text = reinterpret_cast<const char*>(entry.data);
-        model->min_runtime_version_ =
-            std::string(text, strnlen(text, entry.size));
-      }
-      model->metadata_.push_back(std::move(entry));
+  model->signatures_ = ReadSignatures(*fb_model);
+  model->metadata_ = ReadMetadata(*fb_model, data);
+  for (const MetadataEntry& entry : model->metadata_) {
+    if (entry.name == kMinRuntimeVersionKey && entry.data != nullptr) {
+      const char* text = reinterpret_cast<const char*>(entry.data);
+      model->min_runtime_version_ =
+          std::string(text, strnlen(text, entry.size));
     }
   }
   return std::shared_ptr<const Model>(std::move(model));

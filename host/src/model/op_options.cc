@@ -391,7 +391,7 @@ const OpOptionsLayout* FindOpOptionsLayout(int32_t builtin_code) {
 }
 
 void ReadOpOptions(const OpOptionsLayout& layout,
-                   const flatbuffers::Table* table, Node* node) {
+                   const flatbuffers::Table* table, NodeDesc* node) {
   for (const OptionField& f : layout.fields) {
     const flatbuffers::voffset_t vt = f.vtable_offset;
     switch (f.type) {

@@ -60,7 +60,7 @@ const std::vector<OpOptionsLayout>& AllOpOptionsLayouts();
 // table type; null when the operator has no options table). Scalars absent
 // from the file get the schema default; vectors are set only when present.
 void ReadOpOptions(const OpOptionsLayout& layout,
-                   const flatbuffers::Table* table, Node* node);
+                   const flatbuffers::Table* table, NodeDesc* node);
 
 // Writes `options` as the layout's options table. Fails, naming the key, on
 // a key the op does not have, a value of the wrong kind, or an integer out

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "runtime/graph.h"
 #include "runtime/host_api.h"
 
@@ -82,22 +83,75 @@ bool IsSemver(const char* v) {
 }
 
 std::string KernelLabel(const KilnKernel* k, uint32_t index) {
-  std::string op = k->builtin_code == KILN_OP_CUSTOM
-                       ? absl::StrCat("CUSTOM '",
-                                      k->custom_name ? k->custom_name : "(null)",
-                                      "'")
-                       : BuiltinOpName(k->builtin_code);
+  std::string op =
+      k->builtin_code == KILN_OP_CUSTOM
+          ? absl::StrCat("CUSTOM '", k->custom_name ? k->custom_name : "(null)",
+                         "'")
+          : BuiltinOpName(k->builtin_code);
   return absl::StrCat("kernels[", index, "] (", op, ")");
+}
+
+// The checks of one kernel on its own, as kernels[index]: struct size, op
+// code and custom name, required functions, version range.
+absl::Status ValidateKernel(const std::string& path, const KilnKernel* k,
+                            uint32_t index) {
+  if (k == nullptr) {
+    return Refuse(
+        path, absl::StrCat("descriptor field 'kernels[", index, "]' is NULL"));
+  }
+  if (k->struct_size < kKernelSize_1_0) {
+    return Refuse(path, absl::StrCat("kernels[", index, "].struct_size is ",
+                                     k->struct_size,
+                                     ", smaller than the extension API 1.0 "
+                                     "KilnKernel (",
+                                     kKernelSize_1_0,
+                                     " bytes); set it to "
+                                     "KILN_KERNEL_STRUCT_SIZE"));
+  }
+  const std::string label = KernelLabel(k, index);
+  const auto refuse = [&](auto&&... what) {
+    return Refuse(path, absl::StrCat(label, ": ", what...));
+  };
+  if (k->builtin_code < 0) {
+    return refuse("builtin_code ", k->builtin_code, " is negative");
+  }
+  if (k->builtin_code == KILN_OP_CUSTOM &&
+      (k->custom_name == nullptr || k->custom_name[0] == '\0')) {
+    return refuse(
+        "builtin_code is KILN_OP_CUSTOM but custom_name is NULL or empty");
+  }
+  if (k->builtin_code != KILN_OP_CUSTOM && k->custom_name != nullptr) {
+    return refuse("custom_name '", k->custom_name,
+                  "' is set for a builtin op; set it only with "
+                  "KILN_OP_CUSTOM");
+  }
+  if (k->invoke == nullptr) {
+    return refuse(
+        "function pointer 'invoke' is NULL; every kernel must implement "
+        "invoke");
+  }
+  if (k->init != nullptr && k->free == nullptr) {
+    return refuse("'init' is set but 'free' is NULL; node state would leak");
+  }
+  if (k->min_version < 1) {
+    return refuse("min_version ", k->min_version,
+                  " is invalid; op versions start at 1");
+  }
+  if (k->min_version > k->max_version) {
+    return refuse("op-version range is inverted (min_version ", k->min_version,
+                  " > max_version ", k->max_version, ")");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateKernels(const std::string& path,
                              const KilnPluginDescriptor* d,
                              std::vector<const KilnKernel*>* out) {
   if (d->num_kernels > 0 && d->kernels == nullptr) {
-    return Refuse(path, absl::StrCat("descriptor field 'kernels' is NULL but "
-                                     "num_kernels is ",
-                                     d->num_kernels,
-                                     "; set kernels or num_kernels = 0"));
+    return Refuse(
+        path, absl::StrCat("descriptor field 'kernels' is NULL but "
+                           "num_kernels is ",
+                           d->num_kernels, "; set kernels or num_kernels = 0"));
   }
   // (op, custom name) -> ranges seen, for the overlap check.
   std::map<std::pair<int32_t, std::string>,
@@ -105,69 +159,19 @@ absl::Status ValidateKernels(const std::string& path,
       ranges;
   for (uint32_t i = 0; i < d->num_kernels; ++i) {
     const KilnKernel* k = d->kernels[i];
-    if (k == nullptr) {
-      return Refuse(path, absl::StrCat("descriptor field 'kernels[", i,
-                                       "]' is NULL"));
-    }
-    if (k->struct_size < kKernelSize_1_0) {
-      return Refuse(path, absl::StrCat("kernels[", i, "].struct_size is ",
-                                       k->struct_size,
-                                       ", smaller than the extension API 1.0 "
-                                       "KilnKernel (",
-                                       kKernelSize_1_0,
-                                       " bytes); set it to "
-                                       "KILN_KERNEL_STRUCT_SIZE"));
-    }
-    const std::string label = KernelLabel(k, i);
-    if (k->builtin_code < 0) {
-      return Refuse(path, absl::StrCat(label, ": builtin_code ",
-                                       k->builtin_code, " is negative"));
-    }
-    if (k->builtin_code == KILN_OP_CUSTOM) {
-      if (k->custom_name == nullptr || k->custom_name[0] == '\0') {
-        return Refuse(path, absl::StrCat(label,
-                                         ": builtin_code is KILN_OP_CUSTOM "
-                                         "but custom_name is NULL or empty"));
-      }
-    } else if (k->custom_name != nullptr) {
-      return Refuse(path, absl::StrCat(label, ": custom_name '",
-                                       k->custom_name,
-                                       "' is set for a builtin op; set it "
-                                       "only with KILN_OP_CUSTOM"));
-    }
-    if (k->invoke == nullptr) {
-      return Refuse(path, absl::StrCat(label,
-                                       ": function pointer 'invoke' is NULL; "
-                                       "every kernel must implement invoke"));
-    }
-    if ((k->init == nullptr) != (k->free == nullptr) && k->init != nullptr) {
-      return Refuse(path, absl::StrCat(label,
-                                       ": 'init' is set but 'free' is NULL; "
-                                       "node state would leak"));
-    }
-    if (k->min_version < 1) {
-      return Refuse(path, absl::StrCat(label, ": min_version ",
-                                       k->min_version,
-                                       " is invalid; op versions start at 1"));
-    }
-    if (k->min_version > k->max_version) {
-      return Refuse(path, absl::StrCat(label, ": op-version range is "
-                                       "inverted (min_version ",
-                                       k->min_version, " > max_version ",
-                                       k->max_version, ")"));
-    }
+    KILN_RETURN_IF_ERROR(ValidateKernel(path, k, i));
     auto key = std::make_pair(
         k->builtin_code,
         std::string(k->builtin_code == KILN_OP_CUSTOM ? k->custom_name : ""));
     for (const auto& [j, other] : ranges[key]) {
       if (k->min_version <= other->max_version &&
           other->min_version <= k->max_version) {
-        return Refuse(
-            path, absl::StrCat(label, ": op-version range ", k->min_version,
-                               "..", k->max_version, " overlaps kernels[", j,
-                               "] range ", other->min_version, "..",
-                               other->max_version,
-                               "; each op version must have one kernel"));
+        return Refuse(path,
+                      absl::StrCat(KernelLabel(k, i), ": op-version range ",
+                                   k->min_version, "..", k->max_version,
+                                   " overlaps kernels[", j, "] range ",
+                                   other->min_version, "..", other->max_version,
+                                   "; each op version must have one kernel"));
       }
     }
     ranges[key].emplace_back(i, k);
@@ -179,15 +183,16 @@ absl::Status ValidateKernels(const std::string& path,
 absl::Status ValidateDelegate(const std::string& path,
                               const KilnDelegateInterface* del) {
   if (del->struct_size < kDelegateSize_1_0) {
-    return Refuse(path, absl::StrCat("delegate.struct_size is ",
-                                     del->struct_size,
-                                     ", smaller than the extension API 1.0 "
-                                     "KilnDelegateInterface (",
-                                     kDelegateSize_1_0, " bytes)"));
+    return Refuse(path,
+                  absl::StrCat("delegate.struct_size is ", del->struct_size,
+                               ", smaller than the extension API 1.0 "
+                               "KilnDelegateInterface (",
+                               kDelegateSize_1_0, " bytes)"));
   }
   if (!IsValidName(del->name)) {
-    return Refuse(path, "delegate.name is NULL, empty or not made of "
-                        "[a-z0-9_] (at most 64 characters)");
+    return Refuse(path,
+                  "delegate.name is NULL, empty or not made of "
+                  "[a-z0-9_] (at most 64 characters)");
   }
   const std::pair<const char*, bool> required[] = {
       {"create", del->create != nullptr},
@@ -210,9 +215,9 @@ absl::Status ValidateExtensions(const std::string& path,
   int count = 0;
   for (; ext != nullptr; ext = ext->next) {
     if (++count > kMaxExtensionChain) {
-      return Refuse(path, absl::StrCat("extension chain is longer than ",
-                                       kMaxExtensionChain,
-                                       " entries (a cycle?)"));
+      return Refuse(path,
+                    absl::StrCat("extension chain is longer than ",
+                                 kMaxExtensionChain, " entries (a cycle?)"));
     }
     if (ext->struct_size < KILN_EXTENSION_BASE_STRUCT_SIZE ||
         ext->id == nullptr) {
@@ -220,6 +225,131 @@ absl::Status ValidateExtensions(const std::string& path,
                                        " has struct_size ", ext->struct_size,
                                        " or a NULL id"));
     }
+  }
+  return absl::OkStatus();
+}
+
+// dlopen()s the plugin file; the caller owns the handle.
+absl::StatusOr<void*> OpenLibrary(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("plugin '", path, "' not found; check the path"));
+  }
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* err = dlerror();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "plugin '", path,
+        "' could not be loaded as a shared library (it is not one, is for "
+        "another architecture, or a dependency is missing): ",
+        err != nullptr ? err : "unknown dlopen error"));
+  }
+  return handle;
+}
+
+// Calls the plugin's entry point with the host's offer; the descriptor it
+// returns (never null).
+absl::StatusOr<const KilnPluginDescriptor*> CallEntry(const std::string& path,
+                                                      void* handle,
+                                                      const HostOffer& offer) {
+  dlerror();
+  void* symbol = dlsym(handle, KILN_PLUGIN_ENTRY_SYMBOL);
+  if (symbol == nullptr) {
+    return Refuse(path,
+                  absl::StrCat("it does not export the entry symbol '",
+                               KILN_PLUGIN_ENTRY_SYMBOL,
+                               "'; define it with KILN_DEFINE_PLUGIN (C++ SDK) "
+                               "or as extern \"C\" KilnPluginEntry"));
+  }
+  auto entry = reinterpret_cast<KilnPluginEntryFn>(symbol);
+  KilnHostInfo info;
+  std::memset(&info, 0, sizeof(info));
+  info.struct_size = KILN_HOST_INFO_STRUCT_SIZE;
+  info.runtime_version = offer.runtime_version;
+  info.abi_version = offer.max_abi_version;
+  info.min_plugin_abi_version = offer.min_plugin_abi_version;
+  info.api = HostApiForVersion(offer.max_abi_version);
+  const KilnPluginDescriptor* d = entry(&info);
+  if (d == nullptr) {
+    return Refuse(path,
+                  absl::StrCat(KILN_PLUGIN_ENTRY_SYMBOL,
+                               " returned NULL: the plugin declined this host "
+                               "(extension API ",
+                               VersionString(offer.max_abi_version),
+                               "); see the plugin's log messages"));
+  }
+  return d;
+}
+
+// Reads the descriptor's version fields (into `rec` as far as they can be
+// read) and negotiates the extension API version; refuses a descriptor too
+// small for its major version or a plugin the negotiation rejects.
+absl::StatusOr<Negotiation> NegotiateDescriptor(const std::string& path,
+                                                const KilnPluginDescriptor* d,
+                                                const HostOffer& offer,
+                                                PluginLoadRecord& rec) {
+  if (d->struct_size < kDescriptorVersionHeaderSize) {
+    return Refuse(path,
+                  absl::StrCat("descriptor struct_size is ", d->struct_size,
+                               ", too small to hold even its version fields; "
+                               "set struct_size = "
+                               "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
+  }
+  rec.abi_version = d->abi_version;
+  PluginVersions versions;
+  versions.abi_version = d->abi_version;
+  versions.min_host_abi_version = d->min_host_abi_version;
+  // A different major's layout beyond the version header is unknown: decide
+  // on the versions alone before reading anything else.
+  if (KILN_VERSION_MAJOR(d->abi_version) !=
+      KILN_VERSION_MAJOR(offer.max_abi_version)) {
+    return Refuse(path, Negotiate(offer, versions).reason);
+  }
+  if (d->struct_size < kDescriptorSize_1_0) {
+    return Refuse(path,
+                  absl::StrCat("descriptor struct_size is ", d->struct_size,
+                               ", smaller than the extension API 1.0 "
+                               "KilnPluginDescriptor (",
+                               kDescriptorSize_1_0,
+                               " bytes); set struct_size = "
+                               "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
+  }
+  if (d->name != nullptr) rec.name = d->name;
+  if (d->version != nullptr) rec.version = d->version;
+  if (d->num_bad_host_versions > 0 && d->bad_host_versions == nullptr) {
+    return Refuse(path,
+                  "descriptor field 'bad_host_versions' is NULL but "
+                  "num_bad_host_versions is not 0");
+  }
+  for (uint32_t i = 0; i < d->num_bad_host_versions; ++i) {
+    versions.bad_host_versions.push_back(d->bad_host_versions[i]);
+  }
+  Negotiation n = Negotiate(offer, versions);
+  if (!n.accepted) return Refuse(path, n.reason);
+  return n;
+}
+
+// The descriptor's name and version strings.
+absl::Status ValidateIdentity(const std::string& path,
+                              const KilnPluginDescriptor* d) {
+  if (!IsValidName(d->name)) {
+    return Refuse(path,
+                  absl::StrCat("descriptor field 'name' ",
+                               d->name == nullptr
+                                   ? std::string("is NULL")
+                                   : absl::StrCat("'", d->name, "' is invalid"),
+                               "; use 1 to 64 characters of [a-z0-9_], e.g. "
+                               "\"acme_npu\""));
+  }
+  if (!IsSemver(d->version)) {
+    return Refuse(path, absl::StrCat("descriptor field 'version' ",
+                                     d->version == nullptr
+                                         ? std::string("is NULL")
+                                         : absl::StrCat("'", d->version,
+                                                        "' is not semver"),
+                                     "; use \"MAJOR.MINOR.PATCH\""));
   }
   return absl::OkStatus();
 }
@@ -252,125 +382,27 @@ absl::StatusOr<HostOffer> PluginLoader::MakeOffer(uint32_t max_abi_version) {
 }
 
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
-    const std::string& path, const HostOffer& offer,
-    PluginLoadRecord* record) {
+    const std::string& path, const HostOffer& offer, PluginLoadRecord* record) {
   PluginLoadRecord scratch;
   PluginLoadRecord& rec = record != nullptr ? *record : scratch;
   rec.path = path;
-
-  std::error_code ec;
-  if (!fs::exists(path, ec)) {
-    return absl::NotFoundError(absl::StrCat(
-        "plugin '", path, "' not found; check the path"));
-  }
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* err = dlerror();
-    return absl::InvalidArgumentError(absl::StrCat(
-        "plugin '", path,
-        "' could not be loaded as a shared library (it is not one, is for "
-        "another architecture, or a dependency is missing): ",
-        err != nullptr ? err : "unknown dlopen error"));
-  }
+  KILN_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path));
   HandleGuard guard(handle);
-  dlerror();
-  void* symbol = dlsym(handle, KILN_PLUGIN_ENTRY_SYMBOL);
-  if (symbol == nullptr) {
-    return Refuse(path, absl::StrCat(
-                            "it does not export the entry symbol '",
-                            KILN_PLUGIN_ENTRY_SYMBOL,
-                            "'; define it with KILN_DEFINE_PLUGIN (C++ SDK) "
-                            "or as extern \"C\" KilnPluginEntry"));
-  }
-  auto entry = reinterpret_cast<KilnPluginEntryFn>(symbol);
-
-  KilnHostInfo info;
-  std::memset(&info, 0, sizeof(info));
-  info.struct_size = KILN_HOST_INFO_STRUCT_SIZE;
-  info.runtime_version = offer.runtime_version;
-  info.abi_version = offer.max_abi_version;
-  info.min_plugin_abi_version = offer.min_plugin_abi_version;
-  info.api = HostApiForVersion(offer.max_abi_version);
-  const KilnPluginDescriptor* d = entry(&info);
-  if (d == nullptr) {
-    return Refuse(path, absl::StrCat(
-                            KILN_PLUGIN_ENTRY_SYMBOL,
-                            " returned NULL: the plugin declined this host "
-                            "(extension API ",
-                            VersionString(offer.max_abi_version),
-                            "); see the plugin's log messages"));
-  }
-  if (d->struct_size < kDescriptorVersionHeaderSize) {
-    return Refuse(path, absl::StrCat(
-                            "descriptor struct_size is ", d->struct_size,
-                            ", too small to hold even its version fields; "
-                            "set struct_size = "
-                            "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
-  }
-  rec.abi_version = d->abi_version;
-  PluginVersions versions;
-  versions.abi_version = d->abi_version;
-  versions.min_host_abi_version = d->min_host_abi_version;
-  // A different major's layout beyond the version header is unknown: decide
-  // on the versions alone before reading anything else.
-  if (KILN_VERSION_MAJOR(d->abi_version) !=
-      KILN_VERSION_MAJOR(offer.max_abi_version)) {
-    Negotiation n = Negotiate(offer, versions);
-    return Refuse(path, n.reason);
-  }
-  if (d->struct_size < kDescriptorSize_1_0) {
-    return Refuse(path, absl::StrCat(
-                            "descriptor struct_size is ", d->struct_size,
-                            ", smaller than the extension API 1.0 "
-                            "KilnPluginDescriptor (",
-                            kDescriptorSize_1_0,
-                            " bytes); set struct_size = "
-                            "KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE"));
-  }
-  if (d->name != nullptr) rec.name = d->name;
-  if (d->version != nullptr) rec.version = d->version;
-  if (d->num_bad_host_versions > 0 && d->bad_host_versions == nullptr) {
-    return Refuse(path, "descriptor field 'bad_host_versions' is NULL but "
-                        "num_bad_host_versions is not 0");
-  }
-  for (uint32_t i = 0; i < d->num_bad_host_versions; ++i) {
-    versions.bad_host_versions.push_back(d->bad_host_versions[i]);
-  }
-  Negotiation n = Negotiate(offer, versions);
-  if (!n.accepted) return Refuse(path, n.reason);
-
-  if (!IsValidName(d->name)) {
-    return Refuse(path, absl::StrCat(
-                            "descriptor field 'name' ",
-                            d->name == nullptr
-                                ? std::string("is NULL")
-                                : absl::StrCat("'", d->name, "' is invalid"),
-                            "; use 1 to 64 characters of [a-z0-9_], e.g. "
-                            "\"acme_npu\""));
-  }
-  if (!IsSemver(d->version)) {
-    return Refuse(path, absl::StrCat(
-                            "descriptor field 'version' ",
-                            d->version == nullptr
-                                ? std::string("is NULL")
-                                : absl::StrCat("'", d->version,
-                                               "' is not semver"),
-                            "; use \"MAJOR.MINOR.PATCH\""));
-  }
+  KILN_ASSIGN_OR_RETURN(const KilnPluginDescriptor* d,
+                        CallEntry(path, handle, offer));
+  KILN_ASSIGN_OR_RETURN(const Negotiation n,
+                        NegotiateDescriptor(path, d, offer, rec));
+  KILN_RETURN_IF_ERROR(ValidateIdentity(path, d));
   std::vector<const KilnKernel*> kernels;
-  if (absl::Status s = ValidateKernels(path, d, &kernels); !s.ok()) return s;
+  KILN_RETURN_IF_ERROR(ValidateKernels(path, d, &kernels));
   if (d->delegate != nullptr) {
-    if (absl::Status s = ValidateDelegate(path, d->delegate); !s.ok()) {
-      return s;
-    }
+    KILN_RETURN_IF_ERROR(ValidateDelegate(path, d->delegate));
   }
-  if (absl::Status s = ValidateExtensions(path, d->extensions); !s.ok()) {
-    return s;
-  }
+  KILN_RETURN_IF_ERROR(ValidateExtensions(path, d->extensions));
   if (kernels.empty() && d->delegate == nullptr) {
-    return Refuse(path, "it declares no kernels and no delegate; a plugin "
-                        "must provide at least one");
+    return Refuse(path,
+                  "it declares no kernels and no delegate; a plugin "
+                  "must provide at least one");
   }
 
   std::shared_ptr<LoadedPlugin> plugin(new LoadedPlugin());

@@ -36,33 +36,34 @@ size_t ElementSize(KilnTensorType type) {
   }
 }
 
-int64_t Tensor::NumElements() const {
+int64_t TensorState::NumElements() const {
   int64_t n = 1;
   for (int32_t d : shape) n *= d < 0 ? 0 : d;
   return n;
 }
 
-size_t Tensor::RequiredBytes() const {
+size_t TensorState::RequiredBytes() const {
+  const KilnTensorType type = desc->type;
   if (type == KILN_TYPE_INT4)
     return static_cast<size_t>((NumElements() + 1) / 2);
   return static_cast<size_t>(NumElements()) * ElementSize(type);
 }
 
-void Tensor::AllocateOwned(size_t n) {
+void TensorState::AllocateOwned(size_t n) {
   owned.assign(n, 0);
   storage = TensorStorage::kOwned;
   data = owned.data();
   bytes = n;
 }
 
-const OptionValue* Node::FindOption(uint32_t key) const {
+const OptionValue* NodeDesc::FindOption(uint32_t key) const {
   for (const auto& [k, v] : options) {
     if (k == key) return &v;
   }
   return nullptr;
 }
 
-void Node::SetOption(uint32_t key, OptionValue value) {
+void NodeDesc::SetOption(uint32_t key, OptionValue value) {
   for (auto& [k, v] : options) {
     if (k == key) {
       v = std::move(value);
@@ -72,35 +73,35 @@ void Node::SetOption(uint32_t key, OptionValue value) {
   options.emplace_back(key, std::move(value));
 }
 
-void Node::SetInt(uint32_t key, int64_t v) {
+void NodeDesc::SetInt(uint32_t key, int64_t v) {
   OptionValue o;
   o.kind = OptionValue::Kind::kInt;
   o.i = v;
   SetOption(key, std::move(o));
 }
 
-void Node::SetFloat(uint32_t key, float v) {
+void NodeDesc::SetFloat(uint32_t key, float v) {
   OptionValue o;
   o.kind = OptionValue::Kind::kFloat;
   o.f = v;
   SetOption(key, std::move(o));
 }
 
-void Node::SetIntArray(uint32_t key, std::vector<int32_t> v) {
+void NodeDesc::SetIntArray(uint32_t key, std::vector<int32_t> v) {
   OptionValue o;
   o.kind = OptionValue::Kind::kIntArray;
   o.array = std::move(v);
   SetOption(key, std::move(o));
 }
 
-void Node::SetString(uint32_t key, std::string v) {
+void NodeDesc::SetString(uint32_t key, std::string v) {
   OptionValue o;
   o.kind = OptionValue::Kind::kString;
   o.s = std::move(v);
   SetOption(key, std::move(o));
 }
 
-std::string Node::OpName() const {
+std::string NodeDesc::OpName() const {
   if (builtin_code == KILN_OP_CUSTOM) return "CUSTOM '" + custom_name + "'";
   return BuiltinOpName(builtin_code);
 }

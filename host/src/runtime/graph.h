@@ -1,6 +1,23 @@
 // Host-side graph objects behind the extension API's opaque handles.
 // Internal to libkiln: plugins see these only as KilnOpaque* handles through
-// the table built in host_api.cc.
+// the table built in host_api.cc. docs/host-structure.md shows how they fit.
+//
+// Two kinds of fact, kept apart:
+//   - Descriptions (TensorDesc, NodeDesc): what a model says about a tensor
+//     or a node. A loaded Model owns them; they never change while it runs.
+//   - Run state (TensorState): a tensor's current shape and where its bytes
+//     are. Each interpreter owns its own.
+// The handles point at run-state records that point at their description:
+//   KilnOpaqueTensor -> TensorState (-> TensorDesc)
+//   KilnOpaqueNode   -> NodeRef     (-> NodeDesc)
+// so that every interpreter of a model has handles of its own while the
+// descriptions stay shared.
+//
+// Tensor, Node and Graph are self-describing: a Tensor is a description plus
+// one state of it (a Node is a description plus a handle to itself). A Model
+// holds its subgraphs as Graphs, the state being the tensors as loaded
+// (declared shapes; constants pointing into the model bytes); tests and
+// SingleNodeRunner build standalone Graphs and run plugins on them directly.
 #ifndef KILN_HOST_RUNTIME_GRAPH_H_
 #define KILN_HOST_RUNTIME_GRAPH_H_
 
@@ -21,36 +38,67 @@ enum class TensorStorage {
   kNone,      // not allocated yet
   kConstant,  // model weights, read-only, borrowed from the model mapping
   kArena,     // planned activation memory, owned by the subgraph arena
-  kOwned,     // heap memory owned by the tensor (dynamic / variable / string)
+  kOwned,     // heap memory owned by the state (dynamic / variable / string)
 };
 
 struct Quantization {
-  std::vector<float> scales;       // empty: not quantized
+  std::vector<float> scales;  // empty: not quantized
   std::vector<int64_t> zero_points;
   int32_t quantized_dimension = 0;
   bool quantized() const { return !scales.empty(); }
 };
 
-struct Tensor {
+// What a model says about a tensor besides its shape and bytes.
+struct TensorDesc {
   std::string name;
   KilnTensorType type = KILN_TYPE_FLOAT32;
-  bool has_rank = true;            // false: rank unknown until resized
-  std::vector<int32_t> shape;
   std::vector<int32_t> shape_signature;  // -1 marks a dynamic dim
   Quantization quantization;
   bool is_variable = false;
+};
 
+// One tensor as it is now: what a KilnOpaqueTensor points to.
+struct TensorState {
+  const TensorDesc* desc = nullptr;  // never null once in a graph
+  bool has_rank = true;              // false: rank unknown until resized
+  std::vector<int32_t> shape;
   TensorStorage storage = TensorStorage::kNone;
-  void* data = nullptr;            // valid per `storage`
-  size_t bytes = 0;                // bytes at `data`
-  std::vector<uint8_t> owned;      // backing store for kOwned
+  void* data = nullptr;        // valid per `storage`
+  size_t bytes = 0;            // bytes at `data`
+  std::vector<uint8_t> owned;  // backing store for kOwned
 
   bool is_constant() const { return storage == TensorStorage::kConstant; }
   int64_t NumElements() const;
-  // Bytes needed for `shape` and `type`; 0 for strings (variable length).
+  // Bytes needed for `shape` and desc->type; 0 for strings (variable length).
   size_t RequiredBytes() const;
   // Gives the tensor heap storage of exactly `n` bytes (zeroed).
   void AllocateOwned(size_t n);
+};
+
+// A self-describing tensor: its description and one state, desc == this.
+// Copies describe themselves (desc points at the copy); a copied kOwned
+// state's data still points at the original's bytes.
+struct Tensor : TensorState, TensorDesc {
+  Tensor() { desc = this; }
+  Tensor(const Tensor& other) : TensorState(other), TensorDesc(other) {
+    desc = this;
+  }
+  Tensor(Tensor&& other) noexcept
+      : TensorState(std::move(other)), TensorDesc(std::move(other)) {
+    desc = this;
+  }
+  Tensor& operator=(const Tensor& other) {
+    TensorState::operator=(other);
+    TensorDesc::operator=(other);
+    desc = this;
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    TensorState::operator=(std::move(other));
+    TensorDesc::operator=(std::move(other));
+    desc = this;
+    return *this;
+  }
 };
 
 // Size of one element of `type`, 0 for types without a fixed size.
@@ -69,36 +117,38 @@ struct OptionValue {
 // Option keys the host uses for itself (control flow, resources). Never part
 // of the extension API; plugins asking for them get what they get.
 inline constexpr uint32_t kHostOptionBase = 0x10000;
-inline constexpr uint32_t kHostOptionCondSubgraph = kHostOptionBase + 1;  // WHILE
-inline constexpr uint32_t kHostOptionBodySubgraph = kHostOptionBase + 2;  // WHILE
+inline constexpr uint32_t kHostOptionCondSubgraph =
+    kHostOptionBase + 1;  // WHILE
+inline constexpr uint32_t kHostOptionBodySubgraph =
+    kHostOptionBase + 2;  // WHILE
 inline constexpr uint32_t kHostOptionThenSubgraph = kHostOptionBase + 3;  // IF
 inline constexpr uint32_t kHostOptionElseSubgraph = kHostOptionBase + 4;  // IF
-inline constexpr uint32_t kHostOptionInitSubgraph = kHostOptionBase + 5;  // CALL_ONCE
+inline constexpr uint32_t kHostOptionInitSubgraph =
+    kHostOptionBase + 5;  // CALL_ONCE
 inline constexpr uint32_t kHostOptionDecompositionSubgraph =
-    kHostOptionBase + 6;                                        // STABLEHLO_COMPOSITE
-inline constexpr uint32_t kHostOptionContainer = kHostOptionBase + 7;    // VAR_HANDLE (string)
-inline constexpr uint32_t kHostOptionSharedName = kHostOptionBase + 8;   // VAR_HANDLE (string)
-inline constexpr uint32_t kHostOptionCompositeName = kHostOptionBase + 9;  // STABLEHLO_COMPOSITE (string)
+    kHostOptionBase + 6;  // STABLEHLO_COMPOSITE
+inline constexpr uint32_t kHostOptionContainer =
+    kHostOptionBase + 7;  // VAR_HANDLE (string)
+inline constexpr uint32_t kHostOptionSharedName =
+    kHostOptionBase + 8;  // VAR_HANDLE (string)
+inline constexpr uint32_t kHostOptionCompositeName =
+    kHostOptionBase + 9;  // STABLEHLO_COMPOSITE (string)
 inline constexpr uint32_t kHostOptionCompositeVersion = kHostOptionBase + 10;
 
-struct Node {
+// What a model says about a node, or, for a partition node, what a delegate
+// took over.
+struct NodeDesc {
   int32_t index = -1;
   int32_t builtin_code = 0;
   std::string custom_name;  // set only for KILN_OP_CUSTOM
   int32_t version = 1;
-  std::vector<int32_t> inputs;   // tensor indices, -1 = omitted
+  std::vector<int32_t> inputs;  // tensor indices, -1 = omitted
   std::vector<int32_t> outputs;
   std::vector<std::pair<uint32_t, OptionValue>> options;  // few; linear scan
   const uint8_t* custom_options = nullptr;
   uint64_t custom_options_size = 0;
   // Partition nodes made by a delegate: the node indices they replaced.
   std::vector<int32_t> delegated_nodes;
-
-  // Resolution (set by the interpreter).
-  const KilnKernel* kernel = nullptr;
-  const LoadedPlugin* plugin = nullptr;
-  void* state = nullptr;  // from KilnKernel.init
-  bool initialized = false;
 
   const OptionValue* FindOption(uint32_t key) const;
   void SetOption(uint32_t key, OptionValue value);
@@ -110,14 +160,73 @@ struct Node {
   std::string OpName() const;
 };
 
-// The tensors and nodes of one subgraph plus the execution plan.
-struct Graph {
+// What a KilnOpaqueNode points to. A plugin may keep the handle from init to
+// free, so a NodeRef never moves while the node's kernel or partition lives.
+struct NodeRef {
+  const NodeDesc* desc = nullptr;  // never null once in a graph
+};
+
+// A self-describing node: its description and a handle to it, desc == this.
+struct Node : NodeRef, NodeDesc {
+  Node() { desc = this; }
+  Node(const Node& other) : NodeRef(), NodeDesc(other) { desc = this; }
+  Node(Node&& other) noexcept : NodeRef(), NodeDesc(std::move(other)) {
+    desc = this;
+  }
+  Node& operator=(const Node& other) {
+    NodeDesc::operator=(other);
+    return *this;
+  }
+  Node& operator=(Node&& other) noexcept {
+    NodeDesc::operator=(std::move(other));
+    return *this;
+  }
+};
+
+// The graph a KilnOpaqueContext shows a plugin: tensors and nodes by index
+// and the execution plan. Indices passed in are in range (callers check).
+class GraphView {
+ public:
+  virtual int32_t NumTensors() const = 0;
+  virtual TensorState& TensorAt(int32_t index) = 0;
+  virtual int32_t NumNodes() const = 0;
+  virtual NodeRef& NodeAt(int32_t index) = 0;
+  virtual const NodeDesc& NodeDescAt(int32_t index) const = 0;
+  virtual const std::vector<int32_t>& Plan() const = 0;
+
+ protected:
+  GraphView() = default;
+  GraphView(const GraphView&) = default;
+  GraphView& operator=(const GraphView&) = default;
+  ~GraphView() = default;
+};
+
+// A self-contained graph: the tensors and nodes of one subgraph plus the
+// execution plan. A Model's subgraphs (as loaded), and standalone graphs.
+struct Graph : GraphView {
   std::string name;
   std::vector<Tensor> tensors;
   std::vector<Node> nodes;
   std::vector<int32_t> execution_plan;  // node indices in order
   std::vector<int32_t> inputs;
   std::vector<int32_t> outputs;
+
+  int32_t NumTensors() const override {
+    return static_cast<int32_t>(tensors.size());
+  }
+  TensorState& TensorAt(int32_t index) override {
+    return tensors[static_cast<size_t>(index)];
+  }
+  int32_t NumNodes() const override {
+    return static_cast<int32_t>(nodes.size());
+  }
+  NodeRef& NodeAt(int32_t index) override {
+    return nodes[static_cast<size_t>(index)];
+  }
+  const NodeDesc& NodeDescAt(int32_t index) const override {
+    return nodes[static_cast<size_t>(index)];
+  }
+  const std::vector<int32_t>& Plan() const override { return execution_plan; }
 };
 
 // Error collected from a plugin callback through report_error.
@@ -127,10 +236,11 @@ struct CallError {
 };
 
 // What KilnOpaqueContext points to: the graph being worked on plus the
-// per-callback error sink. Lives on the host's stack for one callback.
+// per-callback error sink. Lives on the host's stack for one callback; set
+// up by CallPlugin (plugin_call.h).
 struct CallContext {
-  Graph* graph = nullptr;
-  const Node* node = nullptr;         // node being called, if any
+  GraphView* graph = nullptr;
+  const NodeDesc* node = nullptr;  // node being called, if any
   const LoadedPlugin* plugin = nullptr;
   CallError error;
   // Set only during KilnDelegateInterface.partition.
@@ -145,17 +255,17 @@ inline KilnOpaqueContext* ToOpaque(CallContext* c) {
 inline CallContext* FromOpaque(KilnOpaqueContext* c) {
   return reinterpret_cast<CallContext*>(c);
 }
-inline KilnOpaqueNode* ToOpaque(Node* n) {
+inline KilnOpaqueNode* ToOpaque(NodeRef* n) {
   return reinterpret_cast<KilnOpaqueNode*>(n);
 }
-inline const Node* FromOpaque(const KilnOpaqueNode* n) {
-  return reinterpret_cast<const Node*>(n);
+inline const NodeDesc* FromOpaque(const KilnOpaqueNode* n) {
+  return reinterpret_cast<const NodeRef*>(n)->desc;
 }
-inline KilnOpaqueTensor* ToOpaque(Tensor* t) {
+inline KilnOpaqueTensor* ToOpaque(TensorState* t) {
   return reinterpret_cast<KilnOpaqueTensor*>(t);
 }
-inline Tensor* FromOpaque(const KilnOpaqueTensor* t) {
-  return reinterpret_cast<Tensor*>(const_cast<KilnOpaqueTensor*>(t));
+inline TensorState* FromOpaque(const KilnOpaqueTensor* t) {
+  return reinterpret_cast<TensorState*>(const_cast<KilnOpaqueTensor*>(t));
 }
 
 // Human-readable names for messages.

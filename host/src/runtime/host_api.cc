@@ -35,24 +35,24 @@ void Log(KilnOpaqueContext*, int32_t severity, const char* message) {
 }
 
 KilnTensorType TensorType(const KilnOpaqueTensor* t) {
-  return FromOpaque(t)->type;
+  return FromOpaque(t)->desc->type;
 }
 int32_t TensorRank(const KilnOpaqueTensor* t) {
-  const Tensor* x = FromOpaque(t);
+  const TensorState* x = FromOpaque(t);
   return x->has_rank ? static_cast<int32_t>(x->shape.size()) : -1;
 }
 int32_t TensorDim(const KilnOpaqueTensor* t, int32_t axis) {
-  const Tensor* x = FromOpaque(t);
+  const TensorState* x = FromOpaque(t);
   if (axis < 0 || static_cast<size_t>(axis) >= x->shape.size()) return -1;
   return x->shape[static_cast<size_t>(axis)];
 }
 uint64_t TensorByteSize(const KilnOpaqueTensor* t) {
-  const Tensor* x = FromOpaque(t);
+  const TensorState* x = FromOpaque(t);
   return x->data != nullptr ? x->bytes : x->RequiredBytes();
 }
 void* TensorData(const KilnOpaqueTensor* t) { return FromOpaque(t)->data; }
 const char* TensorName(const KilnOpaqueTensor* t) {
-  return FromOpaque(t)->name.c_str();
+  return FromOpaque(t)->desc->name.c_str();
 }
 int32_t TensorIsConstant(const KilnOpaqueTensor* t) {
   return FromOpaque(t)->is_constant() ? 1 : 0;
@@ -60,15 +60,16 @@ int32_t TensorIsConstant(const KilnOpaqueTensor* t) {
 KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
                         int32_t rank, const int32_t* dims) {
   CallContext* c = FromOpaque(context);
-  Tensor* x = FromOpaque(t);
+  TensorState* x = FromOpaque(t);
   if (x == nullptr || rank < 0 || (rank > 0 && dims == nullptr)) {
     ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
                 "tensor_resize: null tensor or dims, or negative rank");
     return KILN_STATUS_INVALID_ARGUMENT;
   }
   if (x->is_constant()) {
-    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
-                ("tensor_resize: tensor '" + x->name + "' is constant").c_str());
+    ReportError(
+        context, KILN_STATUS_FAILED_PRECONDITION,
+        ("tensor_resize: tensor '" + x->desc->name + "' is constant").c_str());
     return KILN_STATUS_FAILED_PRECONDITION;
   }
   if (c != nullptr && !c->allow_resize) {
@@ -78,10 +79,11 @@ KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
   }
   for (int32_t i = 0; i < rank; ++i) {
     if (dims[i] < 0) {
-      ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
-                  ("tensor_resize: negative dimension " +
-                   std::to_string(dims[i]) + " for tensor '" + x->name + "'")
-                      .c_str());
+      ReportError(
+          context, KILN_STATUS_INVALID_ARGUMENT,
+          ("tensor_resize: negative dimension " + std::to_string(dims[i]) +
+           " for tensor '" + x->desc->name + "'")
+              .c_str());
       return KILN_STATUS_INVALID_ARGUMENT;
     }
   }
@@ -94,7 +96,7 @@ int32_t NodeBuiltinCode(const KilnOpaqueNode* n) {
   return FromOpaque(n)->builtin_code;
 }
 const char* NodeCustomName(const KilnOpaqueNode* n) {
-  const Node* x = FromOpaque(n);
+  const NodeDesc* x = FromOpaque(n);
   return x->builtin_code == KILN_OP_CUSTOM ? x->custom_name.c_str() : nullptr;
 }
 int32_t NodeOpVersion(const KilnOpaqueNode* n) {
@@ -106,21 +108,23 @@ int32_t NodeNumInputs(const KilnOpaqueNode* n) {
 int32_t NodeNumOutputs(const KilnOpaqueNode* n) {
   return static_cast<int32_t>(FromOpaque(n)->outputs.size());
 }
+// The graph of a callback's context; null without one.
+GraphView* GraphOf(KilnOpaqueContext* context) {
+  CallContext* c = FromOpaque(context);
+  return c != nullptr ? c->graph : nullptr;
+}
+KilnOpaqueTensor* ContextTensor(KilnOpaqueContext* context, int32_t index) {
+  GraphView* g = GraphOf(context);
+  if (g == nullptr || index < 0 || index >= g->NumTensors()) return nullptr;
+  return ToOpaque(&g->TensorAt(index));
+}
 KilnOpaqueTensor* TensorAt(KilnOpaqueContext* context,
                            const std::vector<int32_t>& list, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      static_cast<size_t>(index) >= list.size()) {
-    return nullptr;
-  }
-  const int32_t t = list[static_cast<size_t>(index)];
-  if (t < 0 || static_cast<size_t>(t) >= c->graph->tensors.size()) {
-    return nullptr;
-  }
-  return ToOpaque(&c->graph->tensors[static_cast<size_t>(t)]);
+  if (index < 0 || static_cast<size_t>(index) >= list.size()) return nullptr;
+  return ContextTensor(context, list[static_cast<size_t>(index)]);
 }
-KilnOpaqueTensor* NodeInput(KilnOpaqueContext* context,
-                            const KilnOpaqueNode* n, int32_t index) {
+KilnOpaqueTensor* NodeInput(KilnOpaqueContext* context, const KilnOpaqueNode* n,
+                            int32_t index) {
   return TensorAt(context, FromOpaque(n)->inputs, index);
 }
 KilnOpaqueTensor* NodeOutput(KilnOpaqueContext* context,
@@ -161,7 +165,7 @@ KilnStatus NodeOptionIntArray(const KilnOpaqueNode* n, uint32_t key,
 KilnStatus NodeCustomOptions(const KilnOpaqueNode* n, const uint8_t** data,
                              uint64_t* size) {
   if (data == nullptr || size == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
-  const Node* x = FromOpaque(n);
+  const NodeDesc* x = FromOpaque(n);
   *data = x->custom_options;
   *size = x->custom_options != nullptr ? x->custom_options_size : 0;
   return KILN_STATUS_OK;
@@ -174,30 +178,19 @@ KilnStatus ContextExecutionPlan(KilnOpaqueContext* context,
       count == nullptr) {
     return KILN_STATUS_INVALID_ARGUMENT;
   }
-  *nodes = c->graph->execution_plan.data();
-  *count = static_cast<int32_t>(c->graph->execution_plan.size());
+  const std::vector<int32_t>& plan = c->graph->Plan();
+  *nodes = plan.data();
+  *count = static_cast<int32_t>(plan.size());
   return KILN_STATUS_OK;
 }
 KilnOpaqueNode* ContextNode(KilnOpaqueContext* context, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      static_cast<size_t>(index) >= c->graph->nodes.size()) {
-    return nullptr;
-  }
-  return ToOpaque(&c->graph->nodes[static_cast<size_t>(index)]);
+  GraphView* g = GraphOf(context);
+  if (g == nullptr || index < 0 || index >= g->NumNodes()) return nullptr;
+  return ToOpaque(&g->NodeAt(index));
 }
 int32_t ContextNumTensors(KilnOpaqueContext* context) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr) return 0;
-  return static_cast<int32_t>(c->graph->tensors.size());
-}
-KilnOpaqueTensor* ContextTensor(KilnOpaqueContext* context, int32_t index) {
-  CallContext* c = FromOpaque(context);
-  if (c == nullptr || c->graph == nullptr || index < 0 ||
-      static_cast<size_t>(index) >= c->graph->tensors.size()) {
-    return nullptr;
-  }
-  return ToOpaque(&c->graph->tensors[static_cast<size_t>(index)]);
+  GraphView* g = GraphOf(context);
+  return g == nullptr ? 0 : g->NumTensors();
 }
 KilnStatus ContextDelegateNodes(KilnOpaqueContext* context,
                                 const int32_t* nodes, int32_t count) {
@@ -214,8 +207,7 @@ KilnStatus ContextDelegateNodes(KilnOpaqueContext* context,
     return KILN_STATUS_INVALID_ARGUMENT;
   }
   for (int32_t i = 0; i < count; ++i) {
-    if (nodes[i] < 0 ||
-        static_cast<size_t>(nodes[i]) >= c->graph->nodes.size()) {
+    if (nodes[i] < 0 || nodes[i] >= c->graph->NumNodes()) {
       ReportError(context, KILN_STATUS_OUT_OF_RANGE,
                   ("context_delegate_nodes: node index " +
                    std::to_string(nodes[i]) + " is out of range")
@@ -228,7 +220,7 @@ KilnStatus ContextDelegateNodes(KilnOpaqueContext* context,
 }
 KilnStatus NodeDelegatedNodes(const KilnOpaqueNode* n, const int32_t** nodes,
                               int32_t* count) {
-  const Node* x = FromOpaque(n);
+  const NodeDesc* x = FromOpaque(n);
   if (nodes == nullptr || count == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
   if (x->delegated_nodes.empty()) return KILN_STATUS_NOT_FOUND;
   *nodes = x->delegated_nodes.data();
@@ -255,7 +247,7 @@ KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
   if (t == nullptr || params == nullptr || params->struct_size < kSize_1_1) {
     return KILN_STATUS_INVALID_ARGUMENT;
   }
-  const Quantization& q = FromOpaque(t)->quantization;
+  const Quantization& q = FromOpaque(t)->desc->quantization;
   params->num_channels = static_cast<int32_t>(q.scales.size());
   params->quantized_dimension = q.quantized_dimension;
   params->scales = q.scales.empty() ? nullptr : q.scales.data();
@@ -319,7 +311,8 @@ constexpr VersionedTable kTableSizes[] = {
 }  // namespace
 
 uint32_t HostApiSizeForVersion(uint32_t abi_version) {
-  if (abi_version < kMinPluginAbiVersion || abi_version > kMaxPluginAbiVersion) {
+  if (abi_version < kMinPluginAbiVersion ||
+      abi_version > kMaxPluginAbiVersion) {
     return 0;
   }
   uint32_t size = 0;

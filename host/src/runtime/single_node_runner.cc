@@ -3,22 +3,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "runtime/host_api.h"
+#include "runtime/plugin_call.h"
 
 namespace kiln {
-namespace {
-
-absl::Status CallStatus(KilnStatus code, const CallContext& c,
-                        const char* stage) {
-  if (code == KILN_STATUS_OK) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(code),
-                      absl::StrCat(stage, " failed: ",
-                                   c.error.message.empty() ? "(no message)"
-                                                           : c.error.message));
-}
-
-}  // namespace
-
 SingleNodeRunner::SingleNodeRunner() {
   graph_.nodes.resize(1);
   graph_.nodes[0].index = 0;
@@ -26,8 +15,7 @@ SingleNodeRunner::SingleNodeRunner() {
 }
 
 int SingleNodeRunner::AddTensor(KilnTensorType type, std::vector<int32_t> shape,
-                                const void* data, size_t bytes,
-                                bool constant) {
+                                const void* data, size_t bytes, bool constant) {
   Tensor t;
   t.name = absl::StrCat("t", graph_.tensors.size());
   t.type = type;
@@ -59,33 +47,22 @@ absl::Status SingleNodeRunner::Run(const KilnKernel& kernel) {
 
 absl::Status SingleNodeRunner::RunRepeated(const KilnKernel& kernel,
                                            int invocations) {
-  Node& n = node();
-  CallContext c;
-  c.graph = &graph_;
-  c.node = &n;
+  const auto no_label = [] { return std::string(); };
+  PluginCall call;
+  call.graph = &graph_;
+  call.node = &node();
   void* state = nullptr;
-  if (kernel.init != nullptr) {
-    absl::Status s = CallStatus(
-        kernel.init(kernel.user_data, ToOpaque(&c), ToOpaque(&n), &state), c,
-        "init");
-    if (!s.ok()) return s;
-  }
-  absl::Status result = absl::OkStatus();
-  if (kernel.prepare != nullptr) {
-    c.allow_resize = true;
-    result = CallStatus(
-        kernel.prepare(kernel.user_data, state, ToOpaque(&c), ToOpaque(&n)), c,
-        "prepare");
-    c.allow_resize = false;
-  }
+  call.stage = PluginStage::kInit;
+  KILN_RETURN_IF_ERROR(CallKernel(kernel, call, &state, no_label));
+  call.stage = PluginStage::kPrepare;
+  absl::Status result = CallKernel(kernel, call, &state, no_label);
   if (result.ok()) {
     for (Tensor& t : graph_.tensors) {
       if (t.storage == TensorStorage::kNone) t.AllocateOwned(t.RequiredBytes());
     }
+    call.stage = PluginStage::kInvoke;
     for (int i = 0; i < invocations && result.ok(); ++i) {
-      result = CallStatus(
-          kernel.invoke(kernel.user_data, state, ToOpaque(&c), ToOpaque(&n)),
-          c, "invoke");
+      result = CallKernel(kernel, call, &state, no_label);
     }
   }
   if (kernel.free != nullptr && kernel.init != nullptr) {
@@ -111,9 +88,9 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
 
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> LoadPluginForTest(
     const std::string& path, uint32_t max_abi_version) {
-  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(max_abi_version);
-  if (!offer.ok()) return offer.status();
-  return PluginLoader::Load(path, *offer);
+  KILN_ASSIGN_OR_RETURN(const HostOffer offer,
+                        PluginLoader::MakeOffer(max_abi_version));
+  return PluginLoader::Load(path, offer);
 }
 
 }  // namespace kiln

@@ -1,9 +1,10 @@
 #include "delegate.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <utility>
+
+#include "kiln/sdk/float16.h"
 
 namespace kiln::opencl {
 
@@ -120,50 +121,6 @@ bool SelectDevice(const ClApi* cl, const DelegateOptions& options,
 }
 
 }  // namespace
-
-uint16_t FloatToHalf(float value) {
-  uint32_t f;
-  std::memcpy(&f, &value, sizeof(f));
-  const uint32_t sign = (f >> 16) & 0x8000u;
-  const uint32_t abs = f & 0x7fffffffu;
-  if (abs >= 0x7f800000u) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7c00u |
-                                 (abs > 0x7f800000u ? 0x200u : 0));
-  }
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (abs < 0x38800000u) {  // subnormal or zero in half
-    if (abs < 0x33000000u) return static_cast<uint16_t>(sign);
-    const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(abs >> 23);
-    const uint32_t half = mantissa >> (shift + 1);
-    const uint32_t rest = mantissa & ((1u << (shift + 1)) - 1);
-    const uint32_t mid = 1u << shift;
-    const uint32_t rounded =
-        half + ((rest > mid || (rest == mid && (half & 1u))) ? 1u : 0u);
-    return static_cast<uint16_t>(sign | rounded);
-  }
-  const uint32_t biased = abs - 0x38000000u;  // rebias exponent 127 -> 15
-  uint32_t half = biased >> 13;
-  const uint32_t rest = biased & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (half & 1u))) ++half;
-  return static_cast<uint16_t>(sign | half);
-}
-
-float HalfToFloat(uint16_t value) {
-  const uint32_t sign = static_cast<uint32_t>(value & 0x8000u) << 16;
-  const uint32_t exponent = (value >> 10) & 0x1fu;
-  const uint32_t mantissa = value & 0x3ffu;
-  float result;
-  if (exponent == 0) {
-    result = std::ldexp(static_cast<float>(mantissa), -24);
-  } else if (exponent == 31) {
-    result = mantissa ? std::nanf("") : INFINITY;
-  } else {
-    result = std::ldexp(static_cast<float>(mantissa | 0x400u),
-                        static_cast<int>(exponent) - 25);
-  }
-  return sign ? -result : result;
-}
 
 KilnStatus Delegate::Create(sdk::DelegateContext& context,
                             const sdk::DelegateSettings& settings,
@@ -447,7 +404,7 @@ KilnStatus Partition::UploadConstant(sdk::PartitionContext& p,
   cl_int err;
   if (delegate_->fp16_storage_) {
     std::vector<uint16_t> half(b.elements);
-    for (size_t k = 0; k < b.elements; ++k) half[k] = FloatToHalf(data[k]);
+    for (size_t k = 0; k < b.elements; ++k) half[k] = sdk::FloatToHalf(data[k]);
     err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_TRUE, 0,
                                    half.size() * 2, half.data(), 0, nullptr,
                                    nullptr);
@@ -601,7 +558,8 @@ KilnStatus Partition::WriteInputs(sdk::PartitionContext& p,
     cl_int err;
     if (delegate_->fp16_storage_) {
       uint16_t* half = half_scratch_.data() + *half_offset;
-      for (size_t k = 0; k < b.elements; ++k) half[k] = FloatToHalf(data[k]);
+      for (size_t k = 0; k < b.elements; ++k)
+        half[k] = sdk::FloatToHalf(data[k]);
       *half_offset += b.elements;
       err = cl->clEnqueueWriteBuffer(delegate_->queue_, b.mem, CL_FALSE, 0,
                                      b.elements * 2, half, 0, nullptr, nullptr);
@@ -663,7 +621,7 @@ void Partition::ConvertHalfOutputs(sdk::PartitionContext& p,
     const Buffer& b = buffers_[index];
     float* data = p.tensor(index).data<float>();
     for (size_t k = 0; k < b.elements; ++k) {
-      data[k] = HalfToFloat(half_scratch_[half_offset + k]);
+      data[k] = sdk::HalfToFloat(half_scratch_[half_offset + k]);
     }
     half_offset += b.elements;
   }

@@ -122,10 +122,6 @@ class Partition : public sdk::PartitionKernel {
   bool prepared_ = false;
 };
 
-// IEEE binary16 conversions (round to nearest even) for fp16 storage.
-uint16_t FloatToHalf(float value);
-float HalfToFloat(uint16_t value);
-
 }  // namespace kiln::opencl
 
 #endif  // KILN_PLUGINS_OPENCL_DELEGATE_H_

@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <sstream>
+#include <string>
+
+#include "kiln/sdk/checks.h"
 
 namespace kiln::opencl {
 namespace {
 
 using Shape = std::vector<int32_t>;
-
-std::string ShapeText(const Shape& s) {
-  std::ostringstream out;
-  out << "[";
-  for (size_t i = 0; i < s.size(); ++i) out << (i ? "," : "") << s[i];
-  out << "]";
-  return out.str();
-}
 
 int64_t NumElements(const Shape& s) {
   int64_t n = 1;
@@ -62,16 +56,24 @@ KernelArg Int4Arg(cl_int4 v) {
   return a;
 }
 
-const char* TypeText(KilnTensorType t) { return KilnTensorTypeName(t); }
-
 using sdk::NodeSupport;
 
-// A delegated node with the checks every op shares. Each check returns
-// Unsupported with a reason phrased to follow "declined because ...".
+using sdk::Input;
+using sdk::Output;
+
+// A delegated node with the checks every op shares. Every Unsupported
+// reason names the op; operand checks use kiln/sdk/checks.h's words ("ADD
+// input 1 (tensor 'b') has type INT32; supports FLOAT32 (...)").
 class NodeReader : public sdk::GraphNode {
  public:
   NodeReader(const sdk::GraphNode& node, const ShapeLookup& shape_of)
       : sdk::GraphNode(node), shape_of_(shape_of) {}
+
+  // Unsupported for a reason about the node as a whole: "OP: <parts>".
+  template <typename... Parts>
+  NodeSupport Unsupported(const Parts&... parts) const {
+    return NodeSupport::Unsupported(sdk::OpName(*this), ": ", parts...);
+  }
 
   // False when the option is absent; a present empty array is read.
   bool ReadIntArrayOption(uint32_t key, Shape* out) const {
@@ -86,36 +88,48 @@ class NodeReader : public sdk::GraphNode {
     return true;
   }
 
-  // A float32 data tensor with a static shape of rank <= 4 and no zero-sized
-  // dimension. `what` is e.g. "input 0".
-  NodeSupport FloatTensor(const char* what, int32_t index, Shape* shape) const {
-    const sdk::Tensor t = tensor(index);
-    if (!t.present()) return NodeSupport::Unsupported(what, " is missing");
-    const std::string name = std::string(what) + " '" + t.name() + "'";
-    if (t.type() != KILN_TYPE_FLOAT32) {
-      return NodeSupport::Unsupported(
-          name, " has type ", TypeText(t.type()),
-          "; the OpenCL delegate runs float32 only");
+  // Subgraph tensor index of operand `o`; -1 when omitted.
+  int32_t IndexOf(sdk::Operand o) const {
+    return o.is_output ? output_index(o.index) : input_index(o.index);
+  }
+
+  // Operand `o` is present and float32.
+  NodeSupport Float32(sdk::Operand o) const {
+    const sdk::Tensor t = sdk::TensorOf(*this, o);
+    if (!t.present()) {
+      return NodeSupport::Unsupported(sdk::Describe(*this, o), " is missing");
     }
-    if (!shape_of_(index, shape)) {
+    if (t.type() == KILN_TYPE_FLOAT32) return NodeSupport::Supported();
+    return NodeSupport::Unsupported(sdk::UnsupportedTypeMessage(
+        sdk::Describe(*this, o), t.type(), {KILN_TYPE_FLOAT32},
+        "the OpenCL delegate runs float32 only"));
+  }
+
+  // A float32 data tensor with a static shape of rank <= 4 and no zero-sized
+  // dimension.
+  NodeSupport FloatTensor(sdk::Operand o, Shape* shape) const {
+    KILN_SDK_RETURN_IF_UNSUPPORTED(Float32(o));
+    const std::string subject = sdk::Describe(*this, o);
+    if (!shape_of_(IndexOf(o), shape)) {
       return NodeSupport::Unsupported(
-          name,
+          subject,
           " has a dynamic or unknown shape; the OpenCL delegate needs static "
           "shapes");
     }
     if (shape->size() > 4) {
       return NodeSupport::Unsupported(
-          name, " has rank ", shape->size(),
+          subject, " has rank ", shape->size(),
           "; the OpenCL delegate supports rank <= 4");
     }
     for (int32_t d : *shape) {
       if (d <= 0) {
-        return NodeSupport::Unsupported(name, " has shape ", ShapeText(*shape),
+        return NodeSupport::Unsupported(subject, " has shape ",
+                                        sdk::ShapeString(*shape),
                                         " with an empty or unknown dimension");
       }
     }
     if (NumElements(*shape) > std::numeric_limits<int32_t>::max() / 4) {
-      return NodeSupport::Unsupported(name,
+      return NodeSupport::Unsupported(subject,
                                       " is too large for 32-bit indexing");
     }
     return NodeSupport::Supported();
@@ -124,24 +138,24 @@ class NodeReader : public sdk::GraphNode {
   // A constant int32 tensor read on the host (shape, axes, paddings).
   // *values stays empty when the data is not readable yet (then the check
   // is repeated at prepare).
-  NodeSupport ConstInt32Tensor(const char* what, int32_t index, Shape* dims,
+  NodeSupport ConstInt32Tensor(sdk::Operand o, Shape* dims,
                                std::vector<int32_t>* values,
                                bool* readable) const {
-    const sdk::Tensor t = tensor(index);
-    if (!t.present()) return NodeSupport::Unsupported(what, " is missing");
-    const std::string name = std::string(what) + " '" + t.name() + "'";
+    const sdk::Tensor t = sdk::TensorOf(*this, o);
+    const std::string subject = sdk::Describe(*this, o);
+    if (!t.present()) return NodeSupport::Unsupported(subject, " is missing");
     if (t.type() != KILN_TYPE_INT32) {
-      return NodeSupport::Unsupported(name, " has type ", TypeText(t.type()),
-                                      ", expected INT32");
+      return NodeSupport::Unsupported(
+          sdk::UnsupportedTypeMessage(subject, t.type(), {KILN_TYPE_INT32}));
     }
     if (!t.is_constant()) {
       return NodeSupport::Unsupported(
-          name,
+          subject,
           " is not constant; the OpenCL delegate needs it at prepare "
           "time");
     }
     if (t.rank() < 0) {
-      return NodeSupport::Unsupported(name, " has an unknown rank");
+      return NodeSupport::Unsupported(subject, " has an unknown rank");
     }
     *dims = t.shape();
     const void* data = t.data<const void>();
@@ -151,7 +165,7 @@ class NodeReader : public sdk::GraphNode {
       const size_t n = static_cast<size_t>(NumElements(*dims));
       if (t.byte_size() < n * sizeof(int32_t)) {
         return NodeSupport::Unsupported(
-            name, " holds fewer bytes than its shape needs");
+            subject, " holds fewer bytes than its shape needs");
       }
       values->resize(n);
       std::memcpy(values->data(), data, n * sizeof(int32_t));
@@ -159,42 +173,34 @@ class NodeReader : public sdk::GraphNode {
     return NodeSupport::Supported();
   }
 
+  // The fused activation as the kernels' `act` argument (the
+  // KILN_ACTIVATION_* value); SIGN_BIT is not implemented.
   NodeSupport Activation(int* act) const {
-    const int64_t a = OptionInt(KILN_OPTION_FUSED_ACTIVATION, 0);
-    if (a < KILN_ACTIVATION_NONE || a > KILN_ACTIVATION_TANH) {
-      return NodeSupport::Unsupported(
-          "fused activation ", a,
-          (a == KILN_ACTIVATION_SIGN_BIT ? " (SIGN_BIT)" : ""),
-          " is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)");
+    const int64_t a =
+        OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
+    if (!sdk::IsKnownActivation(a) || a == KILN_ACTIVATION_SIGN_BIT) {
+      return Unsupported(
+          "fused activation ", a, " (", sdk::ActivationName(a),
+          ") is not supported (NONE, RELU, RELU_N1_TO_1, RELU6 and TANH are)");
     }
     *act = static_cast<int>(a);
     return NodeSupport::Supported();
   }
 
+  // Between `min_inputs` and `max_inputs` inputs and one present output.
   NodeSupport Counts(int32_t min_inputs, int32_t max_inputs) const {
-    const int32_t n = num_inputs();
-    if (n < min_inputs || n > max_inputs) {
-      return NodeSupport::Unsupported(
-          "it has ", n, " inputs, expected ", min_inputs,
-          (min_inputs == max_inputs ? "" : ".." + std::to_string(max_inputs)));
+    const char* op = sdk::OpName(*this);
+    if (num_inputs() < min_inputs || num_inputs() > max_inputs) {
+      return NodeSupport::Unsupported(sdk::CountMismatchMessage(
+          op, min_inputs, max_inputs, num_inputs(), "input"));
     }
     if (num_outputs() != 1) {
-      return NodeSupport::Unsupported("it has ", num_outputs(),
-                                      " outputs, expected 1");
+      return NodeSupport::Unsupported(
+          sdk::CountMismatchMessage(op, 1, 1, num_outputs(), "output"));
     }
     if (output_index(0) < 0) {
-      return NodeSupport::Unsupported("its output is missing");
-    }
-    return NodeSupport::Supported();
-  }
-
-  NodeSupport OutputFloat() const {
-    const sdk::Tensor t = tensor(output_index(0));
-    if (!t.present()) return NodeSupport::Unsupported("its output is missing");
-    if (t.type() != KILN_TYPE_FLOAT32) {
-      return NodeSupport::Unsupported(
-          "output '", t.name(), "' has type ", TypeText(t.type()),
-          "; the OpenCL delegate runs float32 only");
+      return NodeSupport::Unsupported(sdk::Describe(*this, Output(0)),
+                                      " is missing");
     }
     return NodeSupport::Supported();
   }
@@ -208,10 +214,10 @@ class NodeReader : public sdk::GraphNode {
   const ShapeLookup& shape_of_;
 };
 
-NodeSupport CheckPadding(int64_t padding) {
+NodeSupport CheckPadding(const NodeReader& r, int64_t padding) {
   if (padding != KILN_PADDING_SAME && padding != KILN_PADDING_VALID) {
-    return NodeSupport::Unsupported("padding " + std::to_string(padding) +
-                                    " is neither SAME nor VALID");
+    return r.Unsupported("padding " + std::to_string(padding) +
+                         " is neither SAME nor VALID");
   }
   return NodeSupport::Supported();
 }
@@ -232,11 +238,9 @@ bool SpatialGeometry(int64_t padding, int32_t in, int32_t filter,
 NodeSupport PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 2));
   Shape a, b;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(
-      r.FloatTensor("input 0", r.input_index(0), &a));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(
-      r.FloatTensor("input 1", r.input_index(1), &b));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &a));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(1), &b));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   int act = 0;
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const size_t rank = std::max(a.size(), b.size());
@@ -247,9 +251,9 @@ NodeSupport PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
     const int32_t da = k < a.size() ? a[a.size() - 1 - k] : 1;
     const int32_t db = k < b.size() ? b[b.size() - 1 - k] : 1;
     if (da != db && da != 1 && db != 1) {
-      return NodeSupport::Unsupported("input shapes " + ShapeText(a) + " and " +
-                                      ShapeText(b) +
-                                      " cannot be broadcast together");
+      return r.Unsupported("input shapes " + sdk::ShapeString(a) + " and " +
+                           sdk::ShapeString(b) +
+                           " cannot be broadcast together");
     }
     out[rank - 1 - k] = std::max(da, db);
     stride_a.s[3 - k] = da == 1 ? 0 : step_a;
@@ -277,9 +281,8 @@ NodeSupport PlanBinary(const NodeReader& r, int op, NodePlan* plan) {
 NodeSupport PlanUnary(const NodeReader& r, int act, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(
-      r.FloatTensor("input 0", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   plan->output_shape = in;
   Launch l;
   l.kernel = "unary_activation";
@@ -294,11 +297,10 @@ NodeSupport OptionalBias(const NodeReader& r, int32_t units, int32_t* bias) {
   *bias = r.num_inputs() > 2 ? r.input_index(2) : -1;
   if (*bias < 0) return NodeSupport::Supported();
   Shape b;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("bias", *bias, &b));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(2, "bias"), &b));
   if (NumElements(b) != units) {
-    return NodeSupport::Unsupported("bias has shape " + ShapeText(b) +
-                                    ", expected " + std::to_string(units) +
-                                    " elements");
+    return r.Unsupported("bias has shape " + sdk::ShapeString(b) +
+                         ", expected " + std::to_string(units) + " elements");
   }
   return NodeSupport::Supported();
 }
@@ -306,44 +308,43 @@ NodeSupport OptionalBias(const NodeReader& r, int32_t units, int32_t* bias) {
 NodeSupport PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 3));
   Shape in, filter;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(
-      r.FloatTensor("filter", r.input_index(1), &filter));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(1, "filter"), &filter));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   if (in.size() != 4 || filter.size() != 4) {
-    return NodeSupport::Unsupported("input " + ShapeText(in) + " and filter " +
-                                    ShapeText(filter) +
-                                    " must both have rank 4");
+    return r.Unsupported("input " + sdk::ShapeString(in) + " and filter " +
+                         sdk::ShapeString(filter) + " must both have rank 4");
   }
   int act = 0;
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(padding));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(r, padding));
   const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
   const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
   const int64_t dw = r.OptionInt(KILN_OPTION_DILATION_W, 1);
   const int64_t dh = r.OptionInt(KILN_OPTION_DILATION_H, 1);
   if (sw < 1 || sh < 1 || dw < 1 || dh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
       dw > 1 << 16 || dh > 1 << 16) {
-    return NodeSupport::Unsupported("strides (" + std::to_string(sh) + "," +
-                                    std::to_string(sw) + ") and dilations (" +
-                                    std::to_string(dh) + "," +
-                                    std::to_string(dw) + ") must be positive");
+    return r.Unsupported("strides (" + std::to_string(sh) + "," +
+                         std::to_string(sw) + ") and dilations (" +
+                         std::to_string(dh) + "," + std::to_string(dw) +
+                         ") must be positive");
   }
   const int32_t out_c = filter[depthwise ? 3 : 0];
   int32_t multiplier = 1;
   if (depthwise) {
     if (filter[0] != 1 || out_c % in[3] != 0) {
-      return NodeSupport::Unsupported(
-          "depthwise filter " + ShapeText(filter) + " does not match input " +
-          ShapeText(in) + " (expected [1, h, w, channels * multiplier])");
+      return r.Unsupported("depthwise filter " + sdk::ShapeString(filter) +
+                           " does not match input " + sdk::ShapeString(in) +
+                           " (expected [1, h, w, channels * multiplier])");
     }
     multiplier = out_c / in[3];
   } else if (filter[3] != in[3]) {
-    return NodeSupport::Unsupported(
-        "filter " + ShapeText(filter) + " has " + std::to_string(filter[3]) +
-        " input channels but the input " + ShapeText(in) + " has " +
-        std::to_string(in[3]) + " (grouped convolution is not implemented)");
+    return r.Unsupported(
+        "filter " + sdk::ShapeString(filter) + " has " +
+        std::to_string(filter[3]) + " input channels but the input " +
+        sdk::ShapeString(in) + " has " + std::to_string(in[3]) +
+        " (grouped convolution is not implemented)");
   }
   int32_t bias = -1;
   KILN_SDK_RETURN_IF_UNSUPPORTED(OptionalBias(r, out_c, &bias));
@@ -352,9 +353,9 @@ NodeSupport PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
                        static_cast<int32_t>(dh), &out_h, &pad_top) ||
       !SpatialGeometry(padding, in[2], filter[2], static_cast<int32_t>(sw),
                        static_cast<int32_t>(dw), &out_w, &pad_left)) {
-    return NodeSupport::Unsupported("the filter " + ShapeText(filter) +
-                                    " does not fit in the input " +
-                                    ShapeText(in) + " with VALID padding");
+    return r.Unsupported("the filter " + sdk::ShapeString(filter) +
+                         " does not fit in the input " + sdk::ShapeString(in) +
+                         " with VALID padding");
   }
   plan->output_shape = {in[0], out_h, out_w, out_c};
   Launch l;
@@ -382,36 +383,35 @@ NodeSupport PlanConv(const NodeReader& r, bool depthwise, NodePlan* plan) {
 NodeSupport PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(2, 3));
   Shape in, weights;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(
-      r.FloatTensor("weights", r.input_index(1), &weights));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(1, "weights"), &weights));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   int act = 0;
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   if (r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0) != 0) {
-    return NodeSupport::Unsupported(
+    return r.Unsupported(
         "weights format " +
         std::to_string(r.OptionInt(KILN_OPTION_WEIGHTS_FORMAT, 0)) +
         " is not DEFAULT");
   }
   if (weights.size() != 2) {
-    return NodeSupport::Unsupported("weights " + ShapeText(weights) +
-                                    " must have rank 2");
+    return r.Unsupported("weights " + sdk::ShapeString(weights) +
+                         " must have rank 2");
   }
   const int32_t units = weights[0], depth = weights[1];
   const int64_t n = NumElements(in);
   if (n % depth != 0) {
-    return NodeSupport::Unsupported(
-        "input " + ShapeText(in) + " has " + std::to_string(n) +
-        " elements, not a multiple of the weights' depth " +
-        std::to_string(depth));
+    return r.Unsupported("input " + sdk::ShapeString(in) + " has " +
+                         std::to_string(n) +
+                         " elements, not a multiple of the weights' depth " +
+                         std::to_string(depth));
   }
   int32_t bias = -1;
   KILN_SDK_RETURN_IF_UNSUPPORTED(OptionalBias(r, units, &bias));
   const int32_t rows = static_cast<int32_t>(n / depth);
   if (r.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0) {
     if (in.empty() || in.back() != depth) {
-      return NodeSupport::Unsupported(
+      return r.Unsupported(
           "keep_num_dims needs the input's last dimension to equal the "
           "weights' depth " +
           std::to_string(depth));
@@ -440,30 +440,29 @@ NodeSupport PlanFullyConnected(const NodeReader& r, NodePlan* plan) {
 NodeSupport PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   if (in.size() != 4)
-    return NodeSupport::Unsupported("input " + ShapeText(in) +
-                                    " must have rank 4");
+    return r.Unsupported("input " + sdk::ShapeString(in) + " must have rank 4");
   int act = 0;
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   const int64_t padding = r.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(padding));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckPadding(r, padding));
   const int64_t sw = r.OptionInt(KILN_OPTION_STRIDE_W, 1);
   const int64_t sh = r.OptionInt(KILN_OPTION_STRIDE_H, 1);
   const int64_t fw = r.OptionInt(KILN_OPTION_FILTER_W, 1);
   const int64_t fh = r.OptionInt(KILN_OPTION_FILTER_H, 1);
   if (sw < 1 || sh < 1 || fw < 1 || fh < 1 || sw > 1 << 16 || sh > 1 << 16 ||
       fw > 1 << 16 || fh > 1 << 16) {
-    return NodeSupport::Unsupported("filter and stride sizes must be positive");
+    return r.Unsupported("filter and stride sizes must be positive");
   }
   int32_t out_h = 0, out_w = 0, pad_top = 0, pad_left = 0;
   if (!SpatialGeometry(padding, in[1], static_cast<int32_t>(fh),
                        static_cast<int32_t>(sh), 1, &out_h, &pad_top) ||
       !SpatialGeometry(padding, in[2], static_cast<int32_t>(fw),
                        static_cast<int32_t>(sw), 1, &out_w, &pad_left)) {
-    return NodeSupport::Unsupported(
-        "the pooling window does not fit in the input " + ShapeText(in));
+    return r.Unsupported("the pooling window does not fit in the input " +
+                         sdk::ShapeString(in));
   }
   plan->output_shape = {in[0], out_h, out_w, in[3]};
   Launch l;
@@ -487,10 +486,10 @@ NodeSupport PlanPool(const NodeReader& r, bool is_max, NodePlan* plan) {
 NodeSupport PlanSoftmax(const NodeReader& r, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1));
   Shape in;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   if (in.empty())
-    return NodeSupport::Unsupported("a scalar input has no axis to normalise");
+    return r.Unsupported("a scalar input has no axis to normalise");
   const float beta = r.OptionFloat(KILN_OPTION_BETA, 1.0f);
   plan->output_shape = in;
   Launch l;
@@ -506,30 +505,29 @@ NodeSupport PlanSoftmax(const NodeReader& r, NodePlan* plan) {
 NodeSupport PlanReshape(const NodeReader& r, NodePlan* plan) {
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 2));
   Shape in;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   Shape target;
   bool known = false;
   if (r.num_inputs() > 1 && r.input_index(1) >= 0) {
     Shape dims;
     bool readable = false;
-    KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
-        "shape input", r.input_index(1), &dims, &target, &readable));
+    KILN_SDK_RETURN_IF_UNSUPPORTED(
+        r.ConstInt32Tensor(Input(1, "shape"), &dims, &target, &readable));
     known = readable;
   }
   if (!known) known = r.ReadIntArrayOption(KILN_OPTION_NEW_SHAPE, &target);
   if (!known) known = r.ModelOutputShape(&target);
   if (!known)
-    return NodeSupport::Unsupported(
-        "the target shape is not known before invoke");
+    return r.Unsupported("the target shape is not known before invoke");
   int64_t product = 1;
   int unknown_axis = -1;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1 && unknown_axis < 0) {
       unknown_axis = static_cast<int>(i);
     } else if (target[i] <= 0) {
-      return NodeSupport::Unsupported("target shape " + ShapeText(target) +
-                                      " is invalid");
+      return r.Unsupported("target shape " + sdk::ShapeString(target) +
+                           " is invalid");
     } else {
       product *= target[i];
     }
@@ -537,18 +535,17 @@ NodeSupport PlanReshape(const NodeReader& r, NodePlan* plan) {
   const int64_t n = NumElements(in);
   if (unknown_axis >= 0) {
     if (n % product != 0) {
-      return NodeSupport::Unsupported("target shape " + ShapeText(target) +
-                                      " does not fit " + std::to_string(n) +
-                                      " elements");
+      return r.Unsupported("target shape " + sdk::ShapeString(target) +
+                           " does not fit " + std::to_string(n) + " elements");
     }
     target[static_cast<size_t>(unknown_axis)] =
         static_cast<int32_t>(n / product);
     product = n;
   }
   if (product != n || target.size() > 4) {
-    return NodeSupport::Unsupported(
-        "target shape " + ShapeText(target) + " does not match input " +
-        ShapeText(in) + (target.size() > 4 ? " or has rank > 4" : ""));
+    return r.Unsupported("target shape " + sdk::ShapeString(target) +
+                         " does not match input " + sdk::ShapeString(in) +
+                         (target.size() > 4 ? " or has rank > 4" : ""));
   }
   plan->output_shape = target;
   Launch l;
@@ -562,35 +559,33 @@ NodeSupport PlanReshape(const NodeReader& r, NodePlan* plan) {
 NodeSupport PlanConcatenation(const NodeReader& r, NodePlan* plan) {
   const int32_t count = r.num_inputs();
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Counts(1, 1 << 16));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
   int act = 0;
   KILN_SDK_RETURN_IF_UNSUPPORTED(r.Activation(&act));
   std::vector<Shape> shapes(static_cast<size_t>(count));
   for (int32_t i = 0; i < count; ++i) {
-    const std::string what = "input " + std::to_string(i);
-    KILN_SDK_RETURN_IF_UNSUPPORTED(
-        r.FloatTensor(what.c_str(), r.input_index(i), &shapes[i]));
+    KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(i), &shapes[i]));
   }
   const int64_t rank = static_cast<int64_t>(shapes[0].size());
   int64_t axis = r.OptionInt(KILN_OPTION_AXIS, 0);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis >= rank) {
-    return NodeSupport::Unsupported(
-        "axis " + std::to_string(r.OptionInt(KILN_OPTION_AXIS, 0)) +
-        " is out of range for rank " + std::to_string(rank));
+    return r.Unsupported("axis " +
+                         std::to_string(r.OptionInt(KILN_OPTION_AXIS, 0)) +
+                         " is out of range for rank " + std::to_string(rank));
   }
   Shape out = shapes[0];
   out[static_cast<size_t>(axis)] = 0;
   for (const Shape& s : shapes) {
     if (static_cast<int64_t>(s.size()) != rank) {
-      return NodeSupport::Unsupported("inputs have different ranks");
+      return r.Unsupported("inputs have different ranks");
     }
     for (int64_t d = 0; d < rank; ++d) {
       if (d != axis &&
           s[static_cast<size_t>(d)] != shapes[0][static_cast<size_t>(d)]) {
-        return NodeSupport::Unsupported(
-            "input shapes " + ShapeText(shapes[0]) + " and " + ShapeText(s) +
-            " differ outside axis " + std::to_string(axis));
+        return r.Unsupported("input shapes " + sdk::ShapeString(shapes[0]) +
+                             " and " + sdk::ShapeString(s) +
+                             " differ outside axis " + std::to_string(axis));
       }
     }
     out[static_cast<size_t>(axis)] += s[static_cast<size_t>(axis)];
@@ -624,10 +619,10 @@ NodeSupport PlanMean(const NodeReader& r, NodePlan* plan) {
   Shape in, axes_dims;
   std::vector<int32_t> axes;
   bool readable = false;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
-      "axes input", r.input_index(1), &axes_dims, &axes, &readable));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.ConstInt32Tensor(Input(1, "axes"), &axes_dims, &axes, &readable));
   if (!readable) {
     // Shape-only plan; the axes are checked again at prepare.
     plan->output_shape.clear();
@@ -638,9 +633,8 @@ NodeSupport PlanMean(const NodeReader& r, NodePlan* plan) {
   for (int32_t a : axes) {
     const int32_t axis = a < 0 ? a + rank : a;
     if (axis < 0 || axis >= rank) {
-      return NodeSupport::Unsupported("axis " + std::to_string(a) +
-                                      " is out of range for rank " +
-                                      std::to_string(rank));
+      return r.Unsupported("axis " + std::to_string(a) +
+                           " is out of range for rank " + std::to_string(rank));
     }
     reduced[static_cast<size_t>(axis)] = true;
   }
@@ -675,15 +669,15 @@ NodeSupport PlanPad(const NodeReader& r, NodePlan* plan) {
   Shape in, pad_dims;
   std::vector<int32_t> pads;
   bool readable = false;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor("input", r.input_index(0), &in));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.OutputFloat());
-  KILN_SDK_RETURN_IF_UNSUPPORTED(r.ConstInt32Tensor(
-      "paddings input", r.input_index(1), &pad_dims, &pads, &readable));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.FloatTensor(Input(0), &in));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(r.Float32(Output(0)));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(
+      r.ConstInt32Tensor(Input(1, "paddings"), &pad_dims, &pads, &readable));
   if (pad_dims.size() != 2 || pad_dims[0] != static_cast<int32_t>(in.size()) ||
       pad_dims[1] != 2) {
-    return NodeSupport::Unsupported("paddings have shape " +
-                                    ShapeText(pad_dims) + ", expected [" +
-                                    std::to_string(in.size()) + ",2]");
+    return r.Unsupported(
+        "paddings have shape ", sdk::ShapeString(pad_dims), ", expected ",
+        sdk::ShapeString({static_cast<int32_t>(in.size()), 2}));
   }
   if (!readable) {
     plan->output_shape.clear();
@@ -694,7 +688,7 @@ NodeSupport PlanPad(const NodeReader& r, NodePlan* plan) {
   for (size_t d = 0; d < in.size(); ++d) {
     const int32_t lo = pads[2 * d], hi = pads[2 * d + 1];
     if (lo < 0 || hi < 0)
-      return NodeSupport::Unsupported("negative paddings are not supported");
+      return r.Unsupported("negative paddings are not supported");
     out[d] = in[d] + lo + hi;
     before.s[4 - in.size() + d] = lo;
   }
@@ -717,23 +711,23 @@ const std::vector<OpSupport>& SupportedOps() {
   // FULLY_CONNECTED v5 adds keep_num_dims. CONV_2D v2..v5 are hybrid or
   // integer and v6 is grouped convolution, which is not implemented.
   static const std::vector<OpSupport> ops = {
-      {KILN_OP_ADD, "ADD", 1, 2},
-      {KILN_OP_SUB, "SUB", 1, 2},
-      {KILN_OP_MUL, "MUL", 1, 2},
-      {KILN_OP_RELU, "RELU", 1, 2},
-      {KILN_OP_RELU6, "RELU6", 1, 2},
-      {KILN_OP_LOGISTIC, "LOGISTIC", 1, 2},
-      {KILN_OP_TANH, "TANH", 1, 2},
-      {KILN_OP_CONV_2D, "CONV_2D", 1, 1},
-      {KILN_OP_DEPTHWISE_CONV_2D, "DEPTHWISE_CONV_2D", 1, 2},
-      {KILN_OP_FULLY_CONNECTED, "FULLY_CONNECTED", 1, 5},
-      {KILN_OP_MAX_POOL_2D, "MAX_POOL_2D", 1, 2},
-      {KILN_OP_AVERAGE_POOL_2D, "AVERAGE_POOL_2D", 1, 2},
-      {KILN_OP_SOFTMAX, "SOFTMAX", 1, 2},
-      {KILN_OP_RESHAPE, "RESHAPE", 1, 1},
-      {KILN_OP_CONCATENATION, "CONCATENATION", 1, 2},
-      {KILN_OP_MEAN, "MEAN", 1, 2},
-      {KILN_OP_PAD, "PAD", 1, 2},
+      {KILN_OP_ADD, 1, 2},
+      {KILN_OP_SUB, 1, 2},
+      {KILN_OP_MUL, 1, 2},
+      {KILN_OP_RELU, 1, 2},
+      {KILN_OP_RELU6, 1, 2},
+      {KILN_OP_LOGISTIC, 1, 2},
+      {KILN_OP_TANH, 1, 2},
+      {KILN_OP_CONV_2D, 1, 1},
+      {KILN_OP_DEPTHWISE_CONV_2D, 1, 2},
+      {KILN_OP_FULLY_CONNECTED, 1, 5},
+      {KILN_OP_MAX_POOL_2D, 1, 2},
+      {KILN_OP_AVERAGE_POOL_2D, 1, 2},
+      {KILN_OP_SOFTMAX, 1, 2},
+      {KILN_OP_RESHAPE, 1, 1},
+      {KILN_OP_CONCATENATION, 1, 2},
+      {KILN_OP_MEAN, 1, 2},
+      {KILN_OP_PAD, 1, 2},
   };
   return ops;
 }
@@ -745,31 +739,19 @@ const OpSupport* FindOpSupport(int32_t builtin_code) {
   return nullptr;
 }
 
-std::string OpName(int32_t builtin_code) {
-  const OpSupport* op = FindOpSupport(builtin_code);
-  return op != nullptr ? op->name : "op " + std::to_string(builtin_code);
-}
-
 bool StaticShape(const sdk::Tensor& tensor, std::vector<int32_t>* shape) {
-  const int32_t rank = tensor.present() ? tensor.rank() : -1;
-  if (rank < 0) return false;
-  shape->clear();
-  for (int32_t i = 0; i < rank; ++i) {
-    const int32_t d = tensor.dim(i);
-    if (d < 0) return false;
-    shape->push_back(d);
-  }
+  if (!tensor.present() || !sdk::HasKnownShape(tensor)) return false;
+  *shape = tensor.shape();
   return true;
 }
 
 namespace {
 
-// Whether the delegate implements the node's op at its version; the op's
-// row in *op when it does.
-NodeSupport CheckOp(const sdk::GraphNode& node, const OpSupport** op) {
+// Whether the delegate implements the node's op at its version.
+NodeSupport CheckOp(const sdk::GraphNode& node) {
   const int32_t code = node.builtin_code();
-  *op = FindOpSupport(code);
-  if (*op == nullptr) {
+  const OpSupport* op = FindOpSupport(code);
+  if (op == nullptr) {
     if (code == KILN_OP_CUSTOM) {
       const char* name = node.custom_name();
       return NodeSupport::Unsupported(
@@ -780,10 +762,10 @@ NodeSupport CheckOp(const sdk::GraphNode& node, const OpSupport** op) {
         KilnBuiltinOpName(code), " is not implemented by the OpenCL delegate");
   }
   const int32_t version = node.op_version();
-  if (version < (*op)->min_version || version > (*op)->max_version) {
+  if (version < op->min_version || version > op->max_version) {
     return NodeSupport::Unsupported(
-        (*op)->name, " version ", version, " is outside the versions ",
-        (*op)->min_version, "..", (*op)->max_version,
+        KilnBuiltinOpName(code), " version ", version,
+        " is outside the versions ", op->min_version, "..", op->max_version,
         " whose semantics the OpenCL delegate implements");
   }
   return NodeSupport::Supported();
@@ -827,7 +809,7 @@ NodeSupport PlanOp(int32_t code, const NodeReader& r, NodePlan* plan) {
     case KILN_OP_PAD:
       return PlanPad(r, plan);
     default:
-      return NodeSupport::Unsupported("not implemented");
+      return r.Unsupported("not implemented");
   }
 }
 
@@ -836,15 +818,10 @@ NodeSupport PlanOp(int32_t code, const NodeReader& r, NodePlan* plan) {
 NodeSupport PlanNode(const sdk::GraphNode& node, const ShapeLookup& shape_of,
                      NodePlan* plan) {
   *plan = NodePlan();
-  const OpSupport* op = nullptr;
-  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckOp(node, &op));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckOp(node));
   const NodeReader r(node, shape_of);
   plan->output_tensor = r.num_outputs() > 0 ? r.output_index(0) : -1;
-  const NodeSupport support = PlanOp(node.builtin_code(), r, plan);
-  if (!support.supported()) {
-    return NodeSupport::Unsupported(op->name, ": ", support.reason());
-  }
-  return support;
+  return PlanOp(node.builtin_code(), r, plan);
 }
 
 }  // namespace kiln::opencl

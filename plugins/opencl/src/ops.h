@@ -15,11 +15,10 @@
 
 namespace kiln::opencl {
 
-// An op the delegate implements, with the inclusive op-version range whose
-// float32 semantics its kernels implement.
+// An op the delegate implements (KilnBuiltinOpName names it), with the
+// inclusive op-version range whose float32 semantics its kernels implement.
 struct OpSupport {
   int32_t builtin_code;
-  const char* name;
   int32_t min_version;
   int32_t max_version;
 };
@@ -70,9 +69,6 @@ bool StaticShape(const sdk::Tensor& tensor, std::vector<int32_t>* shape);
 // supported plan without launches means they were not readable yet.
 sdk::NodeSupport PlanNode(const sdk::GraphNode& node,
                           const ShapeLookup& shape_of, NodePlan* plan);
-
-// "CONV_2D" etc., or "op <code>" for ops the delegate does not know.
-std::string OpName(int32_t builtin_code);
 
 }  // namespace kiln::opencl
 

@@ -103,10 +103,34 @@ TEST(OpenClDelegateTest, DeclinesUnsupportedNodesWithReasonsAndClaimsTheRest) {
   EXPECT_EQ(Reason(h, 0), "");
   EXPECT_THAT(Reason(h, 1),
               HasSubstr("FLOOR is not implemented by the OpenCL delegate"));
-  EXPECT_THAT(Reason(h, 2), HasSubstr("has type INT32"));
-  EXPECT_THAT(Reason(h, 3), HasSubstr("rank 5"));
-  EXPECT_THAT(Reason(h, 4), HasSubstr("SIGN_BIT"));
+  EXPECT_EQ(Reason(h, 2),
+            "ADD input 0 (tensor 't3') has type INT32; supports FLOAT32 (the "
+            "OpenCL delegate runs float32 only)");
+  EXPECT_EQ(Reason(h, 3),
+            "TANH input 0 (tensor 't5') has rank 5; the OpenCL delegate "
+            "supports rank <= 4");
+  EXPECT_EQ(Reason(h, 4),
+            "ADD: fused activation 5 (SIGN_BIT) is not supported (NONE, RELU, "
+            "RELU_N1_TO_1, RELU6 and TANH are)");
   EXPECT_EQ(Reason(h, 99), "");
+}
+
+TEST(OpenClDelegateTest, ReasonsPrintShapesAndCountsInTheSdkWords) {
+  GraphBuilder b;
+  const int x = b.Random({2, 3}, false);
+  const int y = b.Random({4}, false);
+  const int sum = b.Tensor(KILN_TYPE_FLOAT32, {2, 3});
+  b.Op(KILN_OP_ADD, 1, {x, y}, {sum});
+  const int relu = b.Tensor(KILN_TYPE_FLOAT32, {2, 3});
+  b.Op(KILN_OP_RELU, 1, {x, x}, {relu});
+  DelegateHarness h;
+  ASSERT_TRUE(h.Create().ok());
+  auto claimed = h.Partition(b.graph());
+  ASSERT_TRUE(claimed.ok()) << claimed.status();
+  EXPECT_THAT(*claimed, IsEmpty());
+  EXPECT_EQ(Reason(h, 0),
+            "ADD: input shapes [2, 3] and [4] cannot be broadcast together");
+  EXPECT_EQ(Reason(h, 1), "RELU expects 1 input, the node has 2");
 }
 
 TEST(OpenClDelegateTest, MinPartitionSizeDropsSmallGroups) {

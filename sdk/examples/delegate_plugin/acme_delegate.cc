@@ -46,13 +46,6 @@ bool SameStaticShape(const Tensor& a, const Tensor& b) {
   return true;
 }
 
-bool IsSupportedActivation(int64_t activation) {
-  return activation == KILN_ACTIVATION_NONE ||
-         activation == KILN_ACTIVATION_RELU ||
-         activation == KILN_ACTIVATION_RELU_N1_TO_1 ||
-         activation == KILN_ACTIVATION_RELU6;
-}
-
 int64_t Activation(const GraphNode& node) {
   return node.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
 }
@@ -172,7 +165,7 @@ class AcmeDelegate : public kiln::sdk::Delegate {
     if (!SameStaticShape(a, b)) {
       return NodeSupport::Unsupported("acme needs inputs of one static shape");
     }
-    if (!IsSupportedActivation(Activation(node))) {
+    if (!kiln::sdk::IsClampActivation(Activation(node))) {
       return NodeSupport::Unsupported("fused activation ", Activation(node),
                                       " is not implemented by acme");
     }

@@ -9,9 +9,9 @@
 // A message names the op, the operand and its tensor, what was found and
 // what the kernel supports, e.g.
 //   "ADD input 1 (tensor 'b') has type INT8; supports FLOAT32, INT32".
-// The message builders (DescribeOperand, UnsupportedTypeMessage, ShapeString,
-// TypeSet::ToString) need no KernelContext, so a delegate's decline reasons
-// use the same words.
+// The message builders (DescribeOperand, UnsupportedTypeMessage, ShapeString
+// from kiln/sdk/shape_string.h, TypeSet::ToString) need no KernelContext, so a
+// delegate's decline reasons use the same words.
 //
 // Status codes: a type, rank or quantization scheme the kernel does not
 // implement is UNIMPLEMENTED; a node that contradicts itself (wrong arity,
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "kiln/sdk/plugin.h"
+#include "kiln/sdk/shape_string.h"  // IWYU pragma: export
 
 namespace kiln::sdk {
 
@@ -133,23 +134,6 @@ constexpr Operand Output(int32_t index, const char* role = nullptr) {
   return Operand{true, index, role};
 }
 
-// "[2, 3]" for any range of integer dims (a std::vector, a FlatBuffers
-// vector, ...); "[]" for a scalar.
-template <typename Dims>
-std::string ShapeString(const Dims& dims) {
-  std::string s = "[";
-  bool first = true;
-  for (const auto d : dims) {
-    if (!first) s += ", ";
-    s += std::to_string(d);
-    first = false;
-  }
-  return s + "]";
-}
-inline std::string ShapeString(std::initializer_list<int32_t> dims) {
-  return ShapeString<std::initializer_list<int32_t>>(dims);
-}
-
 // "1 input", "3 inputs".
 inline std::string CountOf(int64_t n, const char* noun) {
   return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
@@ -236,7 +220,8 @@ inline std::string CountMismatchMessage(const char* op, int32_t min,
 
 // The node has between `min` and `max` inputs (present or omitted); `max`
 // INT32_MAX means no upper bound.
-inline KilnStatus ExpectInputCount(KernelContext& k, int32_t min, int32_t max) {
+inline KilnStatus ExpectInputCount(const KernelContext& k, int32_t min,
+                                   int32_t max) {
   const int32_t n = k.num_inputs();
   if (n >= min && n <= max) return KILN_STATUS_OK;
   return k.Fail(KILN_STATUS_INVALID_ARGUMENT,
@@ -244,7 +229,7 @@ inline KilnStatus ExpectInputCount(KernelContext& k, int32_t min, int32_t max) {
 }
 
 // The node has between `min` and `max` outputs, as ExpectInputCount.
-inline KilnStatus ExpectOutputCount(KernelContext& k, int32_t min,
+inline KilnStatus ExpectOutputCount(const KernelContext& k, int32_t min,
                                     int32_t max) {
   const int32_t n = k.num_outputs();
   if (n >= min && n <= max) return KILN_STATUS_OK;
@@ -253,19 +238,19 @@ inline KilnStatus ExpectOutputCount(KernelContext& k, int32_t min,
 }
 
 // The node has exactly `count` outputs.
-inline KilnStatus ExpectOutputCount(KernelContext& k, int32_t count) {
+inline KilnStatus ExpectOutputCount(const KernelContext& k, int32_t count) {
   return ExpectOutputCount(k, count, count);
 }
 
 // Operand `o` is present (not omitted).
-inline KilnStatus ExpectPresent(KernelContext& k, Operand o) {
+inline KilnStatus ExpectPresent(const KernelContext& k, Operand o) {
   if (TensorOf(k, o).present()) return KILN_STATUS_OK;
   return k.Fail(KILN_STATUS_INVALID_ARGUMENT, Describe(k, o), " is missing; ",
                 OpName(k), " requires it");
 }
 
 // Exactly `inputs` inputs and `outputs` outputs, all present.
-inline KilnStatus ExpectArity(KernelContext& k, int32_t inputs,
+inline KilnStatus ExpectArity(const KernelContext& k, int32_t inputs,
                               int32_t outputs) {
   KILN_SDK_RETURN_IF_ERROR(ExpectInputCount(k, inputs, inputs));
   KILN_SDK_RETURN_IF_ERROR(ExpectOutputCount(k, outputs));
@@ -282,8 +267,8 @@ inline KilnStatus ExpectArity(KernelContext& k, int32_t inputs,
 
 // Operand `o` is present and its type is in `supported`. `note` (optional)
 // is appended in parentheses, e.g. "quantized CONV_2D is not implemented".
-inline KilnStatus ExpectType(KernelContext& k, Operand o, TypeSet supported,
-                             const char* note = nullptr) {
+inline KilnStatus ExpectType(const KernelContext& k, Operand o,
+                             TypeSet supported, const char* note = nullptr) {
   KILN_SDK_RETURN_IF_ERROR(ExpectPresent(k, o));
   const KilnTensorType type = TensorOf(k, o).type();
   if (supported.contains(type)) return KILN_STATUS_OK;
@@ -292,7 +277,7 @@ inline KilnStatus ExpectType(KernelContext& k, Operand o, TypeSet supported,
 }
 
 // Operand `o` is present and has the type of operand `reference`.
-inline KilnStatus ExpectSameType(KernelContext& k, Operand o,
+inline KilnStatus ExpectSameType(const KernelContext& k, Operand o,
                                  Operand reference) {
   KILN_SDK_RETURN_IF_ERROR(ExpectPresent(k, o));
   const Tensor t = TensorOf(k, o), ref = TensorOf(k, reference);
@@ -318,7 +303,7 @@ inline bool HasKnownShape(const Tensor& t) {
 
 // Operand `o` has a known rank and no unknown (negative) dim. *shape, when
 // given, receives the shape (unspecified on failure).
-inline KilnStatus ExpectKnownShape(KernelContext& k, Operand o,
+inline KilnStatus ExpectKnownShape(const KernelContext& k, Operand o,
                                    std::vector<int32_t>* shape = nullptr) {
   KILN_SDK_RETURN_IF_ERROR(ExpectPresent(k, o));
   const Tensor t = TensorOf(k, o);
@@ -342,7 +327,7 @@ inline KilnStatus ExpectKnownShape(KernelContext& k, Operand o,
 }
 
 // Operand `o` has a known shape of rank `rank`.
-inline KilnStatus ExpectRank(KernelContext& k, Operand o, int32_t rank) {
+inline KilnStatus ExpectRank(const KernelContext& k, Operand o, int32_t rank) {
   std::vector<int32_t> shape;
   KILN_SDK_RETURN_IF_ERROR(ExpectKnownShape(k, o, &shape));
   if (static_cast<int32_t>(shape.size()) == rank) return KILN_STATUS_OK;
@@ -351,7 +336,7 @@ inline KilnStatus ExpectRank(KernelContext& k, Operand o, int32_t rank) {
 }
 
 // Operand `o` has rank <= `max_rank` (an unknown rank passes).
-inline KilnStatus ExpectRankAtMost(KernelContext& k, Operand o,
+inline KilnStatus ExpectRankAtMost(const KernelContext& k, Operand o,
                                    int32_t max_rank) {
   const int32_t rank = TensorOf(k, o).rank();
   if (rank <= max_rank) return KILN_STATUS_OK;
@@ -361,7 +346,7 @@ inline KilnStatus ExpectRankAtMost(KernelContext& k, Operand o,
 
 // Operand `o` has a known shape equal to `expected`. `why` (optional) says
 // why, in parentheses ("one value per output channel").
-inline KilnStatus ExpectShape(KernelContext& k, Operand o,
+inline KilnStatus ExpectShape(const KernelContext& k, Operand o,
                               const std::vector<int32_t>& expected,
                               const char* why = nullptr) {
   std::vector<int32_t> shape;
@@ -376,7 +361,7 @@ inline KilnStatus ExpectShape(KernelContext& k, Operand o,
 // At invoke, for outputs whose shape depends on input values: output `o`
 // has shape `expected` (the host prepares the node again once those values
 // are computed; a host that did not gets this error, not an overrun).
-inline KilnStatus ExpectOutputShape(KernelContext& k, Operand o,
+inline KilnStatus ExpectOutputShape(const KernelContext& k, Operand o,
                                     const std::vector<int32_t>& expected) {
   const Tensor t = TensorOf(k, o);
   if (t.rank() == static_cast<int32_t>(expected.size()) &&
@@ -396,7 +381,7 @@ inline KilnStatus ExpectOutputShape(KernelContext& k, Operand o,
 // values of T (of the tensor's own element size when T is void). A tensor
 // with no elements passes with *data possibly null.
 template <typename T>
-KilnStatus BufferOf(KernelContext& k, Operand o, T** data) {
+KilnStatus BufferOf(const KernelContext& k, Operand o, T** data) {
   const Tensor t = TensorOf(k, o);
   *data = t.present() ? t.data<T>() : nullptr;
   const int64_t n = t.present() ? t.num_elements() : 0;
@@ -434,7 +419,7 @@ KilnStatus WidenInto(const void* raw, std::vector<int64_t>* values) {
 // types only). *ready is false, and OK is returned, when the values are not
 // known yet (unknown shape, or no buffer and at least one element); an
 // empty tensor is always ready.
-inline KilnStatus ReadIntegers(KernelContext& k, Operand o,
+inline KilnStatus ReadIntegers(const KernelContext& k, Operand o,
                                std::vector<int64_t>* values, bool* ready,
                                TypeSet allowed = kIndexTypes) {
   values->clear();
@@ -480,7 +465,7 @@ inline KilnStatus ReadIntegers(KernelContext& k, Operand o,
 // Normalizes a possibly negative `axis` against `rank` (valid range
 // [-rank, rank)). `what` names the value in the message ("axis",
 // "squeeze dim").
-inline KilnStatus NormalizeAxis(KernelContext& k, const char* what,
+inline KilnStatus NormalizeAxis(const KernelContext& k, const char* what,
                                 int64_t axis, int32_t rank,
                                 int32_t* normalized) {
   if (axis < -static_cast<int64_t>(rank) || axis >= rank) {
@@ -534,7 +519,7 @@ inline constexpr TypeSet kFloatTypes{KILN_TYPE_FLOAT32, KILN_TYPE_FLOAT16,
 // Reads KILN_OPTION_FUSED_ACTIVATION (absent: NONE) into *activation. Fails
 // on a value that is not a KILN_ACTIVATION_*, and on TANH or SIGN_BIT when
 // `output_type` is not a floating-point type.
-inline KilnStatus ReadFusedActivation(KernelContext& k,
+inline KilnStatus ReadFusedActivation(const KernelContext& k,
                                       KilnTensorType output_type,
                                       int64_t* activation) {
   *activation = k.OptionInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_NONE);
@@ -605,7 +590,7 @@ inline void ZeroPointRange(KilnTensorType type, int64_t* lo, int64_t* hi) {
 }
 
 // Checks the channel layout of `q` on tensor `t` against `rule`.
-inline KilnStatus CheckQuantizationChannels(KernelContext& k, Operand o,
+inline KilnStatus CheckQuantizationChannels(const KernelContext& k, Operand o,
                                             const Tensor& t,
                                             const KilnQuantizationParams& q,
                                             QuantizationRule rule) {
@@ -639,7 +624,7 @@ inline KilnStatus CheckQuantizationChannels(KernelContext& k, Operand o,
 }
 
 // Checks every channel's scale and zero point of `q` against `rule`.
-inline KilnStatus CheckQuantizationValues(KernelContext& k, Operand o,
+inline KilnStatus CheckQuantizationValues(const KernelContext& k, Operand o,
                                           const Tensor& t,
                                           const KilnQuantizationParams& q,
                                           QuantizationRule rule) {
@@ -674,7 +659,7 @@ inline KilnStatus CheckQuantizationValues(KernelContext& k, Operand o,
 // 1.1) into *out: present, channel layout allowed by `rule`, scales finite
 // and positive, zero points in the storage type's range (and 0 when
 // `rule.symmetric`). *out is unspecified on failure.
-inline KilnStatus ReadQuantization(KernelContext& k, Operand o,
+inline KilnStatus ReadQuantization(const KernelContext& k, Operand o,
                                    QuantizationRule rule,
                                    TensorQuantization* out) {
   KILN_SDK_RETURN_IF_ERROR(ExpectPresent(k, o));
@@ -700,7 +685,8 @@ inline KilnStatus ReadQuantization(KernelContext& k, Operand o,
 // Operands `a` and `b` carry the same quantization parameters (scales and
 // zero points), as kernels that move quantized values without requantizing
 // need. `note` (optional) says why, in parentheses.
-inline KilnStatus ExpectSameQuantization(KernelContext& k, Operand a, Operand b,
+inline KilnStatus ExpectSameQuantization(const KernelContext& k, Operand a,
+                                         Operand b,
                                          const char* note = nullptr) {
   KilnQuantizationParams qa{}, qb{};
   KILN_SDK_RETURN_IF_ERROR(k.Quantization(TensorOf(k, a), &qa));
@@ -721,16 +707,16 @@ inline KilnStatus ExpectSameQuantization(KernelContext& k, Operand a, Operand b,
 
 // ---- KernelContext's own checks (kept for existing plugins) ---------------
 
-inline KilnStatus KernelContext::ExpectInputs(int32_t min, int32_t max) {
+inline KilnStatus KernelContext::ExpectInputs(int32_t min, int32_t max) const {
   return ExpectInputCount(*this, min, max);
 }
 
-inline KilnStatus KernelContext::ExpectOutputs(int32_t count) {
+inline KilnStatus KernelContext::ExpectOutputs(int32_t count) const {
   return ExpectOutputCount(*this, count);
 }
 
 inline KilnStatus KernelContext::ExpectType(const char* what, const Tensor& t,
-                                            KilnTensorType expected) {
+                                            KilnTensorType expected) const {
   std::string subject = std::string(OpName(*this)) + " " + what;
   if (t.present()) subject += std::string(" (tensor '") + t.name() + "')";
   if (!t.present()) {

@@ -95,7 +95,9 @@ class Tensor {
 };
 
 // Everything a kernel callback needs: the node, its tensors and options, and
-// error reporting. Valid only for the duration of one callback.
+// error reporting. Valid only for the duration of one callback. Every member
+// but Resize leaves the view and the model unchanged and is const, so the
+// checks of kiln/sdk/checks.h also run on a delegate's const GraphNode.
 class KernelContext {
  public:
   KernelContext(KilnOpaqueContext* context, KilnOpaqueNode* node)
@@ -152,7 +154,7 @@ class KernelContext {
   // older than 1.1 this reports which host function is missing and returns
   // KILN_STATUS_UNIMPLEMENTED; *params is then untouched.
   KilnStatus Quantization(const Tensor& tensor,
-                          KilnQuantizationParams* params) {
+                          KilnQuantizationParams* params) const {
     if (!HostHas(&KilnHostApi::tensor_quantization)) {
       return Fail(KILN_STATUS_UNIMPLEMENTED,
                   "reading quantization parameters needs a host serving "
@@ -179,7 +181,7 @@ class KernelContext {
   // Reports an error built from the streamed parts and returns `code`, so a
   // kernel can write: return k.Fail(KILN_STATUS_INVALID_ARGUMENT, "...", x);
   template <typename... Parts>
-  KilnStatus Fail(KilnStatus code, const Parts&... parts) {
+  KilnStatus Fail(KilnStatus code, const Parts&... parts) const {
     std::ostringstream out;
     (out << ... << parts);
     Host().report_error(context_, code, out.str().c_str());
@@ -191,12 +193,12 @@ class KernelContext {
   // ExpectType with a TypeSet, ...) new code should prefer. Each reports
   // the checks.h message on failure.
   // Between `min` and `max` inputs: ExpectInputCount.
-  KilnStatus ExpectInputs(int32_t min, int32_t max);
+  KilnStatus ExpectInputs(int32_t min, int32_t max) const;
   // Exactly `count` outputs: ExpectOutputCount.
-  KilnStatus ExpectOutputs(int32_t count);
+  KilnStatus ExpectOutputs(int32_t count) const;
   // `t` is present and has type `expected`; `what` names it ("input 0").
   KilnStatus ExpectType(const char* what, const Tensor& t,
-                        KilnTensorType expected);
+                        KilnTensorType expected) const;
 
  private:
   KilnOpaqueContext* context_;

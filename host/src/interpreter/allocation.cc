@@ -1,0 +1,304 @@
+// AllocateTensors: shapes, preparation and memory planning of one subgraph.
+// See interpreter.h for the contract and docs/host-structure.md for how the
+// pieces fit.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "interpreter/arena_planner.h"
+#include "interpreter/interpreter.h"
+#include "interpreter/subgraph_state.h"
+
+namespace kiln {
+namespace {
+
+// Back to the state before preparation. Inputs of unknown rank become
+// scalars (converters write scalars as shape [] without has_rank; TFLite
+// does the same) until ResizeInput gives them a shape. Tensors a model node
+// writes get unknown shapes; no activation has data; variables keep their
+// values and get memory once their shape is known.
+void ResetTensors(SubgraphState& s) {
+  for (int32_t i : s.model().inputs) {
+    TensorRecord& t = s.tensor(i);
+    if (!t.has_rank) {
+      t.shape.clear();
+      t.has_rank = true;
+    }
+  }
+  std::vector<char> written(s.tensors().size(), 0);
+  for (const Node& node : s.model().nodes) {
+    for (int32_t t : node.outputs) {
+      if (t >= 0) written[static_cast<size_t>(t)] = 1;
+    }
+  }
+  for (size_t i = 0; i < s.tensors().size(); ++i) {
+    TensorRecord& t = s.tensors()[i];
+    t.dynamic = false;
+    if (t.is_constant()) continue;
+    if (t.desc->is_variable) {
+      const size_t need = t.RequiredBytes();
+      if (t.storage != TensorStorage::kOwned || t.bytes != need) {
+        t.AllocateOwned(need);
+      }
+      continue;
+    }
+    if (written[i]) {
+      t.has_rank = false;
+      t.shape.clear();
+    }
+    t.data = nullptr;
+    t.bytes = 0;
+    t.storage = TensorStorage::kNone;
+    t.owned.clear();
+    t.owned.shrink_to_fit();
+  }
+  for (NodeRecord& n : s.nodes()) n.deferred = false;
+}
+
+// Marks `node` to be prepared again at invoke, and its outputs dynamic.
+void Defer(SubgraphState& s, NodeRecord& node) {
+  node.deferred = true;
+  for (int32_t t : node.node().outputs) {
+    if (t >= 0) s.tensor(t).dynamic = true;
+  }
+}
+
+// Inclusive ranges of execution steps during which each tensor is used (-1
+// when never): a partition may fall back to its nodes, so their tensors
+// live at the partition's step; subgraph inputs and outputs live
+// throughout.
+struct Lifetimes {
+  std::vector<int32_t> first, last;
+};
+
+Lifetimes TensorLifetimes(SubgraphState& s) {
+  Lifetimes life;
+  life.first.assign(s.tensors().size(), -1);
+  life.last.assign(s.tensors().size(), -1);
+  auto touch = [&](const std::vector<int32_t>& tensors, int32_t step) {
+    for (int32_t t : tensors) {
+      if (t < 0) continue;
+      const size_t i = static_cast<size_t>(t);
+      if (life.first[i] < 0 || step < life.first[i]) life.first[i] = step;
+      life.last[i] = std::max(life.last[i], step);
+    }
+  };
+  const int32_t steps = static_cast<int32_t>(s.execution_plan.size());
+  for (int32_t step = 0; step < steps; ++step) {
+    const NodeDesc& node =
+        s.node(s.execution_plan[static_cast<size_t>(step)]).node();
+    touch(node.inputs, step);
+    touch(node.outputs, step);
+    for (int32_t original : node.delegated_nodes) {
+      touch(s.node(original).node().inputs, step);
+      touch(s.node(original).node().outputs, step);
+    }
+  }
+  const int32_t end = std::max(steps - 1, 0);
+  for (const auto* list : {&s.model().inputs, &s.model().outputs}) {
+    for (int32_t t : *list) {
+      life.first[static_cast<size_t>(t)] = 0;
+      life.last[static_cast<size_t>(t)] = end;
+    }
+  }
+  return life;
+}
+
+// Gives every activation tensor whose size is known now an offset in the
+// subgraph's arena (arena_planner.h); constants, variables, strings and
+// dynamic tensors get their memory elsewhere.
+void PlanMemory(SubgraphState& s) {
+  const Lifetimes life = TensorLifetimes(s);
+  std::vector<ArenaRequest> requests;
+  std::vector<TensorRecord*> placed;
+  for (size_t i = 0; i < s.tensors().size(); ++i) {
+    TensorRecord& t = s.tensors()[i];
+    if (t.is_constant() || t.desc->is_variable || t.dynamic ||
+        life.first[i] < 0 || !t.has_rank || t.desc->type == KILN_TYPE_STRING) {
+      continue;
+    }
+    requests.push_back({t.RequiredBytes(), life.first[i], life.last[i]});
+    placed.push_back(&t);
+  }
+  const ArenaPlan plan = PlanArena(requests);
+  const size_t capacity = plan.arena_bytes + kArenaAlignment;
+  if (s.arena_storage.size() < capacity) s.arena_storage.assign(capacity, 0);
+  uint8_t* raw = s.arena_storage.data();
+  const uintptr_t misalign = reinterpret_cast<uintptr_t>(raw) % kArenaAlignment;
+  uint8_t* base = raw + (misalign == 0 ? 0 : kArenaAlignment - misalign);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    placed[r]->storage = TensorStorage::kArena;
+    placed[r]->data = base + plan.offsets[r];
+    placed[r]->bytes = requests[r].bytes;
+  }
+  s.arena_bytes = plan.arena_bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<SubgraphState*> Interpreter::FindSubgraph(int subgraph) {
+  if (subgraph < 0 || subgraph >= num_subgraphs()) {
+    return absl::OutOfRangeError(absl::StrCat("subgraph ", subgraph,
+                                              " does not exist (the model has ",
+                                              num_subgraphs(), ")"));
+  }
+  return subgraphs_[static_cast<size_t>(subgraph)].get();
+}
+
+absl::Status Interpreter::ResizeSubgraphInput(
+    int subgraph, int input_index, const std::vector<int32_t>& dims) {
+  KILN_ASSIGN_OR_RETURN(SubgraphState * s, FindSubgraph(subgraph));
+  if (s->running) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "subgraph ", subgraph, " cannot be resized while it runs"));
+  }
+  const std::vector<int32_t>& inputs = s->model().inputs;
+  if (input_index < 0 || static_cast<size_t>(input_index) >= inputs.size()) {
+    return absl::OutOfRangeError(
+        absl::StrCat("input index ", input_index, " is out of range: subgraph ",
+                     subgraph, " has ", inputs.size(), " inputs"));
+  }
+  TensorRecord& t = s->tensor(inputs[static_cast<size_t>(input_index)]);
+  int64_t elements = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot resize input ", input_index, " '", t.desc->name, "' to [",
+          absl::StrJoin(dims, ", "), "]: dimension ", i, " is negative"));
+    }
+    elements *= dims[i];
+    if (elements > (int64_t{1} << 40)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot resize input ", input_index, " '", t.desc->name, "' to [",
+          absl::StrJoin(dims, ", "), "]: too many elements"));
+    }
+  }
+  if (t.has_rank && t.shape == dims) return absl::OkStatus();
+  t.shape = dims;
+  t.has_rank = true;
+  s->allocated = false;
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::CheckNoNodeWritesAnInput(
+    const SubgraphState& s) const {
+  std::vector<char> is_input(s.model().tensors.size(), 0);
+  for (int32_t t : s.model().inputs) is_input[static_cast<size_t>(t)] = 1;
+  for (int32_t n = 0; n < s.num_model_nodes(); ++n) {
+    for (int32_t t : s.node(n).node().outputs) {
+      if (t < 0 || !is_input[static_cast<size_t>(t)]) continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model '", model_->source(), "': ", NodeLabel(s, s.node(n)),
+          " writes tensor ", t, " '", s.tensor(t).desc->name,
+          "', which is an input of subgraph ", s.index(),
+          ": an output may not alias a subgraph input (the model is "
+          "malformed; reconvert it)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::AllocateSubgraph(int subgraph) {
+  KILN_ASSIGN_OR_RETURN(SubgraphState * s, FindSubgraph(subgraph));
+  if (s->running) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "subgraph ", subgraph, " cannot be allocated while it runs"));
+  }
+  s->allocated = false;
+  KILN_RETURN_IF_ERROR(CheckNoNodeWritesAnInput(*s));
+  ResetTensors(*s);
+  KILN_RETURN_IF_ERROR(PrepareAll(*s));
+  PlanMemory(*s);
+  s->allocated = true;
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::PrepareAll(SubgraphState& s) {
+  for (int32_t index : s.execution_plan) {
+    NodeRecord& node = s.node(index);
+    if (node.is_partition()) {
+      KILN_RETURN_IF_ERROR(PreparePartition(s, node));
+    } else if (node.host_intrinsic) {
+      KILN_RETURN_IF_ERROR(PrepareIntrinsic(s, node));
+    } else {
+      KILN_RETURN_IF_ERROR(PrepareKernelNode(s, node, /*at_invoke=*/false));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::PreparePartition(SubgraphState& s, NodeRecord& node) {
+  // The original nodes are prepared with their kernels first: that gives
+  // every tensor its shape, and the fallback its preparation.
+  bool deferred = false;
+  for (int32_t original : node.node().delegated_nodes) {
+    NodeRecord& o = s.node(original);
+    KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/false));
+    deferred = deferred || o.deferred;
+  }
+  if (deferred) {
+    node.deferred = true;
+    return absl::OkStatus();
+  }
+  const PartitionRecord& p = s.partition_of(node);
+  if (p.fell_back || !p.initialized) return absl::OkStatus();
+  // A failure falls back to the kernels (CallPartition warns).
+  CallPartition(s, node, PluginStage::kPartitionPrepare).IgnoreError();
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::PrepareKernelNode(SubgraphState& s, NodeRecord& node,
+                                            bool at_invoke) {
+  const NodeDesc& desc = node.node();
+  if (at_invoke) {
+    for (int32_t t : desc.outputs) {
+      if (t < 0) continue;
+      TensorRecord& x = s.tensor(t);
+      if (x.is_constant() || x.desc->is_variable) continue;
+      x.has_rank = false;
+      x.shape.clear();
+    }
+    KILN_RETURN_IF_ERROR(CallKernel(s, node, PluginStage::kPrepare));
+    return AllocateDynamicOutputs(s, node);
+  }
+  for (int32_t t : desc.inputs) {
+    if (t >= 0 && s.tensor(t).dynamic) {
+      Defer(s, node);
+      return absl::OkStatus();
+    }
+  }
+  KILN_RETURN_IF_ERROR(CallKernel(s, node, PluginStage::kPrepare));
+  for (int32_t t : desc.outputs) {
+    if (t >= 0 && !s.tensor(t).has_rank) {
+      Defer(s, node);
+      break;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::AllocateDynamicOutputs(SubgraphState& s,
+                                                 const NodeRecord& node) {
+  for (int32_t t : node.node().outputs) {
+    if (t < 0 || !s.tensor(t).dynamic) continue;
+    TensorRecord& x = s.tensor(t);
+    if (!x.has_rank) {
+      return absl::InternalError(absl::StrCat(
+          NodeLabel(s, node), ": prepare left output tensor ", t, " '",
+          x.desc->name,
+          "' without a shape although every input holds data; the kernel "
+          "must size its outputs (report this to the plugin's author)"));
+    }
+    if (x.desc->type == KILN_TYPE_STRING) continue;  // sized by its writer
+    const size_t need = x.RequiredBytes();
+    if (x.storage != TensorStorage::kOwned || x.bytes != need) {
+      x.AllocateOwned(need);
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace kiln
