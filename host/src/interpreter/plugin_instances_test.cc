@@ -194,5 +194,35 @@ TEST(PluginInstancesTest, RefusalInInitializeIsShownWithItsMessages) {
                           "info: probe: shutdown"));
 }
 
+// tensor_set_type through the interpreter: the output declared FLOAT32 is
+// INT32 after prepare (memory planned for it), and again after a resize.
+TEST(TensorSetTypeInterpreterTest, PrepareRetypesTheOutput) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {4}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {4}));
+  g.AddCustomOperator("KilnProbeSetType", 1, {x}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  auto model = LoadBuilt(builder);
+  ASSERT_TRUE(model.ok()) << model.status();
+  InterpreterOptions options;
+  options.plugins.paths = {ProbePath("")};
+  options.plugins.use_default_locations = false;
+  auto interpreter = Interpreter::Create(*model, options);
+  ASSERT_TRUE(interpreter.ok()) << interpreter.status();
+  Interpreter& i = **interpreter;
+  KILN_ASSERT_OK(i.AllocateTensors());
+  KILN_ASSERT_OK(i.Invoke());
+  EXPECT_EQ(i.output(0)->ElementType(), KILN_TYPE_INT32);
+  EXPECT_EQ(i.output(0)->desc->type, KILN_TYPE_FLOAT32);
+  EXPECT_THAT(Read<int32_t>(i.output(0)), ElementsAre(0, 1, 2, 3));
+  KILN_ASSERT_OK(i.ResizeInput(0, {6}));
+  KILN_ASSERT_OK(i.AllocateTensors());
+  KILN_ASSERT_OK(i.Invoke());
+  EXPECT_EQ(i.output(0)->ElementType(), KILN_TYPE_INT32);
+  EXPECT_THAT(Read<int32_t>(i.output(0)), ElementsAre(0, 1, 2, 3, 4, 5));
+}
+
 }  // namespace
 }  // namespace kiln

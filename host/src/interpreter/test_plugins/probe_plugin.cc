@@ -12,6 +12,9 @@
 //   [2] 1 when that table has tensor_set_type (1.2), else 0
 //   [3] initialize calls so far   [4] shutdown calls so far
 //   [5] 1 when get_host_extension answers NULL for an unknown id
+// A second kernel, custom op "KilnProbeSetType" v1 (one input, one output of
+// the input's shape), gives its output type INT32 during prepare
+// (KilnHostApi.tensor_set_type) and writes 0, 1, 2, ...
 #include <atomic>
 #include <string>
 
@@ -42,6 +45,22 @@ KilnStatus ProbeInvoke(sdk::KernelContext& k) {
   out[4] = static_cast<float>(shutdown_calls.load());
   out[5] =
       host.get_host_extension("kiln.test_unknown/1") == nullptr ? 1.f : 0.f;
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SetTypePrepare(sdk::KernelContext& k) {
+  KILN_SDK_RETURN_IF_ERROR(k.SetType(k.output(0), KILN_TYPE_INT32));
+  return k.Resize(k.output(0), k.input(0).shape());
+}
+
+KilnStatus SetTypeInvoke(sdk::KernelContext& k) {
+  if (k.output(0).type() != KILN_TYPE_INT32) {
+    return k.Fail(KILN_STATUS_INTERNAL, "the output lost its type");
+  }
+  int32_t* out = k.output(0).data<int32_t>();
+  for (int64_t i = 0; i < k.output(0).num_elements(); ++i) {
+    out[i] = static_cast<int32_t>(i);
+  }
   return KILN_STATUS_OK;
 }
 
@@ -77,6 +96,8 @@ const KilnPluginDescriptor* Describe() {
 #endif
           .AddKernel(sdk::MakeKernel<ProbePrepare, ProbeInvoke>(
               KILN_OP_CUSTOM, 1, 1, "KilnProbeHost"))
+          .AddKernel(sdk::MakeKernel<SetTypePrepare, SetTypeInvoke>(
+              KILN_OP_CUSTOM, 1, 1, "KilnProbeSetType"))
           .OnInitialize(&Initialize)
           .OnShutdown(&Shutdown);
   return definition.descriptor();
