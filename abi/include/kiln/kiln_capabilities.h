@@ -35,11 +35,13 @@ typedef struct KilnDelegateDeclineReasonsExtension {
   KILN_STRUCT_SIZE(KilnDelegateDeclineReasonsExtension, decline_reason)
 
 /* ---- Host extensions ----------------------------------------------------
- * Services a host offers through KilnHostApi.get_host_extension(id)
- * (extension API 1.2 hosts; older hosts return NULL for every id). Each
- * function takes the KilnOpaqueContext of the callback it is called from, so
- * the host knows which interpreter and node it serves; call them only from
- * inside a callback. */
+ * Services a host offers through KilnHostApi.get_host_extension(id), each
+ * from extension API 1.2 on (older hosts, and instances capped below 1.2,
+ * return NULL for every id). Each function takes the
+ * KilnOpaqueContext of the callback it is called from, so the host knows
+ * which interpreter and node it serves; call them only from inside a
+ * callback. The structs are static: keep the pointer as long as the
+ * plugin is loaded. */
 
 /* kiln.profiler/1: events in the interpreter's profile (Chrome trace
  * events; `kiln bench --profile/--trace`). The host itself records init,

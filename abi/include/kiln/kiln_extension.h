@@ -223,19 +223,23 @@ typedef struct KilnDelegateInterface {
 
   /* ---- Extension API 1.2 ---- */
 
-  /* What this delegate may claim: num_supported_ops rows, static. A 1.2
-   * host refuses a claim that no row covers, naming the delegate, node, op
-   * and version. NULL/0 declares nothing: the host then accepts any claim,
-   * as 1.0/1.1 hosts do, and reports the delegate as undeclared. */
+  /* What this delegate may claim: num_supported_ops rows, static, checked
+   * when the plugin loads (a malformed row refuses the plugin). A 1.2 host
+   * refuses a claim that no row covers: creating the interpreter fails,
+   * naming the delegate, its plugin, the node, op, version and offending
+   * type. NULL/0 declares nothing: the host then accepts any claim, as
+   * 1.0/1.1 hosts do, and reports the delegate as undeclared. */
   const KilnDelegateOpSupport* const* supported_ops;
   uint32_t num_supported_ops;
   /* KILN_DELEGATE_FLAG_* bits; 0 for none. */
   uint32_t flags;
   /* A serialized google.protobuf.FileDescriptorSet that defines
    * settings_type (and what it imports), static; NULL/0 when the delegate
-   * has no settings message of its own. With it the host can parse a
-   * user's text-format settings into the binary message the delegate
-   * receives (kiln.DelegateSettings.vendor_settings). */
+   * has no settings message of its own. Checked when the plugin loads (a set
+   * that does not define settings_type refuses the plugin). With it the
+   * host parses a user's text or binary settings of that type into the
+   * binary message the delegate receives in create, inside
+   * kiln.DelegateSettings.vendor_settings. */
   const uint8_t* settings_descriptor_set;
   uint64_t settings_descriptor_set_size;
   /* Buffer handles (optional, all three or none). The host calls them on
@@ -389,10 +393,12 @@ typedef struct KilnHostApi {
   int32_t (*node_output_index)(const KilnOpaqueNode* node, int32_t index);
 
   /* Optional host capabilities by id ("kiln.<name>/<revision>"); NULL when
-   * the host does not offer it. The returned struct starts with
-   * KilnExtensionBase, is owned by the host and stays valid until the plugin
-   * is unloaded. Hosts serving 1.2 offer the ids in kiln_capabilities.h
-   * ("Host extensions"); 1.0/1.1 hosts offer none. */
+   * the host does not offer it (and for a NULL id). The returned struct
+   * starts with KilnExtensionBase, is static, owned by the host, and stays
+   * valid until the plugin is unloaded. The table of an instance at
+   * extension API 1.N offers only the host extensions of 1.N and earlier:
+   * kiln_capabilities.h ("Host extensions") lists each id with the version
+   * that introduced it; 1.0/1.1 tables offer none. */
   const void* (*get_host_extension)(const char* id);
 
   /* ---- Extension API 1.1 ---- */

@@ -51,6 +51,8 @@ static KilnDelegateInterface delegate = {
     KILN_DELEGATE_INTERFACE_STRUCT_SIZE, "test_delegate", NULL, NULL, Create,
     Destroy, Partition, PartitionInit, NULL, NULL, PartitionInvoke};
 
+static KilnPluginDescriptor descriptor;
+
 /* Extension API 1.2 delegate declarations. */
 static const KilnHostApi* host_api;
 /* Claims every node of the execution plan, declared or not. */
@@ -74,7 +76,30 @@ static void FreeBufferHandle(void* d, KilnBufferHandle h) {
   (void)h;
 }
 
-static KilnPluginDescriptor descriptor;
+/* The extension API 1.2 delegate variants. */
+static void DeclareDelegate(const KilnHostInfo* host) {
+  host_api = host->api;
+  descriptor.delegate = &delegate;
+#if defined(KILN_TEST_PLUGIN_CLAIMS_UNDECLARED)
+  /* Declares float32 ADD version 1, claims everything. */
+  delegate.partition = ClaimAll;
+  delegate.supported_ops = declared_ops;
+  delegate.num_supported_ops = 1;
+#elif defined(KILN_TEST_PLUGIN_CLAIMS_ALL_UNDECLARED)
+  /* Declares nothing, claims everything: accepted as before 1.2. */
+  delegate.partition = ClaimAll;
+#elif defined(KILN_TEST_PLUGIN_BAD_OP_SUPPORT)
+  add_v1.min_version = 3;
+  delegate.supported_ops = declared_ops;
+  delegate.num_supported_ops = 1;
+#elif defined(KILN_TEST_PLUGIN_BAD_DESCRIPTOR_SET)
+  delegate.settings_type = "acme.Settings";
+  delegate.settings_descriptor_set = not_a_descriptor_set;
+  delegate.settings_descriptor_set_size = sizeof(not_a_descriptor_set);
+#elif defined(KILN_TEST_PLUGIN_HALF_BUFFER_HANDLES)
+  delegate.free_buffer_handle = FreeBufferHandle;
+#endif
+}
 
 #ifndef KILN_TEST_PLUGIN_NO_ENTRY
 EXPORT const KilnPluginDescriptor* KilnPluginEntry(const KilnHostInfo* host) {
@@ -134,31 +159,12 @@ EXPORT const KilnPluginDescriptor* KilnPluginEntry(const KilnHostInfo* host) {
   descriptor.num_kernels = 0;
 #elif defined(KILN_TEST_PLUGIN_GOOD)
   descriptor.delegate = &delegate;
-#elif defined(KILN_TEST_PLUGIN_CLAIMS_UNDECLARED)
-  /* Declares float32 ADD version 1, claims everything. */
-  host_api = host->api;
-  delegate.partition = ClaimAll;
-  delegate.supported_ops = declared_ops;
-  delegate.num_supported_ops = 1;
-  descriptor.delegate = &delegate;
-#elif defined(KILN_TEST_PLUGIN_CLAIMS_ALL_UNDECLARED)
-  /* Declares nothing, claims everything: accepted as before 1.2. */
-  host_api = host->api;
-  delegate.partition = ClaimAll;
-  descriptor.delegate = &delegate;
-#elif defined(KILN_TEST_PLUGIN_BAD_OP_SUPPORT)
-  add_v1.min_version = 3;
-  delegate.supported_ops = declared_ops;
-  delegate.num_supported_ops = 1;
-  descriptor.delegate = &delegate;
-#elif defined(KILN_TEST_PLUGIN_BAD_DESCRIPTOR_SET)
-  delegate.settings_type = "acme.Settings";
-  delegate.settings_descriptor_set = not_a_descriptor_set;
-  delegate.settings_descriptor_set_size = sizeof(not_a_descriptor_set);
-  descriptor.delegate = &delegate;
-#elif defined(KILN_TEST_PLUGIN_HALF_BUFFER_HANDLES)
-  delegate.free_buffer_handle = FreeBufferHandle;
-  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_CLAIMS_UNDECLARED) ||     \
+    defined(KILN_TEST_PLUGIN_CLAIMS_ALL_UNDECLARED) || \
+    defined(KILN_TEST_PLUGIN_BAD_OP_SUPPORT) ||        \
+    defined(KILN_TEST_PLUGIN_BAD_DESCRIPTOR_SET) ||    \
+    defined(KILN_TEST_PLUGIN_HALF_BUFFER_HANDLES)
+  DeclareDelegate(host);
 #else
 #error "define one KILN_TEST_PLUGIN_<VARIANT>"
 #endif
