@@ -26,3 +26,13 @@ KILN_ABI_ANCHOR(KilnVersionInfo)
 #ifdef KILN_QUANTIZATION_PARAMS_STRUCT_SIZE /* extension API 1.1 */
 KILN_ABI_ANCHOR(KilnQuantizationParams)
 #endif
+#if __has_include("kiln/kiln_capabilities.h") /* extension API 1.1 */
+#include "kiln/kiln_capabilities.h"
+KILN_ABI_ANCHOR(KilnDelegateDeclineReasonsExtension)
+#endif
+#ifdef KILN_PROFILER_HOST_EXTENSION_ID /* extension API 1.2 */
+KILN_ABI_ANCHOR(KilnProfilerHostExtension)
+KILN_ABI_ANCHOR(KilnThreadPoolHostExtension)
+KILN_ABI_ANCHOR(KilnDelegateOpSupport)
+KILN_ABI_ANCHOR(KilnPluginInstanceInfo)
+#endif

@@ -139,7 +139,8 @@ TEST(CompareTensorsTest, ShapeAndExactTypesAreChecked) {
 TEST(ConformanceRunnerTest, ServesEveryMinorOfTheMajor) {
   EXPECT_EQ(ServedAbiLevels(),
             (std::vector<uint32_t>{KILN_MAKE_VERSION(1, 0, 0),
-                                   KILN_MAKE_VERSION(1, 1, 0)}));
+                                   KILN_MAKE_VERSION(1, 1, 0),
+                                   KILN_MAKE_VERSION(1, 2, 0)}));
   EXPECT_EQ(AbiLevelName(KILN_MAKE_VERSION(1, 1, 0)), "1.1");
 }
 

@@ -1,6 +1,7 @@
-/* Optional capabilities a plugin may offer in its descriptor's extension
- * chain (KilnPluginDescriptor.extensions), found by id. Added in extension
- * API 1.1. Pure C.
+/* Optional capabilities found by id: those a plugin offers in its
+ * descriptor's extension chain (KilnPluginDescriptor.extensions; extension
+ * API 1.1), and host extensions a plugin asks for through
+ * KilnHostApi.get_host_extension (extension API 1.2). Pure C.
  *
  * Every capability struct starts with KilnExtensionBase; a reader checks
  * base.struct_size (KILN_STRUCT_HAS_FIELD) before touching any field added
@@ -32,6 +33,64 @@ typedef struct KilnDelegateDeclineReasonsExtension {
 } KilnDelegateDeclineReasonsExtension;
 #define KILN_DELEGATE_DECLINE_REASONS_EXTENSION_STRUCT_SIZE \
   KILN_STRUCT_SIZE(KilnDelegateDeclineReasonsExtension, decline_reason)
+
+/* ---- Host extensions ----------------------------------------------------
+ * Services a host offers through KilnHostApi.get_host_extension(id), each
+ * from extension API 1.2 on (older hosts, and instances capped below 1.2,
+ * return NULL for every id). Each function takes the
+ * KilnOpaqueContext of the callback it is called from, so the host knows
+ * which interpreter and node it serves; call them only from inside a
+ * callback. The structs are static: keep the pointer as long as the
+ * plugin is loaded. */
+
+/* kiln.profiler/1: events in the interpreter's profile (Chrome trace
+ * events; `kiln bench --profile/--trace`). The host itself records init,
+ * prepare and invoke of every node and partition; a plugin adds finer events
+ * (e.g. an OpenCL kernel enqueue) nested inside them. */
+#define KILN_PROFILER_HOST_EXTENSION_ID "kiln.profiler/1"
+
+typedef struct KilnProfilerHostExtension {
+  KilnExtensionBase base; /* base.id == KILN_PROFILER_HOST_EXTENSION_ID */
+  /* Starts an event named `name` (copied) in `category` (copied; NULL:
+   * "plugin"). Returns a token for end_event, or 0 when profiling is off
+   * (then end_event(0) does nothing, so the pair costs one call each). */
+  uint64_t (*begin_event)(KilnOpaqueContext* context, const char* name,
+                          const char* category);
+  /* Ends the event begun with `token` (events nest: end the newest first). */
+  void (*end_event)(KilnOpaqueContext* context, uint64_t token);
+} KilnProfilerHostExtension;
+#define KILN_PROFILER_HOST_EXTENSION_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnProfilerHostExtension, end_event)
+
+/* kiln.thread_pool/1: the interpreter's worker threads, shared by every
+ * plugin instead of each spawning its own (the application sets the count:
+ * interpreter options, `--threads N`). */
+#define KILN_THREAD_POOL_HOST_EXTENSION_ID "kiln.thread_pool/1"
+
+typedef void (*KilnParallelForFn)(void* user_data, int64_t begin, int64_t end);
+
+typedef struct KilnThreadPoolHostExtension {
+  KilnExtensionBase base; /* base.id == KILN_THREAD_POOL_HOST_EXTENSION_ID */
+  /* Threads the interpreter may use, the calling thread included (>= 1). */
+  int32_t (*num_threads)(KilnOpaqueContext* context);
+  /* Calls fn(user_data, begin, end) on disjoint ranges covering [0, count),
+   * each at least min_chunk long (except the last), on the interpreter's
+   * threads and the calling one; returns when every range is done. fn must
+   * not throw, and must not call parallel_for itself (nested calls run
+   * serially on the calling thread). */
+  void (*parallel_for)(KilnOpaqueContext* context, int64_t count,
+                       int64_t min_chunk, KilnParallelForFn fn,
+                       void* user_data);
+} KilnThreadPoolHostExtension;
+#define KILN_THREAD_POOL_HOST_EXTENSION_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnThreadPoolHostExtension, parallel_for)
+
+KILN_STATIC_ASSERT(KILN_PROFILER_HOST_EXTENSION_STRUCT_SIZE ==
+                       sizeof(KilnProfilerHostExtension),
+                   profiler_host_extension_size_names_last_field);
+KILN_STATIC_ASSERT(KILN_THREAD_POOL_HOST_EXTENSION_STRUCT_SIZE ==
+                       sizeof(KilnThreadPoolHostExtension),
+                   thread_pool_host_extension_size_names_last_field);
 
 KILN_EXTERN_C_END
 

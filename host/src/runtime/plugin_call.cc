@@ -51,6 +51,7 @@ absl::Status CallPlugin(
   context.plugin = call.plugin;
   context.claimed_nodes = call.claimed_nodes;
   context.allow_resize = MayResize(call.stage);
+  context.allow_set_type = call.stage == PluginStage::kPrepare;
   const KilnStatus code = fn(
       ToOpaque(&context), call.node != nullptr ? ToOpaque(call.node) : nullptr);
   if (code == KILN_STATUS_OK) return absl::OkStatus();

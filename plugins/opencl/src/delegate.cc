@@ -131,7 +131,7 @@ KilnStatus Delegate::Create(sdk::DelegateContext& context,
     return context.Fail(KILN_STATUS_INVALID_ARGUMENT,
                         "OpenCL delegate settings: ", error);
   }
-  std::unique_ptr<Delegate> d(new Delegate(std::move(options)));
+  std::unique_ptr<Delegate> d(new Delegate(context.host(), std::move(options)));
   d->cl_ = LoadClApi(&error);
   DeviceCandidate chosen;
   if (d->cl_ == nullptr ||
@@ -201,9 +201,7 @@ Delegate::~Delegate() {
 }
 
 void Delegate::Log(int32_t severity, const std::string& message) const {
-  if (sdk::Host().log != nullptr) {
-    sdk::Host().log(nullptr, severity, message.c_str());
-  }
+  host_->log(nullptr, severity, message.c_str());
 }
 
 sdk::NodeSupport Delegate::Supports(const sdk::GraphNode& node) {

@@ -79,7 +79,7 @@ class NodeReader : public sdk::GraphNode {
   bool ReadIntArrayOption(uint32_t key, Shape* out) const {
     const int32_t* values = nullptr;
     int32_t count = 0;
-    if (sdk::Host().node_option_int_array(raw_node(), key, &values, &count) !=
+    if (host().node_option_int_array(raw_node(), key, &values, &count) !=
             KILN_STATUS_OK ||
         (values == nullptr && count > 0)) {
       return false;
@@ -734,10 +734,10 @@ const std::vector<OpSupport>& SupportedOps() {
       {KILN_OP_MAX_POOL_2D, 1, 2},
       {KILN_OP_AVERAGE_POOL_2D, 1, 2},
       {KILN_OP_SOFTMAX, 1, 2},
-      {KILN_OP_RESHAPE, 1, 1},
+      {KILN_OP_RESHAPE, 1, 1, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
       {KILN_OP_CONCATENATION, 1, 2},
-      {KILN_OP_MEAN, 1, 2},
-      {KILN_OP_PAD, 1, 2},
+      {KILN_OP_MEAN, 1, 2, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
+      {KILN_OP_PAD, 1, 2, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
   };
   return ops;
 }

@@ -44,6 +44,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -73,22 +74,28 @@ std::string Concat(const Parts&... parts) {
 // partition. Valid only for the duration of that callback.
 class DelegateContext {
  public:
-  explicit DelegateContext(KilnOpaqueContext* context) : context_(context) {}
+  DelegateContext(const KilnHostApi& host, KilnOpaqueContext* context)
+      : host_(&host), context_(context) {}
 
   KilnOpaqueContext* raw_context() const { return context_; }
+  // The host table of the plugin's load instance that made this delegate;
+  // valid until that instance's shutdown, i.e. for the delegate's whole
+  // life (a factory may keep it for the Delegate it makes).
+  const KilnHostApi& host() const { return *host_; }
   // A tensor of the subgraph being partitioned, by index (present() is
   // false out of range). Create sees no subgraph.
   Tensor tensor(int32_t index) const {
-    return Tensor(Host().context_tensor(context_, index));
+    return Tensor(*host_, host_->context_tensor(context_, index));
   }
   // Reports an error built from the streamed parts; returns `code`.
   template <typename... Parts>
   KilnStatus Fail(KilnStatus code, const Parts&... parts) const {
-    Host().report_error(context_, code, internal::Concat(parts...).c_str());
+    host_->report_error(context_, code, internal::Concat(parts...).c_str());
     return code;
   }
 
  private:
+  const KilnHostApi* host_;
   KilnOpaqueContext* context_;
 };
 
@@ -98,28 +105,30 @@ class DelegateContext {
 // callback that made it; cheap to copy.
 class NodeView : public KernelContext {
  public:
-  NodeView(KilnOpaqueContext* context, KilnOpaqueNode* node)
-      : KernelContext(context, node) {}
+  NodeView(const KilnHostApi& host, KilnOpaqueContext* context,
+           KilnOpaqueNode* node)
+      : KernelContext(host, context, node) {}
 
   // Subgraph tensor index of input/output `i`; -1 for an omitted optional
   // input or an `i` out of range.
   int32_t input_index(int32_t i) const {
-    return Host().node_input_index(raw_node(), i);
+    return host().node_input_index(raw_node(), i);
   }
   int32_t output_index(int32_t i) const {
-    return Host().node_output_index(raw_node(), i);
+    return host().node_output_index(raw_node(), i);
   }
   // Any tensor of the subgraph, by index (present() is false out of range).
   Tensor tensor(int32_t index) const {
-    return Tensor(Host().context_tensor(raw_context(), index));
+    return Tensor(host(), host().context_tensor(raw_context(), index));
   }
 };
 
 // One node of the subgraph as the model has it, and its index there.
 class GraphNode : public NodeView {
  public:
-  GraphNode(KilnOpaqueContext* context, KilnOpaqueNode* node, int32_t index)
-      : NodeView(context, node), index_(index) {}
+  GraphNode(const KilnHostApi& host, KilnOpaqueContext* context,
+            KilnOpaqueNode* node, int32_t index)
+      : NodeView(host, context, node), index_(index) {}
 
   int32_t index() const { return index_; }
 
@@ -166,9 +175,10 @@ class NodeSupport {
 class PartitionContext : public NodeView {
  public:
   // `node_indices` must outlive the context.
-  PartitionContext(KilnOpaqueContext* context, KilnOpaqueNode* partition,
+  PartitionContext(const KilnHostApi& host, KilnOpaqueContext* context,
+                   KilnOpaqueNode* partition,
                    const std::vector<int32_t>& node_indices)
-      : NodeView(context, partition), node_indices_(node_indices) {}
+      : NodeView(host, context, partition), node_indices_(node_indices) {}
 
   // Subgraph indices of the delegated nodes, in the host's order
   // (KilnHostApi.node_delegated_nodes); never empty.
@@ -179,13 +189,13 @@ class PartitionContext : public NodeView {
     if (nodes_.size() != node_indices_.size()) {
       nodes_.clear();
       for (int32_t index : node_indices_) {
-        KilnOpaqueNode* node = Host().context_node(raw_context(), index);
+        KilnOpaqueNode* node = host().context_node(raw_context(), index);
         // partition_init checked every index; only a broken host gets here.
         if (node == nullptr) {
           throw std::runtime_error(internal::Concat(
               "delegated node ", index, " does not exist in the subgraph"));
         }
-        nodes_.emplace_back(raw_context(), node, index);
+        nodes_.emplace_back(host(), raw_context(), node, index);
       }
     }
     return nodes_;
@@ -244,6 +254,100 @@ class Delegate {
   virtual std::unique_ptr<PartitionKernel> CreatePartitionKernel() = 0;
 };
 
+// What a delegate declares about itself (extension API 1.2), handed to
+// DelegateDefinition:
+//   - the ops it may claim: one row per op and inclusive version range, with
+//     the tensor types every input and output of a claimed node must have
+//     (an empty TypeSet: any type). A 1.2 host refuses a claim no row
+//     covers; the helper declines, with a reason, any node that Supports()
+//     accepts outside the rows, and logs a warning (a bug to fix in one of
+//     the two). No rows at all: "undeclared", as before 1.2;
+//   - optionally a settings message of its own (VendorSettings): its full
+//     name and a serialized FileDescriptorSet defining it (static, e.g. the
+//     array kiln_add_settings_descriptor_set generates). The host parses the
+//     user's text or binary settings into it and the factory receives the
+//     bytes in DelegateSettings::vendor_settings.
+//   kiln::sdk::DelegateManifest()
+//       .Op(KILN_OP_ADD, 1, 2, {KILN_TYPE_FLOAT32})
+//       .CustomOp("acme.Fused", 1, 1)
+//       .VendorSettings("acme.AcmeSettings", kSet, sizeof(kSet))
+// `kiln plugin inspect PLUGIN` shows it without a model.
+class DelegateManifest {
+ public:
+  struct Row {
+    int32_t builtin_code;
+    const char* custom_name;  // static; KILN_OP_CUSTOM only
+    int32_t min_version, max_version;
+    TypeSet types;
+  };
+
+  DelegateManifest& Op(int32_t builtin_code, int32_t min_version,
+                       int32_t max_version, TypeSet types = {}) {
+    rows_.push_back({builtin_code, nullptr, min_version, max_version, types});
+    return *this;
+  }
+  DelegateManifest& CustomOp(const char* name, int32_t min_version,
+                             int32_t max_version, TypeSet types = {}) {
+    rows_.push_back({KILN_OP_CUSTOM, name, min_version, max_version, types});
+    return *this;
+  }
+  DelegateManifest& VendorSettings(const char* type,
+                                   const uint8_t* descriptor_set, size_t size) {
+    settings_type_ = type;
+    descriptor_set_ = descriptor_set;
+    descriptor_set_size_ = size;
+    return *this;
+  }
+
+  const std::vector<Row>& rows() const { return rows_; }
+  // Empty when no row declares `node`'s op, version and types; else why
+  // not, phrased to follow "Supports() accepted <OP> version <V>, but ".
+  std::string Uncovered(const NodeView& node) const {
+    if (rows_.empty()) return "";
+    const int32_t code = node.builtin_code();
+    const char* custom = node.custom_name();
+    std::string why = "the manifest declares no such op";
+    for (const Row& row : rows_) {
+      if (row.builtin_code != code ||
+          (code == KILN_OP_CUSTOM &&
+           (custom == nullptr || std::string(custom) != row.custom_name))) {
+        continue;
+      }
+      if (node.op_version() < row.min_version ||
+          node.op_version() > row.max_version) {
+        why = internal::Concat("the manifest declares versions ",
+                               row.min_version, "..", row.max_version);
+        continue;
+      }
+      const KilnTensorType bad = FirstTypeOutside(node, row.types);
+      if (bad < 0) return "";
+      why = internal::Concat("a tensor has type ", KilnTensorTypeName(bad),
+                             ", which the manifest does not declare (",
+                             row.types.ToString(), ")");
+    }
+    return why;
+  }
+
+ private:
+  friend class DelegateDefinition;
+  // The first present operand's type outside `types`; -1 when none.
+  static KilnTensorType FirstTypeOutside(const NodeView& node, TypeSet types) {
+    if (types.empty()) return -1;
+    for (int32_t i = 0; i < node.num_inputs() + node.num_outputs(); ++i) {
+      const Tensor t = i < node.num_inputs()
+                           ? node.input(i)
+                           : node.output(i - node.num_inputs());
+      if (t.present() && !types.contains(t.type())) return t.type();
+    }
+    return -1;
+  }
+
+  std::vector<Row> rows_;
+  const char* settings_type_ = nullptr;
+  const uint8_t* descriptor_set_ = nullptr;
+  size_t descriptor_set_size_ = 0;
+};
+
 // Makes a delegate instance from `settings` (all defaults when the
 // application gave none). On failure it reports through context.Fail and
 // returns the code; *delegate is then ignored. UNAVAILABLE (no device here)
@@ -260,6 +364,8 @@ namespace internal {
 // What KilnDelegateInterface.create hands the host as `void* delegate`.
 struct DelegateHandle {
   const DelegateDefinition* definition = nullptr;
+  // The load instance whose create made it (its host table).
+  const PluginInstance* instance = nullptr;
   std::unique_ptr<Delegate> delegate;
   // Node index -> why it was not claimed, from the latest partition call.
   std::map<int32_t, std::string> declined;
@@ -317,13 +423,14 @@ inline std::vector<int32_t> DeclineSmallGroups(
 
 // The partition's delegated node indices, each checked to exist. On failure
 // reports and returns INTERNAL (a host that breaks its contract).
-inline KilnStatus ReadDelegatedNodes(KilnOpaqueContext* context,
+inline KilnStatus ReadDelegatedNodes(const KilnHostApi& host,
+                                     KilnOpaqueContext* context,
                                      const KilnOpaqueNode* partition,
                                      std::vector<int32_t>* node_indices) {
-  const DelegateContext reporter(context);
+  const DelegateContext reporter(host, context);
   const int32_t* nodes = nullptr;
   int32_t count = 0;
-  const KilnStatus s = Host().node_delegated_nodes(partition, &nodes, &count);
+  const KilnStatus s = host.node_delegated_nodes(partition, &nodes, &count);
   if (s != KILN_STATUS_OK || nodes == nullptr || count <= 0) {
     return reporter.Fail(KILN_STATUS_INTERNAL,
                          "the partition node lists no delegated nodes "
@@ -332,7 +439,7 @@ inline KilnStatus ReadDelegatedNodes(KilnOpaqueContext* context,
   }
   node_indices->assign(nodes, nodes + count);
   for (int32_t index : *node_indices) {
-    if (Host().context_node(context, index) == nullptr) {
+    if (host.context_node(context, index) == nullptr) {
       return reporter.Fail(KILN_STATUS_INTERNAL, "delegated node ", index,
                            " does not exist in the subgraph");
     }
@@ -364,7 +471,14 @@ class DelegateDefinition {
   // valid while the plugin is loaded.
   DelegateDefinition(const char* name, DelegateFactory factory,
                      const KilnExtensionBase* more_extensions = nullptr)
-      : name_(name), factory_(factory) {
+      : DelegateDefinition(name, factory, DelegateManifest(), more_extensions) {
+  }
+  // With what the delegate declares (ops it may claim, its own settings
+  // message): DelegateManifest.
+  DelegateDefinition(const char* name, DelegateFactory factory,
+                     DelegateManifest manifest,
+                     const KilnExtensionBase* more_extensions = nullptr)
+      : name_(name), factory_(factory), manifest_(std::move(manifest)) {
     static const char* const kStageNames[kNumStages] = {
         "create", "partition", "partition_init", "partition_prepare",
         "partition_invoke"};
@@ -373,12 +487,15 @@ class DelegateDefinition {
           internal::Concat("the '", name, "' delegate's ", kStageNames[i]);
     }
     FillTables(more_extensions);
+    internal::RegisterInstanceBoundDelegate(&interface_);
   }
   DelegateDefinition(const DelegateDefinition&) = delete;
   DelegateDefinition& operator=(const DelegateDefinition&) = delete;
 
   const char* name() const { return name_; }
-  // For PluginDefinition::Delegate.
+  // For PluginDefinition::Delegate: the template the entry point copies into
+  // each load instance (whose copy carries the PluginInstance as
+  // user_data); never call it directly.
   const KilnDelegateInterface* delegate_interface() const {
     return &interface_;
   }
@@ -396,7 +513,29 @@ class DelegateDefinition {
     interface_ = KilnDelegateInterface{};
     interface_.struct_size = KILN_DELEGATE_INTERFACE_STRUCT_SIZE;
     interface_.name = name_;
-    interface_.settings_type = "kiln.DelegateSettings";
+    interface_.settings_type = manifest_.settings_type_ != nullptr
+                                   ? manifest_.settings_type_
+                                   : "kiln.DelegateSettings";
+    interface_.settings_descriptor_set = manifest_.descriptor_set_;
+    interface_.settings_descriptor_set_size = manifest_.descriptor_set_size_;
+    for (const DelegateManifest::Row& row : manifest_.rows_) {
+      KilnDelegateOpSupport op{};
+      op.struct_size = KILN_DELEGATE_OP_SUPPORT_STRUCT_SIZE;
+      op.builtin_code = row.builtin_code;
+      op.custom_name = row.custom_name;
+      op.min_version = row.min_version;
+      op.max_version = row.max_version;
+      std::vector<int32_t>& types = row_types_.emplace_back();
+      for (KilnTensorType t = 0; t < 64; ++t) {
+        if (row.types.contains(t)) types.push_back(t);
+      }
+      op.num_tensor_types = static_cast<uint32_t>(types.size());
+      op.tensor_types = types.empty() ? nullptr : types.data();
+      rows_.push_back(op);
+    }
+    for (const KilnDelegateOpSupport& op : rows_) row_ptrs_.push_back(&op);
+    interface_.supported_ops = row_ptrs_.empty() ? nullptr : row_ptrs_.data();
+    interface_.num_supported_ops = static_cast<uint32_t>(row_ptrs_.size());
     interface_.user_data = this;
     interface_.create = &Create;
     interface_.destroy = &Destroy;
@@ -422,11 +561,13 @@ class DelegateDefinition {
   static KilnStatus Create(void* user_data, KilnOpaqueContext* context,
                            const uint8_t* settings, uint64_t settings_size,
                            void** delegate) {
-    const auto* self = static_cast<const DelegateDefinition*>(user_data);
+    const auto& instance = *static_cast<const PluginInstance*>(user_data);
+    const auto* self =
+        static_cast<const DelegateDefinition*>(instance.delegate_definition());
     return internal::Guard(
-        context,
+        instance.host(), context,
         [&] {
-          DelegateContext c(context);
+          DelegateContext c(instance.host(), context);
           DelegateSettings decoded;
           std::string error;
           if (!ParseDelegateSettings(settings,
@@ -437,6 +578,7 @@ class DelegateDefinition {
           }
           auto handle = std::make_unique<internal::DelegateHandle>();
           handle->definition = self;
+          handle->instance = &instance;
           KILN_SDK_RETURN_IF_ERROR(
               self->factory_(c, decoded, &handle->delegate));
           if (handle->delegate == nullptr) {
@@ -456,27 +598,29 @@ class DelegateDefinition {
   static KilnStatus Partition(void* delegate, KilnOpaqueContext* context) {
     internal::DelegateHandle& h = HandleOf(delegate);
     return internal::Guard(
-        context, [&] { return ClaimSupportedNodes(h, context); },
+        h.instance->host(), context,
+        [&] { return ClaimSupportedNodes(h, context); },
         h.definition->where(kPartition));
   }
 
   static KilnStatus ClaimSupportedNodes(internal::DelegateHandle& h,
                                         KilnOpaqueContext* context) {
     h.declined.clear();
-    DelegateContext subgraph(context);
+    const KilnHostApi& host = h.instance->host();
+    DelegateContext subgraph(host, context);
     KILN_SDK_RETURN_IF_ERROR(h.delegate->BeginPartitioning(subgraph));
     const int32_t* plan = nullptr;
     int32_t count = 0;
-    const KilnStatus s = Host().context_execution_plan(context, &plan, &count);
+    const KilnStatus s = host.context_execution_plan(context, &plan, &count);
     if (s != KILN_STATUS_OK) {
       return subgraph.Fail(s, "context_execution_plan failed");
     }
     std::vector<GraphNode> supported;
     for (int32_t i = 0; i < count; ++i) {
-      KilnOpaqueNode* node = Host().context_node(context, plan[i]);
+      KilnOpaqueNode* node = host.context_node(context, plan[i]);
       if (node == nullptr) continue;
-      const GraphNode view(context, node, plan[i]);
-      const NodeSupport support = h.delegate->Supports(view);
+      const GraphNode view(host, context, node, plan[i]);
+      const NodeSupport support = CheckedSupport(h, view);
       if (support.supported()) {
         supported.push_back(view);
       } else {
@@ -489,24 +633,44 @@ class DelegateDefinition {
         supported, h.delegate->min_partition_size(), &h.declined);
     LogClaims(h, context, claimed.size(), count);
     if (claimed.empty()) return KILN_STATUS_OK;
-    return Host().context_delegate_nodes(context, claimed.data(),
-                                         static_cast<int32_t>(claimed.size()));
+    return host.context_delegate_nodes(context, claimed.data(),
+                                       static_cast<int32_t>(claimed.size()));
+  }
+
+  // Supports(node), declined when the manifest does not cover it (the host
+  // would refuse the claim), with a warning for the delegate's author.
+  static NodeSupport CheckedSupport(const internal::DelegateHandle& h,
+                                    const GraphNode& node) {
+    NodeSupport support = h.delegate->Supports(node);
+    if (!support.supported()) return support;
+    const std::string why = h.definition->manifest_.Uncovered(node);
+    if (why.empty()) return support;
+    support = NodeSupport::Unsupported(
+        "Supports() accepted ", OpName(node), " version ", node.op_version(),
+        " but ", why, "; the delegate's Supports and its manifest disagree");
+    node.host().log(
+        node.raw_context(), KILN_LOG_WARNING,
+        internal::Concat("delegate '", h.definition->name_, "' node ",
+                         node.index(), ": ", support.reason())
+            .c_str());
+    return support;
   }
 
   static void LogClaims(const internal::DelegateHandle& h,
                         KilnOpaqueContext* context, size_t claimed,
                         int32_t planned) {
     const char* name = h.definition->name_;
+    const KilnHostApi& host = h.instance->host();
     for (const auto& [index, why] : h.declined) {
-      Host().log(context, KILN_LOG_INFO,
-                 internal::Concat("delegate '", name, "' declines node ", index,
-                                  ": ", why)
-                     .c_str());
-    }
-    Host().log(context, KILN_LOG_INFO,
-               internal::Concat("delegate '", name, "' claims ", claimed,
-                                " of ", planned, " nodes")
+      host.log(context, KILN_LOG_INFO,
+               internal::Concat("delegate '", name, "' declines node ", index,
+                                ": ", why)
                    .c_str());
+    }
+    host.log(context, KILN_LOG_INFO,
+             internal::Concat("delegate '", name, "' claims ", claimed, " of ",
+                              planned, " nodes")
+                 .c_str());
   }
 
   static const char* DeclineReason(void* delegate,
@@ -520,19 +684,21 @@ class DelegateDefinition {
   static KilnStatus PartitionInit(void* delegate, KilnOpaqueContext* context,
                                   KilnOpaqueNode* partition, void** state) {
     internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
     return internal::Guard(
-        context,
+        host, context,
         [&] {
           auto p = std::make_unique<internal::PartitionHandle>();
           KILN_SDK_RETURN_IF_ERROR(internal::ReadDelegatedNodes(
-              context, partition, &p->node_indices));
+              host, context, partition, &p->node_indices));
           p->kernel = h.delegate->CreatePartitionKernel();
           if (p->kernel == nullptr) {
-            return DelegateContext(context).Fail(
-                KILN_STATUS_INTERNAL, "CreatePartitionKernel of delegate '",
-                h.definition->name_, "' returned null");
+            return DelegateContext(host, context)
+                .Fail(KILN_STATUS_INTERNAL,
+                      "CreatePartitionKernel of delegate '",
+                      h.definition->name_, "' returned null");
           }
-          PartitionContext c(context, partition, p->node_indices);
+          PartitionContext c(host, context, partition, p->node_indices);
           KILN_SDK_RETURN_IF_ERROR(p->kernel->Init(c));
           *state = p.release();
           return KILN_STATUS_OK;
@@ -549,11 +715,12 @@ class DelegateDefinition {
                               KilnOpaqueNode* partition, Stage stage,
                               KernelMethod method) {
     const internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
     auto* p = static_cast<internal::PartitionHandle*>(state);
     return internal::Guard(
-        context,
+        host, context,
         [&] {
-          PartitionContext c(context, partition, p->node_indices);
+          PartitionContext c(host, context, partition, p->node_indices);
           return ((*p->kernel).*method)(c);
         },
         h.definition->where(stage));
@@ -575,6 +742,11 @@ class DelegateDefinition {
 
   const char* name_;
   DelegateFactory factory_;
+  DelegateManifest manifest_;
+  // The C rows of manifest_ (KilnDelegateInterface.supported_ops).
+  std::deque<std::vector<int32_t>> row_types_;
+  std::deque<KilnDelegateOpSupport> rows_;
+  std::vector<const KilnDelegateOpSupport*> row_ptrs_;
   std::string where_[kNumStages];
   KilnDelegateInterface interface_{};
   KilnDelegateDeclineReasonsExtension decline_reasons_{};
