@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "runtime/buffer_handles.h"
 #include "runtime/graph.h"
+#include "runtime/profiler.h"
 
 namespace kiln {
 namespace {
@@ -237,7 +239,13 @@ int32_t NodeInputIndex(const KilnOpaqueNode* n, int32_t index) {
 int32_t NodeOutputIndex(const KilnOpaqueNode* n, int32_t index) {
   return IndexAt(FromOpaque(n)->outputs, index);
 }
-const void* GetHostExtension(const char*) { return nullptr; }
+const void* GetHostExtension(const char* id) {
+  if (id == nullptr) return nullptr;
+  if (std::strcmp(id, KILN_PROFILER_HOST_EXTENSION_ID) == 0) {
+    return ProfilerHostExtension();
+  }
+  return nullptr;
+}
 
 // Extension API 1.1
 KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
@@ -253,6 +261,56 @@ KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
   params->scales = q.scales.empty() ? nullptr : q.scales.data();
   params->zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
   return KILN_STATUS_OK;
+}
+
+// Extension API 1.2
+
+// Whether `t` is an input or output of the partition node being called.
+bool IsPartitionTensor(const CallContext& c, const TensorState* t) {
+  if (c.node == nullptr || c.graph == nullptr) return false;
+  for (const auto* list : {&c.node->inputs, &c.node->outputs}) {
+    for (int32_t i : *list) {
+      if (i >= 0 && &c.graph->TensorAt(i) == t) return true;
+    }
+  }
+  return false;
+}
+
+KilnStatus TensorSetBufferHandle(KilnOpaqueContext* context,
+                                 KilnOpaqueTensor* tensor,
+                                 KilnBufferHandle handle,
+                                 int32_t host_data_stale) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || !c->allow_bind_buffer) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                "tensor_set_buffer_handle may be called only from "
+                "partition_prepare or partition_invoke of a delegate that "
+                "implements copy_from_buffer_handle, copy_to_buffer_handle "
+                "and free_buffer_handle");
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  TensorState* x = tensor != nullptr ? FromOpaque(tensor) : nullptr;
+  if (x == nullptr || !IsPartitionTensor(*c, x) || x->is_constant()) {
+    ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                ("tensor_set_buffer_handle: tensor '" +
+                 (x != nullptr ? x->desc->name : std::string("(null)")) +
+                 "' is not a non-constant input or output of the partition")
+                    .c_str());
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  BindBufferHandle(*x, c->delegate, c->graph, handle, host_data_stale != 0,
+                   /*by_application=*/false);
+  return KILN_STATUS_OK;
+}
+
+KilnBufferHandle TensorBufferHandle(KilnOpaqueContext* context,
+                                    const KilnOpaqueTensor* tensor) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->delegate == nullptr || tensor == nullptr) {
+    return KILN_INVALID_BUFFER_HANDLE;
+  }
+  const BufferBinding& b = FromOpaque(tensor)->buffer;
+  return b.owner == c->delegate ? b.handle : KILN_INVALID_BUFFER_HANDLE;
 }
 
 KilnHostApi MakeFullTable() {
@@ -293,6 +351,9 @@ KilnHostApi MakeFullTable() {
   api.get_host_extension = GetHostExtension;
   // Extension API 1.1
   api.tensor_quantization = TensorQuantization;
+  // Extension API 1.2
+  api.tensor_set_buffer_handle = TensorSetBufferHandle;
+  api.tensor_buffer_handle = TensorBufferHandle;
   return api;
 }
 
@@ -306,6 +367,7 @@ struct VersionedTable {
 constexpr VersionedTable kTableSizes[] = {
     {0, KILN_HOST_API_STRUCT_SIZE_1_0},
     {1, KILN_HOST_API_STRUCT_SIZE_1_1},
+    {2, KILN_HOST_API_STRUCT_SIZE_1_2},
 };
 
 }  // namespace
