@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "runtime/host_api.h"
 #include "runtime/single_node_runner.h"
+#include "test_instance.h"
 
 namespace kiln {
 namespace {
@@ -31,16 +32,17 @@ KilnStatus NoInvoke(KernelContext&) { return KILN_STATUS_OK; }
 
 class SdkChecksTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    sdk::HostApiSlot() = HostApiForVersion(KILN_EXT_API_VERSION);
-  }
-  // Runs `body` as the prepare of a kernel for the runner's node.
+  // Runs `body` as the prepare of a kernel for the runner's node, in a load
+  // instance on this host's newest table.
   static absl::Status Prepare(SingleNodeRunner& r,
                               std::function<KilnStatus(KernelContext&)> body) {
     Body() = std::move(body);
-    const KilnKernel kernel = sdk::MakeKernel<RunBody, NoInvoke>(
-        r.node().builtin_code, 1, 1, r.node().custom_name.c_str());
-    return r.Run(kernel);
+    sdk::PluginDefinition definition("checks_test", "1.0.0");
+    definition.AddKernel(sdk::MakeKernel<RunBody, NoInvoke>(
+        r.node().builtin_code, 1, 1, r.node().custom_name.c_str()));
+    const sdk_test::TestInstance instance(
+        HostApiForVersion(KILN_EXT_API_VERSION), definition.descriptor());
+    return r.Run(instance.kernel(0));
   }
   static std::string Prefixed(const std::string& message) {
     return "prepare failed: " + message;

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kiln/delegate_settings.pb.h"
+#include "test_instance.h"
 
 namespace kiln::sdk_test {
 namespace {
@@ -132,21 +133,26 @@ sdk::DelegateDefinition& Definition() {
   return definition;
 }
 
+// The template descriptor of a plugin offering the scripted delegate.
+const KilnPluginDescriptor* Describe() {
+  static sdk::PluginDefinition plugin =
+      sdk::PluginDefinition("scripted_plugin", "1.0.0")
+          .Delegate(Definition().delegate_interface())
+          .Extensions(Definition().extensions());
+  return plugin.descriptor();
+}
+
 // Drives the C table as a host would.
 class SdkDelegateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    script = Script();
-    sdk::HostApiSlot() = FakeHostApi();
-  }
+  void SetUp() override { script = Script(); }
   void TearDown() override {
     if (state_ != nullptr) iface()->partition_free(instance_, state_);
     if (instance_ != nullptr) iface()->destroy(iface()->user_data, instance_);
   }
 
-  const KilnDelegateInterface* iface() {
-    return Definition().delegate_interface();
-  }
+  // The delegate of this test's load instance, on the scripted host.
+  const KilnDelegateInterface* iface() { return load_.delegate(); }
   const KilnDelegateDeclineReasonsExtension* decline_reasons() {
     const KilnExtensionBase* e = Definition().extensions();
     if (e == nullptr ||
@@ -199,6 +205,7 @@ class SdkDelegateTest : public ::testing::Test {
     return static_cast<int32_t>(graph_.nodes.size() - 1);
   }
 
+  TestInstance load_{FakeHostApi(), Describe()};
   FakeGraph graph_;
   void* instance_ = nullptr;
   void* state_ = nullptr;

@@ -138,7 +138,10 @@ const KilnHostApi kTable = {
     ContextDelegateNodes, NodeDelegatedNodes, NodeInputIndex, NodeOutputIndex,
     /*get_host_extension=*/nullptr,
     // 1.1
-    /*tensor_quantization=*/nullptr};
+    /*tensor_quantization=*/nullptr,
+    // 1.2
+    /*tensor_set_buffer_handle=*/nullptr, /*tensor_buffer_handle=*/nullptr,
+    /*tensor_set_type=*/nullptr};
 
 }  // namespace
 

@@ -294,8 +294,10 @@ typedef struct KilnQuantizationParams {
   KILN_STRUCT_SIZE(KilnQuantizationParams, zero_points)
 
 /* ---- Host services -------------------------------------------------------
- * The table the host hands a plugin at entry. Valid until the plugin is
- * unloaded. Check KILN_STRUCT_HAS_FIELD(KilnHostApi, api->struct_size, f)
+ * The table the host hands a plugin at entry (and, negotiated, at
+ * initialize): one per load instance, sized for the version that instance
+ * serves. Valid until that instance's shutdown (hosts older than 1.2: until
+ * the plugin is unloaded). Check KILN_STRUCT_HAS_FIELD(KilnHostApi, api->struct_size, f)
  * before calling any function added after the plugin's minimum host version.
  * Unless stated otherwise, a function given an index out of range returns
  * NULL, -1, or KILN_STATUS_OUT_OF_RANGE. */
@@ -310,7 +312,10 @@ typedef struct KilnHostApi {
    * subgraph, node, op and plugin. `message` is copied. */
   void (*report_error)(KilnOpaqueContext* context, KilnStatus code,
                        const char* message);
-  /* Logs a message at KILN_LOG_* severity. context may be NULL. */
+  /* Logs a message at KILN_LOG_* severity; `message` is copied. context may
+   * be NULL. The host prints what reaches its log level (default: warnings
+   * and errors) and keeps every message logged during the entry point and
+   * initialize (1.2) with the plugin's load record, quoted on refusal. */
   void (*log)(KilnOpaqueContext* context, int32_t severity,
               const char* message);
 
@@ -420,10 +425,14 @@ typedef struct KilnHostApi {
    * for the current callback. */
   KilnBufferHandle (*tensor_buffer_handle)(KilnOpaqueContext* context,
                                            const KilnOpaqueTensor* tensor);
-  /* Only during prepare, on an output of the node being prepared that is
-   * neither constant nor a subgraph input: sets its element type (as
-   * TFLite's ADD does with `output->type = input->type` for models that
-   * declare a quantized add's output FLOAT32). */
+  /* Only during KilnKernel.prepare, on an output of the node being prepared
+   * that is neither constant, a variable, a string tensor nor a subgraph
+   * input: sets its element type (as TFLite's ADD does with
+   * `output->type = input->type` for models that declare a quantized add's
+   * output FLOAT32) to a fixed-size KILN_TYPE_* (not STRING, RESOURCE or
+   * VARIANT). tensor_type and the host's memory planning then use it until
+   * the node is prepared again. FAILED_PRECONDITION otherwise, with the
+   * reason through report_error. */
   KilnStatus (*tensor_set_type)(KilnOpaqueContext* context,
                                 KilnOpaqueTensor* tensor, KilnTensorType type);
 } KilnHostApi;

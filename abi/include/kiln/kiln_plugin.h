@@ -20,13 +20,24 @@
  *      calls descriptor->shutdown once the instance's last callback returned.
  *
  * Load instances (normative since extension API 1.2): the host runs steps
- * 2-5 once per load instance — every interpreter that uses the plugin, and
- * every host level a capped interpreter serves — even when dlopen returns a
- * library that is already loaded. Each entry call carries that instance's
- * own host table. A plugin keeps per-instance state (its host table, the
- * negotiated version) in the descriptor it returns for that call, reaching
- * it through the kernels' and the delegate's user_data, never in a
- * process-global slot that the next load would overwrite.
+ * 2-5 once per load instance — every interpreter that uses the plugin, each
+ * with the host level (extension API version) it serves, capped or not —
+ * even when dlopen returns a library that is already loaded. Each entry
+ * call carries that instance's own host table. A plugin keeps per-instance
+ * state (its host table, the negotiated version) in the descriptor it
+ * returns for that call, reaching it through the kernels' and the
+ * delegate's user_data, never in a process-global slot that the next load
+ * would overwrite.
+ *
+ * Lifecycle (1.2): initialize and shutdown are called by a host that offers
+ * the instance extension API 1.2 or newer (KilnHostInfo.abi_version >= 1.2,
+ * as seen at entry), for a descriptor of the host's major version whose
+ * struct_size covers them. A host offering less — an older host, or a newer
+ * one capped to an older level — behaves exactly as a host of that level:
+ * it never calls them, and keeps every descriptor until the library is
+ * unloaded. A plugin therefore knows at entry whether its descriptor will
+ * be shut down, and may share one descriptor among the entry calls that
+ * will not be (e.g. per host table), so that nothing leaks per interpreter.
  */
 #ifndef KILN_KILN_PLUGIN_H_
 #define KILN_KILN_PLUGIN_H_
@@ -116,17 +127,20 @@ typedef struct KilnPluginDescriptor {
 
   /* ---- Extension API 1.2 ---- */
 
-  /* Optional. Called once per load instance after the host accepted this
-   * descriptor and before any other callback of the instance, on the
-   * loading thread. A non-OK status refuses the plugin for this instance;
-   * the messages it logged through info->api->log are shown with the
-   * refusal. */
+  /* Optional. Called once per load instance (see Lifecycle above) after the
+   * host accepted this descriptor and before any other callback of the
+   * instance, on the loading thread. A non-OK status refuses the plugin for
+   * this instance; the messages it logged through info->api->log are shown
+   * with the refusal. */
   KilnStatus (*initialize)(const struct KilnPluginDescriptor* self,
                            const KilnPluginInstanceInfo* info);
-  /* Optional. Called exactly once for every descriptor an entry call
-   * returned whose struct_size covers this field, whether the host then
-   * accepted it or refused it, after the instance's last callback (kernels
-   * freed, delegate instances destroyed); it may free the descriptor. */
+  /* Optional. Called exactly once for every descriptor an entry call of a
+   * host offering 1.2 or newer returned (see Lifecycle above), whether the
+   * host then accepted it or refused it, after the instance's last callback
+   * (kernels freed, delegate instances destroyed) and before the host's
+   * dlclose, on the thread that releases the instance; it may free the
+   * descriptor. Messages it logs while the host refuses the instance are
+   * shown with the refusal. */
   void (*shutdown)(const struct KilnPluginDescriptor* self);
 } KilnPluginDescriptor;
 #define KILN_PLUGIN_DESCRIPTOR_STRUCT_SIZE_1_0 \

@@ -182,7 +182,7 @@ uint64_t KilnInterpreterArenaBytes(const KilnInterpreter* interpreter) {
 // ---- Tensors ----
 
 KilnTensorType KilnTensorGetType(const KilnTensor* tensor) {
-  return tensor == nullptr ? KILN_TYPE_FLOAT32 : T(tensor)->desc->type;
+  return tensor == nullptr ? KILN_TYPE_FLOAT32 : T(tensor)->ElementType();
 }
 
 int32_t KilnTensorNumDims(const KilnTensor* tensor) {
@@ -238,7 +238,7 @@ KilnError* KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* data,
         "KilnTensorCopyFromBuffer: tensor '" + t.desc->name +
             "' is a constant of the model and cannot be written");
   }
-  if (t.desc->type == KILN_TYPE_STRING) {
+  if (t.ElementType() == KILN_TYPE_STRING) {
     // String tensors are variable length: the buffer is the whole encoded
     // string tensor (int32 count, int32 offsets[count + 1], bytes).
     t.AllocateOwned(size);

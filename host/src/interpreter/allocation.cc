@@ -48,6 +48,7 @@ void ResetTensors(SubgraphState& s) {
     if (written[i]) {
       t.has_rank = false;
       t.shape.clear();
+      t.type_override.reset();
     }
     t.data = nullptr;
     t.bytes = 0;
@@ -117,7 +118,8 @@ void PlanMemory(SubgraphState& s) {
   for (size_t i = 0; i < s.tensors().size(); ++i) {
     TensorRecord& t = s.tensors()[i];
     if (t.is_constant() || t.desc->is_variable || t.dynamic ||
-        life.first[i] < 0 || !t.has_rank || t.desc->type == KILN_TYPE_STRING) {
+        life.first[i] < 0 || !t.has_rank ||
+        t.ElementType() == KILN_TYPE_STRING) {
       continue;
     }
     requests.push_back({t.RequiredBytes(), life.first[i], life.last[i]});
@@ -269,6 +271,7 @@ absl::Status Interpreter::PrepareKernelNode(SubgraphState& s, NodeRecord& node,
       if (x.is_constant() || x.desc->is_variable) continue;
       x.has_rank = false;
       x.shape.clear();
+      x.type_override.reset();
     }
     KILN_RETURN_IF_ERROR(CallKernel(s, node, PluginStage::kPrepare));
     return AllocateDynamicOutputs(s, node);
@@ -301,7 +304,7 @@ absl::Status Interpreter::AllocateDynamicOutputs(SubgraphState& s,
           "' without a shape although every input holds data; the kernel "
           "must size its outputs (report this to the plugin's author)"));
     }
-    if (x.desc->type == KILN_TYPE_STRING) continue;  // sized by its writer
+    if (x.ElementType() == KILN_TYPE_STRING) continue;  // sized by its writer
     const size_t need = x.RequiredBytes();
     if (x.storage != TensorStorage::kOwned || x.bytes != need) {
       x.AllocateOwned(need);

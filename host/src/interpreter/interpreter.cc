@@ -420,7 +420,7 @@ absl::Status Interpreter::InvokeSubgraph(int subgraph) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const TensorRecord& t = s.tensor(inputs[i]);
     if (t.data == nullptr && !t.is_constant() &&
-        t.desc->type == KILN_TYPE_STRING) {
+        t.ElementType() == KILN_TYPE_STRING) {
       return absl::FailedPreconditionError(absl::StrCat(
           "subgraph ", subgraph, " string input ", i, " '", t.desc->name,
           "' has no value: copy data into it before Invoke"));

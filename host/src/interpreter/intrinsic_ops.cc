@@ -37,13 +37,13 @@ std::string StringOption(const NodeDesc& node, uint32_t key) {
 
 size_t ValueBytes(const TensorState& t) {
   if (t.data == nullptr) return 0;
-  if (t.desc->type == KILN_TYPE_STRING) return t.bytes;
+  if (t.ElementType() == KILN_TYPE_STRING) return t.bytes;
   return std::min(t.bytes, t.RequiredBytes());
 }
 
 TensorValue ReadValue(const TensorState& t) {
   TensorValue v;
-  v.type = t.desc->type;
+  v.type = t.ElementType();
   v.shape = t.shape;
   const size_t n = ValueBytes(t);
   if (n > 0) {
@@ -57,13 +57,13 @@ TensorValue ReadValue(const TensorState& t) {
 // no planned bytes (or holds strings).
 absl::Status CopyInto(TensorState& t, const TensorValue& v,
                       const std::string& where) {
-  const TensorDesc& d = *t.desc;
-  if (d.type != v.type) {
+  const KilnTensorType type = t.ElementType();
+  if (type != v.type) {
     return absl::InvalidArgumentError(absl::StrCat(
-        where, ": tensor '", d.name, "' has type ", TypeName(d.type),
+        where, ": tensor '", t.desc->name, "' has type ", TypeName(type),
         " but receives a ", TypeName(v.type), " value"));
   }
-  if (d.type == KILN_TYPE_STRING || t.data == nullptr ||
+  if (type == KILN_TYPE_STRING || t.data == nullptr ||
       t.storage == TensorStorage::kOwned) {
     if (t.storage != TensorStorage::kOwned || t.bytes != v.bytes.size()) {
       t.AllocateOwned(v.bytes.size());
@@ -71,7 +71,7 @@ absl::Status CopyInto(TensorState& t, const TensorValue& v,
   }
   if (t.bytes < v.bytes.size()) {
     return absl::InternalError(
-        absl::StrCat(where, ": tensor '", d.name, "' holds ", t.bytes,
+        absl::StrCat(where, ": tensor '", t.desc->name, "' holds ", t.bytes,
                      " bytes but receives ", v.bytes.size()));
   }
   if (!v.bytes.empty()) std::memcpy(t.data, v.bytes.data(), v.bytes.size());
@@ -317,7 +317,7 @@ absl::Status Interpreter::InvokeCallSubgraph(SubgraphState& s,
 absl::Status Interpreter::InvokeIf(SubgraphState& s, const NodeRecord& node) {
   const NodeDesc& desc = node.node();
   const TensorRecord& cond = s.tensor(desc.inputs[0]);
-  const KilnTensorType type = cond.desc->type;
+  const KilnTensorType type = cond.ElementType();
   if (cond.data == nullptr || cond.NumElements() < 1 ||
       (type != KILN_TYPE_BOOL && type != KILN_TYPE_INT32)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -345,12 +345,12 @@ absl::Status Interpreter::InvokeWhile(SubgraphState& s,
     KILN_RETURN_IF_ERROR(LoadInputs(*this, cond, values, where));
     KILN_RETURN_IF_ERROR(InvokeSubgraph(cond_index));
     const TensorRecord& c = cond.tensor(cond.model().outputs[0]);
-    if (c.desc->type != KILN_TYPE_BOOL || c.data == nullptr ||
+    if (c.ElementType() != KILN_TYPE_BOOL || c.data == nullptr ||
         c.NumElements() < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": the cond subgraph ", cond_index,
                        " must produce a non-empty BOOL tensor, got ",
-                       TypeName(c.desc->type), " ",
+                       TypeName(c.ElementType()), " ",
                        c.has_rank ? absl::StrCat(c.NumElements(), " elements")
                                   : "unknown shape"));
     }
@@ -426,11 +426,11 @@ absl::Status Interpreter::InvokeAssignVariable(SubgraphState& s,
         where, ": the value tensor '", value.desc->name, "' holds no data"));
   }
   Variable& var = variables_[static_cast<size_t>(id)];
-  if (var.assigned && var.type != value.desc->type) {
+  if (var.assigned && var.type != value.ElementType()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": resource variable '", var.name, "' holds ",
                      TypeName(var.type), " values; cannot assign a ",
-                     TypeName(value.desc->type), " tensor"));
+                     TypeName(value.ElementType()), " tensor"));
   }
   TensorValue v = ReadValue(value);
   var.type = v.type;

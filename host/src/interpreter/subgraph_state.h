@@ -138,6 +138,7 @@ class SubgraphState final : public GraphView {
     return node(i).node();
   }
   const std::vector<int32_t>& Plan() const override { return execution_plan; }
+  const std::vector<int32_t>& Inputs() const override { return model_.inputs; }
 
  private:
   int32_t index_;

@@ -13,10 +13,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "runtime/graph.h"
 #include "runtime/host_api.h"
+#include "runtime/host_log.h"
 
 namespace kiln {
 namespace {
@@ -32,21 +34,14 @@ constexpr uint32_t kDescriptorVersionHeaderSize =
 constexpr uint32_t kKernelSize_1_0 = KILN_STRUCT_SIZE(KilnKernel, invoke);
 constexpr uint32_t kDelegateSize_1_0 =
     KILN_STRUCT_SIZE(KilnDelegateInterface, partition_invoke);
+constexpr uint32_t kDescriptorSizeWithShutdown =
+    KILN_STRUCT_SIZE(KilnPluginDescriptor, shutdown);
+constexpr uint32_t kDescriptorSizeWithInitialize =
+    KILN_STRUCT_SIZE(KilnPluginDescriptor, initialize);
+// The first extension API whose hosts run initialize/shutdown.
+constexpr uint32_t kLifecycleAbiVersion = KILN_MAKE_VERSION(1, 2, 0);
 constexpr size_t kMaxNameLength = 64;
 constexpr int kMaxExtensionChain = 64;
-
-// Closes a dlopen handle unless released.
-class HandleGuard {
- public:
-  explicit HandleGuard(void* handle) : handle_(handle) {}
-  ~HandleGuard() {
-    if (handle_ != nullptr) dlclose(handle_);
-  }
-  void* release() { return std::exchange(handle_, nullptr); }
-
- private:
-  void* handle_;
-};
 
 absl::Status Refuse(const std::string& path, const std::string& what) {
   return absl::FailedPreconditionError(
@@ -250,10 +245,10 @@ absl::StatusOr<void*> OpenLibrary(const std::string& path) {
 }
 
 // Calls the plugin's entry point with the host's offer; the descriptor it
-// returns (never null).
-absl::StatusOr<const KilnPluginDescriptor*> CallEntry(const std::string& path,
-                                                      void* handle,
-                                                      const HostOffer& offer) {
+// returns (never null). `messages`: what the plugin logged so far.
+absl::StatusOr<const KilnPluginDescriptor*> CallEntry(
+    const std::string& path, void* handle, const HostOffer& offer,
+    std::vector<std::string>* messages) {
   dlerror();
   void* symbol = dlsym(handle, KILN_PLUGIN_ENTRY_SYMBOL);
   if (symbol == nullptr) {
@@ -273,12 +268,12 @@ absl::StatusOr<const KilnPluginDescriptor*> CallEntry(const std::string& path,
   info.api = HostApiForVersion(offer.max_abi_version);
   const KilnPluginDescriptor* d = entry(&info);
   if (d == nullptr) {
-    return Refuse(path,
-                  absl::StrCat(KILN_PLUGIN_ENTRY_SYMBOL,
-                               " returned NULL: the plugin declined this host "
-                               "(extension API ",
-                               VersionString(offer.max_abi_version),
-                               "); see the plugin's log messages"));
+    return Refuse(
+        path, absl::StrCat(KILN_PLUGIN_ENTRY_SYMBOL,
+                           " returned NULL: the plugin declined this host "
+                           "(extension API ",
+                           VersionString(offer.max_abi_version), ")",
+                           messages->empty() ? "; it logged no reason" : ""));
   }
   return d;
 }
@@ -356,9 +351,29 @@ absl::Status ValidateIdentity(const std::string& path,
 
 }  // namespace
 
-LoadedPlugin::~LoadedPlugin() {
-  if (handle_ != nullptr) dlclose(handle_);
+LoadInstanceCloser::LoadInstanceCloser(LoadInstanceCloser&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      descriptor_(std::exchange(other.descriptor_, nullptr)),
+      shutdown_(std::exchange(other.shutdown_, nullptr)) {}
+
+LoadInstanceCloser& LoadInstanceCloser::operator=(
+    LoadInstanceCloser&& other) noexcept {
+  if (this != &other) {
+    Close();
+    handle_ = std::exchange(other.handle_, nullptr);
+    descriptor_ = std::exchange(other.descriptor_, nullptr);
+    shutdown_ = std::exchange(other.shutdown_, nullptr);
+  }
+  return *this;
 }
+
+void LoadInstanceCloser::Close() {
+  if (shutdown_ != nullptr) std::exchange(shutdown_, nullptr)(descriptor_);
+  descriptor_ = nullptr;
+  if (handle_ != nullptr) dlclose(std::exchange(handle_, nullptr));
+}
+
+LoadedPlugin::~LoadedPlugin() = default;
 
 std::string LoadedPlugin::Describe() const {
   return absl::StrCat(name_, " ", version_, " (", path_, ")");
@@ -381,40 +396,140 @@ absl::StatusOr<HostOffer> PluginLoader::MakeOffer(uint32_t max_abi_version) {
   return offer;
 }
 
-absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
-    const std::string& path, const HostOffer& offer, PluginLoadRecord* record) {
-  PluginLoadRecord scratch;
-  PluginLoadRecord& rec = record != nullptr ? *record : scratch;
-  rec.path = path;
-  KILN_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path));
-  HandleGuard guard(handle);
-  KILN_ASSIGN_OR_RETURN(const KilnPluginDescriptor* d,
-                        CallEntry(path, handle, offer));
-  KILN_ASSIGN_OR_RETURN(const Negotiation n,
-                        NegotiateDescriptor(path, d, offer, rec));
+namespace {
+
+// Whether this load instance is owed initialize/shutdown: the host offered
+// 1.2 or newer and the descriptor, of the host's major, is large enough.
+bool RunsLifecycle(const KilnPluginDescriptor* d, const HostOffer& offer,
+                   uint32_t needed_size) {
+  return offer.max_abi_version >= kLifecycleAbiVersion &&
+         d->struct_size >= needed_size &&
+         KILN_VERSION_MAJOR(d->abi_version) ==
+             KILN_VERSION_MAJOR(offer.max_abi_version);
+}
+
+// The checks of an accepted descriptor's contents, after negotiation.
+absl::Status ValidateContents(const std::string& path,
+                              const KilnPluginDescriptor* d,
+                              const std::set<std::string>& taken_names,
+                              std::vector<const KilnKernel*>* kernels) {
   KILN_RETURN_IF_ERROR(ValidateIdentity(path, d));
-  std::vector<const KilnKernel*> kernels;
-  KILN_RETURN_IF_ERROR(ValidateKernels(path, d, &kernels));
+  KILN_RETURN_IF_ERROR(ValidateKernels(path, d, kernels));
   if (d->delegate != nullptr) {
     KILN_RETURN_IF_ERROR(ValidateDelegate(path, d->delegate));
   }
   KILN_RETURN_IF_ERROR(ValidateExtensions(path, d->extensions));
-  if (kernels.empty() && d->delegate == nullptr) {
+  if (kernels->empty() && d->delegate == nullptr) {
     return Refuse(path,
                   "it declares no kernels and no delegate; a plugin "
                   "must provide at least one");
   }
+  if (taken_names.count(d->name) > 0) {
+    return Refuse(path, absl::StrCat("a plugin named '", d->name,
+                                     "' is already loaded from an earlier "
+                                     "search location; remove one of them"));
+  }
+  return absl::OkStatus();
+}
 
+// Calls the descriptor's initialize, if it has one, for negotiated version
+// `version`. `messages`: what the plugin logged so far.
+absl::Status CallInitialize(const std::string& path,
+                            const KilnPluginDescriptor* d,
+                            const HostOffer& offer, uint32_t version,
+                            std::vector<std::string>* messages) {
+  if (!RunsLifecycle(d, offer, kDescriptorSizeWithInitialize) ||
+      d->initialize == nullptr) {
+    return absl::OkStatus();
+  }
+  KilnPluginInstanceInfo info;
+  std::memset(&info, 0, sizeof(info));
+  info.struct_size = KILN_PLUGIN_INSTANCE_INFO_STRUCT_SIZE;
+  info.abi_version = version;
+  info.runtime_version = offer.runtime_version;
+  info.api = HostApiForVersion(version);
+  const KilnStatus code = d->initialize(d, &info);
+  if (code == KILN_STATUS_OK) return absl::OkStatus();
+  const bool known =
+      code > KILN_STATUS_OK && code <= KILN_STATUS_UNAUTHENTICATED;
+  return Refuse(path,
+                absl::StrCat("its initialize returned ",
+                             known ? absl::StatusCodeToString(
+                                         static_cast<absl::StatusCode>(code))
+                                   : absl::StrCat("status ", code),
+                             " for extension API ", VersionString(version),
+                             messages->empty() ? "; it logged no reason" : ""));
+}
+
+// `status` with what the plugin logged appended to its message.
+absl::Status WithPluginMessages(const absl::Status& status,
+                                const std::vector<std::string>& messages) {
+  if (status.ok() || messages.empty()) return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(status.message(), ". The plugin logged: ",
+                                   absl::StrJoin(messages, "; ")));
+}
+
+// A load instance whose descriptor was accepted and initialized.
+struct AcceptedInstance {
+  const KilnPluginDescriptor* descriptor = nullptr;
+  uint32_t negotiated_version = 0;
+  std::vector<const KilnKernel*> kernels;
+  LoadInstanceCloser closer;
+};
+
+absl::StatusOr<AcceptedInstance> LoadInstance(
+    const std::string& path, const HostOffer& offer, PluginLoadRecord& rec,
+    const std::set<std::string>& taken_names) {
+  KILN_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path));
+  LoadInstanceCloser closer(handle);
+  KILN_ASSIGN_OR_RETURN(const KilnPluginDescriptor* d,
+                        CallEntry(path, handle, offer, &rec.messages));
+  if (RunsLifecycle(d, offer, kDescriptorSizeWithShutdown)) {
+    closer.SetShutdown(d, d->shutdown);
+  }
+  KILN_ASSIGN_OR_RETURN(const Negotiation n,
+                        NegotiateDescriptor(path, d, offer, rec));
+  std::vector<const KilnKernel*> kernels;
+  KILN_RETURN_IF_ERROR(ValidateContents(path, d, taken_names, &kernels));
+  KILN_RETURN_IF_ERROR(
+      CallInitialize(path, d, offer, n.version, &rec.messages));
+  AcceptedInstance accepted;
+  accepted.descriptor = d;
+  accepted.negotiated_version = n.version;
+  accepted.kernels = std::move(kernels);
+  accepted.closer = std::move(closer);
+  return accepted;
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
+    const std::string& path, const HostOffer& offer, PluginLoadRecord* record,
+    const std::set<std::string>& taken_names) {
+  PluginLoadRecord scratch;
+  PluginLoadRecord& rec = record != nullptr ? *record : scratch;
+  rec.path = path;
+  absl::StatusOr<AcceptedInstance> accepted;
+  {
+    // Entry, initialize, and a refused instance's shutdown.
+    const PluginLogCapture capture(&rec.messages);
+    accepted = LoadInstance(path, offer, rec, taken_names);
+  }
+  if (!accepted.ok()) {
+    return WithPluginMessages(accepted.status(), rec.messages);
+  }
+  const KilnPluginDescriptor* d = accepted->descriptor;
   std::shared_ptr<LoadedPlugin> plugin(new LoadedPlugin());
   plugin->path_ = path;
   plugin->name_ = d->name;
   plugin->version_ = d->version;
   plugin->abi_version_ = d->abi_version;
-  plugin->negotiated_version_ = n.version;
+  plugin->negotiated_version_ = accepted->negotiated_version;
   plugin->descriptor_ = d;
-  plugin->kernels_ = std::move(kernels);
+  plugin->kernels_ = std::move(accepted->kernels);
   plugin->delegate_ = d->delegate;
-  plugin->handle_ = guard.release();
+  plugin->closer_ = std::move(accepted->closer);
   return plugin;
 }
 
@@ -467,15 +582,11 @@ std::vector<PluginLoadRecord> PluginLoader::LoadAll(
       continue;
     }
     absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
-        Load(path, *offer, &rec);
+        Load(path, *offer, &rec, loaded_names);
     if (!plugin.ok()) {
       rec.refusal = std::string(plugin.status().message());
-    } else if (!loaded_names.insert((*plugin)->name()).second) {
-      rec.refusal = absl::StrCat(
-          "plugin '", path, "' refused: a plugin named '", (*plugin)->name(),
-          "' is already loaded from an earlier search location; remove one "
-          "of them");
     } else {
+      loaded_names.insert((*plugin)->name());
       rec.plugin = *std::move(plugin);
     }
     records.push_back(std::move(rec));

@@ -9,11 +9,21 @@
 //      then the installed default plugin directory (DefaultPluginDirectory).
 // A plugin whose name is already loaded is refused as a duplicate. A refused
 // plugin never stops the others.
+//
+// Load instances (kiln_plugin.h): every Load is one load instance. The entry
+// point runs with the table of the offered version; once the descriptor is
+// accepted, a host offering extension API 1.2 or newer calls its initialize
+// (negotiated version, the table of that version) and, for every descriptor
+// the entry point returned, its shutdown: on refusal before the library is
+// closed, else when the LoadedPlugin goes away. What the plugin logs while
+// it loads (entry, initialize, a refused instance's shutdown) is kept in the
+// PluginLoadRecord and quoted in the refusal.
 #ifndef KILN_HOST_PLUGIN_PLUGIN_LOADER_H_
 #define KILN_HOST_PLUGIN_PLUGIN_LOADER_H_
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -23,9 +33,36 @@
 
 namespace kiln {
 
-// A plugin that was accepted. Owns the library handle: closing happens when
-// the last reference goes away, so keep a shared_ptr for as long as any
-// kernel, node state or delegate of the plugin is alive.
+// Closes a load instance: calls the descriptor's shutdown (when the instance
+// is owed one), then dlcloses the library. Movable, not copyable.
+class LoadInstanceCloser {
+ public:
+  LoadInstanceCloser() = default;
+  explicit LoadInstanceCloser(void* handle) : handle_(handle) {}
+  ~LoadInstanceCloser() { Close(); }
+  LoadInstanceCloser(LoadInstanceCloser&& other) noexcept;
+  LoadInstanceCloser& operator=(LoadInstanceCloser&& other) noexcept;
+  LoadInstanceCloser(const LoadInstanceCloser&) = delete;
+  LoadInstanceCloser& operator=(const LoadInstanceCloser&) = delete;
+
+  // Shutdown to call with `descriptor` before closing (null: none).
+  void SetShutdown(const KilnPluginDescriptor* descriptor,
+                   void (*shutdown)(const KilnPluginDescriptor*)) {
+    descriptor_ = descriptor;
+    shutdown_ = shutdown;
+  }
+  void Close();
+
+ private:
+  void* handle_ = nullptr;
+  const KilnPluginDescriptor* descriptor_ = nullptr;
+  void (*shutdown_)(const KilnPluginDescriptor*) = nullptr;
+};
+
+// A plugin that was accepted: one load instance. Owns the library handle and
+// the instance: shutdown and dlclose happen when the last reference goes
+// away, so keep a shared_ptr for as long as any kernel, node state or
+// delegate of the plugin is alive.
 class LoadedPlugin {
  public:
   ~LoadedPlugin();
@@ -47,7 +84,7 @@ class LoadedPlugin {
   friend class PluginLoader;
   LoadedPlugin() = default;
   std::string path_, name_, version_;
-  void* handle_ = nullptr;
+  LoadInstanceCloser closer_;
   uint32_t abi_version_ = 0, negotiated_version_ = 0;
   const KilnPluginDescriptor* descriptor_ = nullptr;
   std::vector<const KilnKernel*> kernels_;
@@ -62,6 +99,9 @@ struct PluginLoadRecord {
   std::string name, version;
   uint32_t abi_version = 0;
   std::string refusal;  // full message when refused, "" when loaded
+  // What the plugin logged while it loaded (entry point, initialize, and
+  // shutdown when refused), in order, each "<level>: <message>".
+  std::vector<std::string> messages;
 };
 
 struct PluginSearchConfig {
@@ -78,12 +118,16 @@ class PluginLoader {
   // Fails if the cap is not a version this host can serve.
   static absl::StatusOr<HostOffer> MakeOffer(uint32_t max_abi_version);
 
-  // Loads one plugin file. On failure the status message says what failed,
-  // names the path (and symbol or field) and what to do; the library handle
-  // is closed. `record`, when given, receives what was read before refusal.
+  // Loads one plugin file as a new load instance. On failure the status
+  // message says what failed, names the path (and symbol or field) and what
+  // to do, and quotes what the plugin logged; the instance is shut down and
+  // the library handle closed. `record`, when given, receives what was read
+  // before refusal. A plugin whose name is in `taken_names` is refused as a
+  // duplicate before its initialize runs.
   static absl::StatusOr<std::shared_ptr<LoadedPlugin>> Load(
       const std::string& path, const HostOffer& offer,
-      PluginLoadRecord* record = nullptr);
+      PluginLoadRecord* record = nullptr,
+      const std::set<std::string>& taken_names = {});
 
   // Loads every candidate of `config`, in search order.
   static std::vector<PluginLoadRecord> LoadAll(

@@ -43,7 +43,7 @@ int64_t TensorState::NumElements() const {
 }
 
 size_t TensorState::RequiredBytes() const {
-  const KilnTensorType type = desc->type;
+  const KilnTensorType type = ElementType();
   if (type == KILN_TYPE_INT4)
     return static_cast<size_t>((NumElements() + 1) / 2);
   return static_cast<size_t>(NumElements()) * ElementSize(type);

@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,11 +84,20 @@ struct TensorState {
   void* data = nullptr;        // valid per `storage`
   size_t bytes = 0;            // bytes at `data`
   std::vector<uint8_t> owned;  // backing store for kOwned
+  // The element type a kernel's prepare set (KilnHostApi.tensor_set_type);
+  // unset: the description's. Cleared with the shape whenever the tensor's
+  // writer is prepared again.
+  std::optional<KilnTensorType> type_override;
   BufferBinding buffer;
 
   bool is_constant() const { return storage == TensorStorage::kConstant; }
+  // The element type now: type_override, else desc->type.
+  KilnTensorType ElementType() const {
+    return type_override.has_value() ? *type_override : desc->type;
+  }
   int64_t NumElements() const;
-  // Bytes needed for `shape` and desc->type; 0 for strings (variable length).
+  // Bytes needed for `shape` and ElementType(); 0 for strings (variable
+  // length).
   size_t RequiredBytes() const;
   // Gives the tensor heap storage of exactly `n` bytes (zeroed).
   void AllocateOwned(size_t n);
@@ -211,6 +221,8 @@ class GraphView {
   virtual NodeRef& NodeAt(int32_t index) = 0;
   virtual const NodeDesc& NodeDescAt(int32_t index) const = 0;
   virtual const std::vector<int32_t>& Plan() const = 0;
+  // Tensor indices of the subgraph's inputs.
+  virtual const std::vector<int32_t>& Inputs() const = 0;
 
  protected:
   GraphView() = default;
@@ -245,6 +257,7 @@ struct Graph : GraphView {
     return nodes[static_cast<size_t>(index)];
   }
   const std::vector<int32_t>& Plan() const override { return execution_plan; }
+  const std::vector<int32_t>& Inputs() const override { return inputs; }
 };
 
 // Error collected from a plugin callback through report_error.
@@ -265,6 +278,8 @@ struct CallContext {
   std::vector<int32_t>* claimed_nodes = nullptr;
   // Resizes are allowed only on outputs during prepare.
   bool allow_resize = false;
+  // KilnHostApi.tensor_set_type is allowed (KilnKernel.prepare only).
+  bool allow_set_type = false;
   // Subgraph index of `graph` in an interpreter (-1 for standalone graphs),
   // for profile events.
   int32_t subgraph = -1;

@@ -1,6 +1,5 @@
 #include "runtime/host_api.h"
 
-#include <cstdio>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -8,7 +7,8 @@
 
 #include "runtime/buffer_handles.h"
 #include "runtime/graph.h"
-#include "runtime/profiler.h"
+#include "runtime/host_extensions.h"
+#include "runtime/host_log.h"
 
 namespace kiln {
 namespace {
@@ -27,17 +27,11 @@ void ReportError(KilnOpaqueContext* context, KilnStatus code,
 }
 
 void Log(KilnOpaqueContext*, int32_t severity, const char* message) {
-  const char* level = severity >= KILN_LOG_ERROR     ? "error"
-                      : severity == KILN_LOG_WARNING ? "warning"
-                                                     : "info";
-  if (severity >= KILN_LOG_WARNING) {
-    std::fprintf(stderr, "kiln plugin %s: %s\n", level,
-                 message != nullptr ? message : "");
-  }
+  LogPluginMessage(severity, message);
 }
 
 KilnTensorType TensorType(const KilnOpaqueTensor* t) {
-  return FromOpaque(t)->desc->type;
+  return FromOpaque(t)->ElementType();
 }
 int32_t TensorRank(const KilnOpaqueTensor* t) {
   const TensorState* x = FromOpaque(t);
@@ -239,12 +233,12 @@ int32_t NodeInputIndex(const KilnOpaqueNode* n, int32_t index) {
 int32_t NodeOutputIndex(const KilnOpaqueNode* n, int32_t index) {
   return IndexAt(FromOpaque(n)->outputs, index);
 }
+// get_host_extension of the table for extension API 1.kMinor: only what a
+// host of that version serves.
+template <uint32_t kMinor>
 const void* GetHostExtension(const char* id) {
-  if (id == nullptr) return nullptr;
-  if (std::strcmp(id, KILN_PROFILER_HOST_EXTENSION_ID) == 0) {
-    return ProfilerHostExtension();
-  }
-  return nullptr;
+  return FindHostExtension(HostExtensions(), id,
+                           KILN_MAKE_VERSION(1, kMinor, 0));
 }
 
 // Extension API 1.1
@@ -265,13 +259,17 @@ KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
 
 // Extension API 1.2
 
-// Whether `t` is an input or output of the partition node being called.
-bool IsPartitionTensor(const CallContext& c, const TensorState* t) {
-  if (c.node == nullptr || c.graph == nullptr) return false;
-  for (const auto* list : {&c.node->inputs, &c.node->outputs}) {
-    for (int32_t i : *list) {
-      if (i >= 0 && &c.graph->TensorAt(i) == t) return true;
-    }
+// Element types a kernel may give an output: every fixed-size numeric type.
+bool IsSettableType(KilnTensorType type) {
+  return type >= KILN_TYPE_FLOAT32 && type <= KILN_TYPE_BFLOAT16 &&
+         type != KILN_TYPE_STRING && type != KILN_TYPE_RESOURCE &&
+         type != KILN_TYPE_VARIANT;
+}
+
+bool ListHasTensor(GraphView& g, const std::vector<int32_t>& indices,
+                   const TensorState* tensor) {
+  for (int32_t i : indices) {
+    if (i >= 0 && i < g.NumTensors() && &g.TensorAt(i) == tensor) return true;
   }
   return false;
 }
@@ -290,7 +288,10 @@ KilnStatus TensorSetBufferHandle(KilnOpaqueContext* context,
     return KILN_STATUS_FAILED_PRECONDITION;
   }
   TensorState* x = tensor != nullptr ? FromOpaque(tensor) : nullptr;
-  if (x == nullptr || !IsPartitionTensor(*c, x) || x->is_constant()) {
+  if (x == nullptr || c->node == nullptr || c->graph == nullptr ||
+      !(ListHasTensor(*c->graph, c->node->inputs, x) ||
+        ListHasTensor(*c->graph, c->node->outputs, x)) ||
+      x->is_constant()) {
     ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
                 ("tensor_set_buffer_handle: tensor '" +
                  (x != nullptr ? x->desc->name : std::string("(null)")) +
@@ -311,6 +312,50 @@ KilnBufferHandle TensorBufferHandle(KilnOpaqueContext* context,
   }
   const BufferBinding& b = FromOpaque(tensor)->buffer;
   return b.owner == c->delegate ? b.handle : KILN_INVALID_BUFFER_HANDLE;
+}
+
+// Why `x` may not get a new type in context `c`; "" when it may.
+std::string SetTypeRefusal(CallContext& c, const TensorState& x) {
+  if (!c.allow_set_type || c.node == nullptr || c.graph == nullptr) {
+    return "allowed only during KilnKernel.prepare";
+  }
+  const std::string name = "tensor '" + x.desc->name + "'";
+  if (!ListHasTensor(*c.graph, c.node->outputs, &x)) {
+    return name + " is not an output of the node being prepared";
+  }
+  if (x.is_constant()) return name + " is constant";
+  if (x.desc->is_variable) return name + " is a variable";
+  if (ListHasTensor(*c.graph, c.graph->Inputs(), &x)) {
+    return name + " is an input of the subgraph";
+  }
+  if (x.desc->type == KILN_TYPE_STRING) return name + " holds strings";
+  return "";
+}
+
+KilnStatus TensorSetType(KilnOpaqueContext* context, KilnOpaqueTensor* t,
+                         KilnTensorType type) {
+  CallContext* c = FromOpaque(context);
+  TensorState* x = FromOpaque(t);
+  if (c == nullptr || x == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
+  if (!IsSettableType(type)) {
+    ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                ("tensor_set_type: " + std::to_string(type) +
+                 " is not a fixed-size KILN_TYPE_* value")
+                    .c_str());
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  const std::string refusal = SetTypeRefusal(*c, *x);
+  if (!refusal.empty()) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                ("tensor_set_type: " + refusal).c_str());
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  if (type == x->desc->type) {
+    x->type_override.reset();
+  } else {
+    x->type_override = type;
+  }
+  return KILN_STATUS_OK;
 }
 
 KilnHostApi MakeFullTable() {
@@ -348,26 +393,28 @@ KilnHostApi MakeFullTable() {
   api.node_delegated_nodes = NodeDelegatedNodes;
   api.node_input_index = NodeInputIndex;
   api.node_output_index = NodeOutputIndex;
-  api.get_host_extension = GetHostExtension;
   // Extension API 1.1
   api.tensor_quantization = TensorQuantization;
   // Extension API 1.2
   api.tensor_set_buffer_handle = TensorSetBufferHandle;
   api.tensor_buffer_handle = TensorBufferHandle;
+  api.tensor_set_type = TensorSetType;
   return api;
 }
 
 struct VersionedTable {
   uint32_t minor;
   uint32_t size;
+  const void* (*get_host_extension)(const char* id);
 };
 
-// The KilnHostApi size of every served minor version of major 1. Append a row
-// when a minor version adds host functions.
+// Every served minor version of major 1: its KilnHostApi size and what its
+// get_host_extension serves. Append a row when a minor version adds host
+// functions or host extensions.
 constexpr VersionedTable kTableSizes[] = {
-    {0, KILN_HOST_API_STRUCT_SIZE_1_0},
-    {1, KILN_HOST_API_STRUCT_SIZE_1_1},
-    {2, KILN_HOST_API_STRUCT_SIZE_1_2},
+    {0, KILN_HOST_API_STRUCT_SIZE_1_0, GetHostExtension<0>},
+    {1, KILN_HOST_API_STRUCT_SIZE_1_1, GetHostExtension<1>},
+    {2, KILN_HOST_API_STRUCT_SIZE_1_2, GetHostExtension<2>},
 };
 
 }  // namespace
@@ -399,6 +446,7 @@ const KilnHostApi* HostApiForVersion(uint32_t abi_version) {
                   sizeof(api) - row.size);
       api.struct_size = row.size;
       api.abi_version = KILN_MAKE_VERSION(1, row.minor, 0);
+      api.get_host_extension = row.get_host_extension;
       t->push_back(api);
     }
     return t;

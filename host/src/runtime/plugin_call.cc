@@ -39,6 +39,7 @@ absl::Status CallUnprofiled(
   context.plugin = call.plugin;
   context.claimed_nodes = call.claimed_nodes;
   context.allow_resize = MayResize(call.stage);
+  context.allow_set_type = call.stage == PluginStage::kPrepare;
   context.subgraph = call.subgraph;
   context.profiler = call.profiler;
   context.delegate = call.delegate;

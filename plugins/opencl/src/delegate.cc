@@ -132,7 +132,7 @@ KilnStatus Delegate::Create(sdk::DelegateContext& context,
     return context.Fail(KILN_STATUS_INVALID_ARGUMENT,
                         "OpenCL delegate settings: ", error);
   }
-  std::unique_ptr<Delegate> d(new Delegate(std::move(options)));
+  std::unique_ptr<Delegate> d(new Delegate(context.host(), std::move(options)));
   d->cl_ = LoadClApi(&error);
   DeviceCandidate chosen;
   if (d->cl_ == nullptr ||
@@ -141,7 +141,7 @@ KilnStatus Delegate::Create(sdk::DelegateContext& context,
                         "the OpenCL delegate cannot run here: ", error);
   }
   KILN_SDK_RETURN_IF_ERROR(d->OpenDevice(context, chosen));
-  d->profiler_ = sdk::HostProfiler();
+  d->profiler_ = sdk::HostProfiler(context.host());
   *out = std::move(d);
   return KILN_STATUS_OK;
 }
@@ -203,9 +203,7 @@ Delegate::~Delegate() {
 }
 
 void Delegate::Log(int32_t severity, const std::string& message) const {
-  if (sdk::Host().log != nullptr) {
-    sdk::Host().log(nullptr, severity, message.c_str());
-  }
+  host_->log(nullptr, severity, message.c_str());
 }
 
 sdk::NodeSupport Delegate::Supports(const sdk::GraphNode& node) {
@@ -283,7 +281,7 @@ KilnStatus Partition::Fail(sdk::PartitionContext& p, KilnStatus code,
 KilnStatus Partition::Prepare(sdk::PartitionContext& p) {
   UnbindOutputs(p);
   Release();
-  keep_outputs_ = sdk::HostHas(&KilnHostApi::tensor_set_buffer_handle);
+  keep_outputs_ = p.HostHas(&KilnHostApi::tensor_set_buffer_handle);
   PlannedShapes shapes;
   std::set<int32_t> device_tensors;
   KILN_SDK_RETURN_IF_ERROR(PlanLaunches(p, &shapes, &device_tensors));

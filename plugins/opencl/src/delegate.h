@@ -74,11 +74,15 @@ class Delegate : public sdk::Delegate {
 
  private:
   friend class Partition;
-  explicit Delegate(DelegateOptions options) : options_(std::move(options)) {}
+  Delegate(const KilnHostApi& host, DelegateOptions options)
+      : host_(&host), options_(std::move(options)) {}
   KilnStatus OpenDevice(sdk::DelegateContext& context,
                         const DeviceCandidate& chosen);
   void Log(int32_t severity, const std::string& message) const;
 
+  // The host table of the load instance that created this delegate; valid
+  // for the delegate's whole life.
+  const KilnHostApi* host_;
   DelegateOptions options_;
   const ClApi* cl_ = nullptr;
   cl_device_id device_ = nullptr;

@@ -79,7 +79,7 @@ class NodeReader : public sdk::GraphNode {
   bool ReadIntArrayOption(uint32_t key, Shape* out) const {
     const int32_t* values = nullptr;
     int32_t count = 0;
-    if (sdk::Host().node_option_int_array(raw_node(), key, &values, &count) !=
+    if (host().node_option_int_array(raw_node(), key, &values, &count) !=
             KILN_STATUS_OK ||
         (values == nullptr && count > 0)) {
       return false;

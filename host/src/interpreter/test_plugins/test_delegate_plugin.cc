@@ -132,7 +132,8 @@ class TestPartition : public sdk::PartitionKernel {
                       "partition_invoke failed on request (fail_node=", n, ")");
       }
     }
-    sdk::ProfileScope event(p.raw_context(), "compute", "test_delegate");
+    sdk::ProfileScope event(p.host(), p.raw_context(), "compute",
+                            "test_delegate");
     where_.clear();
     bind_.clear();
     for (const sdk::GraphNode& node : p.nodes()) {

@@ -83,22 +83,28 @@ std::string Concat(const Parts&... parts) {
 // partition. Valid only for the duration of that callback.
 class DelegateContext {
  public:
-  explicit DelegateContext(KilnOpaqueContext* context) : context_(context) {}
+  DelegateContext(const KilnHostApi& host, KilnOpaqueContext* context)
+      : host_(&host), context_(context) {}
 
   KilnOpaqueContext* raw_context() const { return context_; }
+  // The host table of the plugin's load instance that made this delegate;
+  // valid until that instance's shutdown, i.e. for the delegate's whole
+  // life (a factory may keep it for the Delegate it makes).
+  const KilnHostApi& host() const { return *host_; }
   // A tensor of the subgraph being partitioned, by index (present() is
   // false out of range). Create sees no subgraph.
   Tensor tensor(int32_t index) const {
-    return Tensor(Host().context_tensor(context_, index));
+    return Tensor(*host_, host_->context_tensor(context_, index));
   }
   // Reports an error built from the streamed parts; returns `code`.
   template <typename... Parts>
   KilnStatus Fail(KilnStatus code, const Parts&... parts) const {
-    Host().report_error(context_, code, internal::Concat(parts...).c_str());
+    host_->report_error(context_, code, internal::Concat(parts...).c_str());
     return code;
   }
 
  private:
+  const KilnHostApi* host_;
   KilnOpaqueContext* context_;
 };
 
@@ -108,28 +114,30 @@ class DelegateContext {
 // callback that made it; cheap to copy.
 class NodeView : public KernelContext {
  public:
-  NodeView(KilnOpaqueContext* context, KilnOpaqueNode* node)
-      : KernelContext(context, node) {}
+  NodeView(const KilnHostApi& host, KilnOpaqueContext* context,
+           KilnOpaqueNode* node)
+      : KernelContext(host, context, node) {}
 
   // Subgraph tensor index of input/output `i`; -1 for an omitted optional
   // input or an `i` out of range.
   int32_t input_index(int32_t i) const {
-    return Host().node_input_index(raw_node(), i);
+    return host().node_input_index(raw_node(), i);
   }
   int32_t output_index(int32_t i) const {
-    return Host().node_output_index(raw_node(), i);
+    return host().node_output_index(raw_node(), i);
   }
   // Any tensor of the subgraph, by index (present() is false out of range).
   Tensor tensor(int32_t index) const {
-    return Tensor(Host().context_tensor(raw_context(), index));
+    return Tensor(host(), host().context_tensor(raw_context(), index));
   }
 };
 
 // One node of the subgraph as the model has it, and its index there.
 class GraphNode : public NodeView {
  public:
-  GraphNode(KilnOpaqueContext* context, KilnOpaqueNode* node, int32_t index)
-      : NodeView(context, node), index_(index) {}
+  GraphNode(const KilnHostApi& host, KilnOpaqueContext* context,
+            KilnOpaqueNode* node, int32_t index)
+      : NodeView(host, context, node), index_(index) {}
 
   int32_t index() const { return index_; }
 
@@ -176,9 +184,10 @@ class NodeSupport {
 class PartitionContext : public NodeView {
  public:
   // `node_indices` must outlive the context.
-  PartitionContext(KilnOpaqueContext* context, KilnOpaqueNode* partition,
+  PartitionContext(const KilnHostApi& host, KilnOpaqueContext* context,
+                   KilnOpaqueNode* partition,
                    const std::vector<int32_t>& node_indices)
-      : NodeView(context, partition), node_indices_(node_indices) {}
+      : NodeView(host, context, partition), node_indices_(node_indices) {}
 
   // Subgraph indices of the delegated nodes, in the host's order
   // (KilnHostApi.node_delegated_nodes); never empty.
@@ -191,7 +200,7 @@ class PartitionContext : public NodeView {
     if (!HostHas(&KilnHostApi::tensor_buffer_handle)) {
       return KILN_INVALID_BUFFER_HANDLE;
     }
-    return Host().tensor_buffer_handle(raw_context(), tensor.raw());
+    return host().tensor_buffer_handle(raw_context(), tensor.raw());
   }
   // During Prepare or Invoke, binds `handle` (memory this instance owns) to
   // `tensor`, an input or output of this partition; KILN_INVALID_BUFFER_
@@ -207,7 +216,7 @@ class PartitionContext : public NodeView {
                   "binding buffer handles needs a host serving extension API "
                   "1.2 (KilnHostApi.tensor_set_buffer_handle)");
     }
-    return Host().tensor_set_buffer_handle(raw_context(), tensor.raw(), handle,
+    return host().tensor_set_buffer_handle(raw_context(), tensor.raw(), handle,
                                            host_data_stale ? 1 : 0);
   }
 
@@ -217,13 +226,13 @@ class PartitionContext : public NodeView {
     if (nodes_.size() != node_indices_.size()) {
       nodes_.clear();
       for (int32_t index : node_indices_) {
-        KilnOpaqueNode* node = Host().context_node(raw_context(), index);
+        KilnOpaqueNode* node = host().context_node(raw_context(), index);
         // partition_init checked every index; only a broken host gets here.
         if (node == nullptr) {
           throw std::runtime_error(internal::Concat(
               "delegated node ", index, " does not exist in the subgraph"));
         }
-        nodes_.emplace_back(raw_context(), node, index);
+        nodes_.emplace_back(host(), raw_context(), node, index);
       }
     }
     return nodes_;
@@ -328,6 +337,8 @@ namespace internal {
 // What KilnDelegateInterface.create hands the host as `void* delegate`.
 struct DelegateHandle {
   const DelegateDefinition* definition = nullptr;
+  // The load instance whose create made it (its host table).
+  const PluginInstance* instance = nullptr;
   std::unique_ptr<Delegate> delegate;
   // Node index -> why it was not claimed, from the latest partition call.
   std::map<int32_t, std::string> declined;
@@ -385,13 +396,14 @@ inline std::vector<int32_t> DeclineSmallGroups(
 
 // The partition's delegated node indices, each checked to exist. On failure
 // reports and returns INTERNAL (a host that breaks its contract).
-inline KilnStatus ReadDelegatedNodes(KilnOpaqueContext* context,
+inline KilnStatus ReadDelegatedNodes(const KilnHostApi& host,
+                                     KilnOpaqueContext* context,
                                      const KilnOpaqueNode* partition,
                                      std::vector<int32_t>* node_indices) {
-  const DelegateContext reporter(context);
+  const DelegateContext reporter(host, context);
   const int32_t* nodes = nullptr;
   int32_t count = 0;
-  const KilnStatus s = Host().node_delegated_nodes(partition, &nodes, &count);
+  const KilnStatus s = host.node_delegated_nodes(partition, &nodes, &count);
   if (s != KILN_STATUS_OK || nodes == nullptr || count <= 0) {
     return reporter.Fail(KILN_STATUS_INTERNAL,
                          "the partition node lists no delegated nodes "
@@ -400,7 +412,7 @@ inline KilnStatus ReadDelegatedNodes(KilnOpaqueContext* context,
   }
   node_indices->assign(nodes, nodes + count);
   for (int32_t index : *node_indices) {
-    if (Host().context_node(context, index) == nullptr) {
+    if (host.context_node(context, index) == nullptr) {
       return reporter.Fail(KILN_STATUS_INTERNAL, "delegated node ", index,
                            " does not exist in the subgraph");
     }
@@ -448,12 +460,15 @@ class DelegateDefinition {
           internal::Concat("the '", name, "' delegate's ", kStageNames[i]);
     }
     FillTables(more_extensions, buffer_handles);
+    internal::RegisterInstanceBoundDelegate(&interface_);
   }
   DelegateDefinition(const DelegateDefinition&) = delete;
   DelegateDefinition& operator=(const DelegateDefinition&) = delete;
 
   const char* name() const { return name_; }
-  // For PluginDefinition::Delegate.
+  // For PluginDefinition::Delegate: the template the entry point copies into
+  // each load instance (whose copy carries the PluginInstance as
+  // user_data); never call it directly.
   const KilnDelegateInterface* delegate_interface() const {
     return &interface_;
   }
@@ -514,11 +529,13 @@ class DelegateDefinition {
   static KilnStatus Create(void* user_data, KilnOpaqueContext* context,
                            const uint8_t* settings, uint64_t settings_size,
                            void** delegate) {
-    const auto* self = static_cast<const DelegateDefinition*>(user_data);
+    const auto& instance = *static_cast<const PluginInstance*>(user_data);
+    const auto* self =
+        static_cast<const DelegateDefinition*>(instance.delegate_definition());
     return internal::Guard(
-        context,
+        instance.host(), context,
         [&] {
-          DelegateContext c(context);
+          DelegateContext c(instance.host(), context);
           DelegateSettings decoded;
           std::string error;
           if (!ParseDelegateSettings(settings,
@@ -529,6 +546,7 @@ class DelegateDefinition {
           }
           auto handle = std::make_unique<internal::DelegateHandle>();
           handle->definition = self;
+          handle->instance = &instance;
           KILN_SDK_RETURN_IF_ERROR(
               self->factory_(c, decoded, &handle->delegate));
           if (handle->delegate == nullptr) {
@@ -548,26 +566,28 @@ class DelegateDefinition {
   static KilnStatus Partition(void* delegate, KilnOpaqueContext* context) {
     internal::DelegateHandle& h = HandleOf(delegate);
     return internal::Guard(
-        context, [&] { return ClaimSupportedNodes(h, context); },
+        h.instance->host(), context,
+        [&] { return ClaimSupportedNodes(h, context); },
         h.definition->where(kPartition));
   }
 
   static KilnStatus ClaimSupportedNodes(internal::DelegateHandle& h,
                                         KilnOpaqueContext* context) {
     h.declined.clear();
-    DelegateContext subgraph(context);
+    const KilnHostApi& host = h.instance->host();
+    DelegateContext subgraph(host, context);
     KILN_SDK_RETURN_IF_ERROR(h.delegate->BeginPartitioning(subgraph));
     const int32_t* plan = nullptr;
     int32_t count = 0;
-    const KilnStatus s = Host().context_execution_plan(context, &plan, &count);
+    const KilnStatus s = host.context_execution_plan(context, &plan, &count);
     if (s != KILN_STATUS_OK) {
       return subgraph.Fail(s, "context_execution_plan failed");
     }
     std::vector<GraphNode> supported;
     for (int32_t i = 0; i < count; ++i) {
-      KilnOpaqueNode* node = Host().context_node(context, plan[i]);
+      KilnOpaqueNode* node = host.context_node(context, plan[i]);
       if (node == nullptr) continue;
-      const GraphNode view(context, node, plan[i]);
+      const GraphNode view(host, context, node, plan[i]);
       const NodeSupport support = h.delegate->Supports(view);
       if (support.supported()) {
         supported.push_back(view);
@@ -581,24 +601,25 @@ class DelegateDefinition {
         supported, h.delegate->min_partition_size(), &h.declined);
     LogClaims(h, context, claimed.size(), count);
     if (claimed.empty()) return KILN_STATUS_OK;
-    return Host().context_delegate_nodes(context, claimed.data(),
-                                         static_cast<int32_t>(claimed.size()));
+    return host.context_delegate_nodes(context, claimed.data(),
+                                       static_cast<int32_t>(claimed.size()));
   }
 
   static void LogClaims(const internal::DelegateHandle& h,
                         KilnOpaqueContext* context, size_t claimed,
                         int32_t planned) {
     const char* name = h.definition->name_;
+    const KilnHostApi& host = h.instance->host();
     for (const auto& [index, why] : h.declined) {
-      Host().log(context, KILN_LOG_INFO,
-                 internal::Concat("delegate '", name, "' declines node ", index,
-                                  ": ", why)
-                     .c_str());
-    }
-    Host().log(context, KILN_LOG_INFO,
-               internal::Concat("delegate '", name, "' claims ", claimed,
-                                " of ", planned, " nodes")
+      host.log(context, KILN_LOG_INFO,
+               internal::Concat("delegate '", name, "' declines node ", index,
+                                ": ", why)
                    .c_str());
+    }
+    host.log(context, KILN_LOG_INFO,
+             internal::Concat("delegate '", name, "' claims ", claimed, " of ",
+                              planned, " nodes")
+                 .c_str());
   }
 
   static const char* DeclineReason(void* delegate,
@@ -612,19 +633,21 @@ class DelegateDefinition {
   static KilnStatus PartitionInit(void* delegate, KilnOpaqueContext* context,
                                   KilnOpaqueNode* partition, void** state) {
     internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
     return internal::Guard(
-        context,
+        host, context,
         [&] {
           auto p = std::make_unique<internal::PartitionHandle>();
           KILN_SDK_RETURN_IF_ERROR(internal::ReadDelegatedNodes(
-              context, partition, &p->node_indices));
+              host, context, partition, &p->node_indices));
           p->kernel = h.delegate->CreatePartitionKernel();
           if (p->kernel == nullptr) {
-            return DelegateContext(context).Fail(
-                KILN_STATUS_INTERNAL, "CreatePartitionKernel of delegate '",
-                h.definition->name_, "' returned null");
+            return DelegateContext(host, context)
+                .Fail(KILN_STATUS_INTERNAL,
+                      "CreatePartitionKernel of delegate '",
+                      h.definition->name_, "' returned null");
           }
-          PartitionContext c(context, partition, p->node_indices);
+          PartitionContext c(host, context, partition, p->node_indices);
           KILN_SDK_RETURN_IF_ERROR(p->kernel->Init(c));
           *state = p.release();
           return KILN_STATUS_OK;
@@ -641,11 +664,12 @@ class DelegateDefinition {
                               KilnOpaqueNode* partition, Stage stage,
                               KernelMethod method) {
     const internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
     auto* p = static_cast<internal::PartitionHandle*>(state);
     return internal::Guard(
-        context,
+        host, context,
         [&] {
-          PartitionContext c(context, partition, p->node_indices);
+          PartitionContext c(host, context, partition, p->node_indices);
           return ((*p->kernel).*method)(c);
         },
         h.definition->where(stage));
@@ -670,11 +694,12 @@ class DelegateDefinition {
                                      KilnOpaqueTensor* tensor, Stage stage,
                                      CopyMethod method) {
     internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
     return internal::Guard(
-        context,
+        host, context,
         [&] {
-          DelegateContext c(context);
-          return ((*h.delegate).*method)(c, handle, Tensor(tensor));
+          DelegateContext c(host, context);
+          return ((*h.delegate).*method)(c, handle, Tensor(host, tensor));
         },
         h.definition->where(stage));
   }

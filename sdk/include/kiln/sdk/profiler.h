@@ -4,7 +4,8 @@
 // Header-only.
 //
 //   KilnStatus Invoke(kiln::sdk::PartitionContext& p) override {
-//     kiln::sdk::ProfileScope enqueue(p.raw_context(), "enqueue", "opencl");
+//     kiln::sdk::ProfileScope enqueue(p.host(), p.raw_context(), "enqueue",
+//                                     "opencl");
 //     ...                       // timed until the scope ends (or End())
 //   }
 //
@@ -23,13 +24,12 @@
 
 namespace kiln::sdk {
 
-// The host's kiln.profiler/1, or null when the host does not offer it.
-// Valid until the plugin is unloaded.
-inline const KilnProfilerHostExtension* HostProfiler() {
-  const KilnHostApi* api = HostApiSlot();
-  if (api == nullptr || api->get_host_extension == nullptr) return nullptr;
+// The kiln.profiler/1 of the host behind `host` (a callback's host table),
+// or null when it does not offer it. Valid until the plugin is unloaded.
+inline const KilnProfilerHostExtension* HostProfiler(const KilnHostApi& host) {
+  if (host.get_host_extension == nullptr) return nullptr;
   const auto* profiler = static_cast<const KilnProfilerHostExtension*>(
-      api->get_host_extension(KILN_PROFILER_HOST_EXTENSION_ID));
+      host.get_host_extension(KILN_PROFILER_HOST_EXTENSION_ID));
   if (profiler == nullptr ||
       !KILN_STRUCT_HAS_FIELD(KilnProfilerHostExtension,
                              profiler->base.struct_size, end_event)) {
@@ -42,10 +42,12 @@ inline const KilnProfilerHostExtension* HostProfiler() {
 // `category` are copied by the host (category NULL: "plugin").
 class ProfileScope {
  public:
-  ProfileScope(KilnOpaqueContext* context, const char* name,
-               const char* category = nullptr)
-      : ProfileScope(HostProfiler(), context, name, category) {}
-  // With a profiler looked up once (HostProfiler(); may be null).
+  // `host`: the callback's host table (KernelContext::host(),
+  // DelegateContext::host()).
+  ProfileScope(const KilnHostApi& host, KilnOpaqueContext* context,
+               const char* name, const char* category = nullptr)
+      : ProfileScope(HostProfiler(host), context, name, category) {}
+  // With a profiler looked up once (HostProfiler(host); may be null).
   ProfileScope(const KilnProfilerHostExtension* profiler,
                KilnOpaqueContext* context, const char* name,
                const char* category = nullptr)
