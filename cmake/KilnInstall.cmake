@@ -88,6 +88,7 @@ install(FILES
           "${CMAKE_BINARY_DIR}/sdk/cmake/KilnConfig.cmake"
           "${CMAKE_BINARY_DIR}/sdk/cmake/KilnConfigVersion.cmake"
           "${CMAKE_SOURCE_DIR}/sdk/cmake/KilnPlugin.cmake"
+          "${CMAKE_SOURCE_DIR}/sdk/cmake/KilnEmbedBytes.cmake"
           "${CMAKE_SOURCE_DIR}/sdk/cmake/kiln_plugin.map"
         DESTINATION "${KILN_CMAKE_INSTALL_DIR}"
         COMPONENT development)

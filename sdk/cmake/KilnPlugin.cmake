@@ -55,3 +55,54 @@ function(_kiln_plugin_check_no_libkiln name)
     endif()
   endforeach()
 endfunction()
+
+# kiln_add_settings_descriptor_set(TARGET PROTO file.proto NAME kSymbol
+#                                  [IMPORT_DIRS dir...])
+#
+# For a delegate with a settings message of its own (extension API 1.2):
+# runs protoc --descriptor_set_out --include_imports on PROTO at build time
+# and adds to TARGET a header <kSymbol>.h defining
+#   inline constexpr unsigned char kSymbol[] = {...};
+# the serialized google.protobuf.FileDescriptorSet to hand to
+# kiln::sdk::DelegateManifest::VendorSettings. Kiln then parses users' text
+# settings into the message; the plugin itself needs no libprotobuf. Uses
+# the protoc of find_package(Protobuf) when there is one, else `protoc` on
+# the PATH (Debian: protobuf-compiler).
+function(kiln_add_settings_descriptor_set target)
+  cmake_parse_arguments(ARG "" "PROTO;NAME" "IMPORT_DIRS" ${ARGN})
+  if(NOT ARG_PROTO OR NOT ARG_NAME)
+    message(FATAL_ERROR "kiln_add_settings_descriptor_set(${target}): PROTO "
+                        "and NAME are required")
+  endif()
+  if(TARGET protobuf::protoc)
+    set(_protoc protobuf::protoc)
+  else()
+    find_program(KILN_PROTOC protoc)
+    if(NOT KILN_PROTOC)
+      message(FATAL_ERROR "kiln_add_settings_descriptor_set(${target}): "
+                          "protoc not found; install protobuf-compiler")
+    endif()
+    set(_protoc "${KILN_PROTOC}")
+  endif()
+  get_filename_component(_proto "${ARG_PROTO}" ABSOLUTE)
+  get_filename_component(_proto_dir "${_proto}" DIRECTORY)
+  set(_out "${CMAKE_CURRENT_BINARY_DIR}/kiln_settings/${target}")
+  set(_set "${_out}/${ARG_NAME}.binpb")
+  set(_header "${_out}/${ARG_NAME}.h")
+  set(_includes -I "${_proto_dir}")
+  foreach(_dir IN LISTS ARG_IMPORT_DIRS)
+    list(APPEND _includes -I "${_dir}")
+  endforeach()
+  add_custom_command(
+    OUTPUT "${_header}" "${_set}"
+    COMMAND "${CMAKE_COMMAND}" -E make_directory "${_out}"
+    COMMAND ${_protoc} ${_includes} --include_imports
+            "--descriptor_set_out=${_set}" "${_proto}"
+    COMMAND "${CMAKE_COMMAND}" -D "INPUT=${_set}" -D "OUTPUT=${_header}"
+            -D "NAME=${ARG_NAME}" -P "${_KILN_PLUGIN_CMAKE_DIR}/KilnEmbedBytes.cmake"
+    DEPENDS "${_proto}" "${_KILN_PLUGIN_CMAKE_DIR}/KilnEmbedBytes.cmake"
+    COMMENT "Embedding the settings descriptor set of ${ARG_PROTO}"
+    VERBATIM)
+  target_sources(${target} PRIVATE "${_header}")
+  target_include_directories(${target} PRIVATE "${_out}")
+endfunction()

@@ -28,8 +28,10 @@ TEST(SdkDelegateSettingsTest, ReadsEveryCommonField) {
   (*m.mutable_options())["device"] = "cpu";
   (*m.mutable_options())["fp16"] = "false";
   m.set_min_partition_size(3);
+  m.set_vendor_settings(std::string("\x0a\x03MUL\x00", 6));
   m.mutable_opencl()->set_device_name_filter("pthread");
   const DelegateSettings s = Parse(m.SerializeAsString());
+  EXPECT_EQ(s.vendor_settings, std::string("\x0a\x03MUL\x00", 6));
   EXPECT_EQ(s.abi_version, 4198400u);
   ASSERT_EQ(s.options.size(), 2u);
   EXPECT_EQ(s.options.at("device"), "cpu");
@@ -45,6 +47,7 @@ TEST(SdkDelegateSettingsTest, EmptyBytesAreDefaults) {
   EXPECT_EQ(s.abi_version, 0u);
   EXPECT_TRUE(s.options.empty());
   EXPECT_EQ(s.min_partition_size, 0);
+  EXPECT_TRUE(s.vendor_settings.empty());
   EXPECT_TRUE(s.opencl.empty());
 }
 

@@ -14,7 +14,11 @@
 #   6. runs a model through the example kernel plugin, checks that
 #      `kiln inspect --delegate acme` gives the example delegate's reason for
 #      a node it declines, and (with the shared models) runs a model through
-#      the example delegate and the vendor guide's delegate.
+#      the example delegate and the vendor guide's delegate;
+#   7. `kiln plugin inspect` shows the example delegate's declared ops and
+#      its own settings message (acme.AcmeSettings) without a model, and
+#      (with the shared models) a settings file of that message, text and
+#      binary, changes what acme claims; a bad one is reported.
 # Fails on the first failing step; always removes its temporary directory.
 #
 # usage: out_of_tree_test.sh BUILD_DIR SOURCE_DIR [SHARED_MODELS_DIR]
@@ -48,6 +52,7 @@ cmake --install "$BUILD_DIR" --prefix "$PREFIX" >"$WORK/install.log" ||
 for f in bin/kiln include/kiln/kiln_c_api.h include/kiln/kiln_plugin.h \
          include/kiln/sdk/plugin.h lib/cmake/Kiln/KilnConfig.cmake \
          lib/cmake/Kiln/KilnConfigVersion.cmake lib/cmake/Kiln/KilnPlugin.cmake \
+         lib/cmake/Kiln/KilnEmbedBytes.cmake \
          lib/cmake/Kiln/kiln_plugin.map lib/pkgconfig/kiln.pc \
          lib/kiln/plugins/libkiln_cpu.so share/kiln/proto/kiln/delegate_settings.proto; do
   [ -e "$PREFIX/$f" ] || fail "installed tree lacks $f"
@@ -89,6 +94,24 @@ check_plugin "$WORK/kernel_plugin/libacme_kernels.so" acme_kernels
 step "delegate plugin example (sdk/examples/delegate_plugin)"
 build_project "$SOURCE_DIR/sdk/examples/delegate_plugin" "$WORK/delegate_plugin"
 check_plugin "$WORK/delegate_plugin/libacme_delegate.so" acme_delegate
+
+step "kiln plugin inspect on the example delegate (no model)"
+"$KILN" plugin inspect "$WORK/delegate_plugin/libacme_delegate.so" ||
+  fail "kiln plugin inspect libacme_delegate.so"
+"$KILN" plugin inspect "$WORK/delegate_plugin/libacme_delegate.so" --json \
+    >"$WORK/acme_inspect.json" || fail "kiln plugin inspect --json"
+python3 - "$WORK/acme_inspect.json" <<'PY' || fail "acme's declarations"
+import json, sys
+p = json.load(open(sys.argv[1]))["plugin"]
+assert p["negotiation"] == "accepted", p
+d = p["delegate"]
+assert d["name"] == "acme" and d["settings_type"] == "acme.AcmeSettings", d
+assert d["settings_fields"] == "skip_ops (repeated string)", d
+ops = [(o["op"], o["min_version"], o["max_version"], o["tensor_types"])
+       for o in d["supported_ops"]]
+assert ops == [("ADD", 1, 1, ["FLOAT32"]), ("MUL", 1, 1, ["FLOAT32"])], ops
+print("acme declares", ops, "and settings", d["settings_type"])
+PY
 
 step "delegate example of the vendor guide (docs/vendor-guide.md)"
 mkdir -p "$WORK/guide_delegate-src"
@@ -218,6 +241,35 @@ if [ -n "$MODELS_DIR" ] && [ -f "$ADD_MODEL" ]; then
   python3 -c "import json,sys; n=json.load(open(sys.argv[1]))['subgraphs'][0]['nodes']; assert all(x['delegate']['claimed'] for x in n), n" \
       "$WORK/inspect.json" || fail "the acme delegate did not claim the ADD node"
   run_delegate_against_litert "$DELEGATE_PLUGIN" acme
+  # acme.AcmeSettings from a settings file: skip_ops "ADD" leaves the ADD
+  # node to the kernels, in text and in binary form.
+  echo 'skip_ops: "ADD"' >"$WORK/acme_skip_add.txtpb"
+  SETTINGS_FILES=("$WORK/acme_skip_add.txtpb")
+  if command -v protoc >/dev/null 2>&1; then
+    protoc --encode=acme.AcmeSettings -I "$SOURCE_DIR/sdk/examples/delegate_plugin" \
+        acme_settings.proto <"$WORK/acme_skip_add.txtpb" >"$WORK/acme_skip_add.binpb" ||
+      fail "protoc --encode=acme.AcmeSettings"
+    SETTINGS_FILES+=("$WORK/acme_skip_add.binpb")
+  fi
+  for settings in "${SETTINGS_FILES[@]}"; do
+    "$KILN" inspect "$ADD_MODEL" --json --plugin "$DELEGATE_PLUGIN" --delegate acme \
+        --delegate-settings "$settings" >"$WORK/inspect_skip.json" ||
+      fail "kiln inspect --delegate acme --delegate-settings $settings"
+    python3 - "$WORK/inspect_skip.json" <<'PY' || fail "acme.AcmeSettings from $settings was not applied"
+import json, sys
+d = json.load(open(sys.argv[1]))["subgraphs"][0]["nodes"][0]["delegate"]
+assert not d["claimed"], d
+assert d["reason"] == "acme: ADD is in acme.AcmeSettings.skip_ops", d
+print("acme settings applied:", d["reason"])
+PY
+  done
+  echo 'skip_opz: "ADD"' >"$WORK/acme_bad.txtpb"
+  if "$KILN" inspect "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
+      --delegate-settings "$WORK/acme_bad.txtpb" >/dev/null 2>"$WORK/bad.txt"; then
+    fail "a bad acme.AcmeSettings file was accepted"
+  fi
+  grep -q "acme_bad.txtpb' (text, by its extension): not valid acme.AcmeSettings text format" \
+      "$WORK/bad.txt" || { cat "$WORK/bad.txt"; fail "the bad settings file's error"; }
   GUIDE_PLUGIN="$WORK/guide_delegate/libmy_npu.so"
   "$KILN" inspect "$ADD_MODEL" --json --plugin "$GUIDE_PLUGIN" --delegate my_npu \
       >"$WORK/inspect_my_npu.json" || fail "kiln inspect --delegate my_npu"

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "model/model.h"
+#include "runtime/host_log.h"
 
 namespace kiln::cli {
 
@@ -49,14 +50,22 @@ absl::Status AddDelegateSettingsFile(absl::string_view path,
   if (delegates->empty()) {
     return UsageError("--delegate-settings must follow a --delegate");
   }
-  std::ifstream in{std::string(path)};
+  DelegateRequest& request = delegates->back();
+  if (!request.settings_file_name.empty()) {
+    return UsageError(
+        absl::StrCat("--delegate-settings given twice for "
+                     "delegate '",
+                     request.name, "' ('", request.settings_file_name,
+                     "' and '", path, "')"));
+  }
+  std::ifstream in{std::string(path), std::ios::binary};
   if (!in) {
     return UsageError(
         absl::StrCat("cannot read delegate settings file '", path, "'"));
   }
-  const std::string text((std::istreambuf_iterator<char>(in)),
-                         std::istreambuf_iterator<char>());
-  absl::StrAppend(&delegates->back().text_settings, "\n", text);
+  request.settings_file.assign(std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>());
+  request.settings_file_name = std::string(path);
   return absl::OkStatus();
 }
 
@@ -109,7 +118,14 @@ void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config) {
                "load every *.so in DIR")
       .Bool("--no-default-plugins", &config->use_default_locations,
             "skip $KILN_PLUGIN_PATH and the installed\nplugin directory",
-            /*set_to=*/false);
+            /*set_to=*/false)
+      .Custom(
+          "--verbose", "",
+          [](absl::string_view) {
+            SetLogLevel(KILN_LOG_INFO);
+            return absl::OkStatus();
+          },
+          "print plugins' information messages\n(like KILN_LOG_LEVEL=info)");
 }
 
 void AddDelegateFlags(FlagParser& flags,
@@ -126,7 +142,10 @@ void AddDelegateFlags(FlagParser& flags,
           [delegates](absl::string_view path) {
             return AddDelegateSettingsFile(path, delegates);
           },
-          "text-format kiln.DelegateSettings for the\npreceding --delegate",
+          "settings of the preceding --delegate: its\n"
+          "settings message (kiln.DelegateSettings or\n"
+          "the vendor's, see kiln plugin inspect), text\n"
+          "(.txtpb) or binary (.binpb)",
           FlagParser::Repeat::kYes);
 }
 
@@ -141,6 +160,7 @@ std::vector<PluginFacts> CollectPluginFacts(
     f.abi_version = r.abi_version;
     f.loaded = r.plugin != nullptr;
     f.refusal = r.refusal;
+    f.messages = r.messages;
     if (r.plugin) {
       f.negotiated_version = r.plugin->negotiated_version();
       f.num_kernels = r.plugin->kernels().size();

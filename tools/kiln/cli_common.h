@@ -60,11 +60,14 @@ int ReportCommand(const std::vector<std::string>& args,
   });
 }
 
-// --plugin PATH, --plugin-dir DIR (repeatable) and --no-default-plugins.
+// --plugin PATH, --plugin-dir DIR (repeatable), --no-default-plugins and
+// --verbose (plugins' information messages: the host log level "info",
+// as KILN_LOG_LEVEL=info).
 void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config);
 
 // --delegate NAME[:key=value,...] (repeatable) and --delegate-settings FILE
-// (text-format kiln.DelegateSettings appended to the preceding --delegate).
+// (the preceding --delegate's settings message, text or binary, parsed when
+// the interpreter knows the delegate: DelegateRequest::settings_file).
 void AddDelegateFlags(FlagParser& flags,
                       std::vector<DelegateRequest>* delegates);
 
@@ -81,6 +84,8 @@ struct PluginFacts {
   size_t num_kernels = 0;               // when loaded
   std::optional<std::string> delegate;  // its delegate's name, if any
   std::string refusal;                  // when refused
+  // What it logged while loading (entry, initialize), "<level>: <text>".
+  std::vector<std::string> messages;
 };
 std::vector<PluginFacts> CollectPluginFacts(
     const std::vector<PluginLoadRecord>& records);

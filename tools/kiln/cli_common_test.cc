@@ -124,9 +124,11 @@ TEST_F(DelegateFlagsTest, SettingsFileGoesToThePrecedingDelegate) {
                   .ok());
   std::remove(path.c_str());
   ASSERT_EQ(delegates_.size(), 2u);
-  EXPECT_EQ(delegates_[0].text_settings, "");
+  EXPECT_EQ(delegates_[0].settings_file_name, "");
   EXPECT_EQ(delegates_[1].text_settings,
-            "options { key: \"x\" value: \"1\" }\n\nmin_partition_size: 3\n");
+            "options { key: \"x\" value: \"1\" }\n");
+  EXPECT_EQ(delegates_[1].settings_file_name, path);
+  EXPECT_EQ(delegates_[1].settings_file, "min_partition_size: 3\n");
 }
 
 TEST_F(DelegateFlagsTest, Errors) {
@@ -146,6 +148,13 @@ TEST_F(DelegateFlagsTest, Errors) {
             "min_partition_size must be a non-negative integer, got '-1'");
   EXPECT_EQ(error({"--delegate", "a", "--delegate-settings", "/nonexistent"}),
             "cannot read delegate settings file '/nonexistent'");
+  const std::string path = ::testing::TempDir() + "/kiln_twice.binpb";
+  std::ofstream(path) << "x";
+  EXPECT_EQ(error({"--delegate", "a", "--delegate-settings", path,
+                   "--delegate-settings", path}),
+            "--delegate-settings given twice for delegate 'a' ('" + path +
+                "' and '" + path + "')");
+  std::remove(path.c_str());
 }
 
 TEST(FormattingTest, Lists) {

@@ -15,8 +15,10 @@ int BenchCommand(std::vector<std::string> args);
 int BuildExampleCommand(std::vector<std::string> args);
 // `kiln conformance PLUGIN.so [...]` (conformance_command.cc).
 int ConformanceCommand(std::vector<std::string> args);
-// `kiln plugin validate PLUGIN.so [--json]` (plugin_validate_command.cc).
+// `kiln plugin validate|inspect ...` (plugin_validate_command.cc).
 int PluginCommand(std::vector<std::string> args);
+// `kiln plugin inspect PLUGIN.so [--json]` (plugin_inspect_command.cc).
+int PluginInspectCommand(std::vector<std::string> args);
 
 }  // namespace kiln::cli
 

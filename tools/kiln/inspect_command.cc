@@ -424,7 +424,8 @@ Json InspectToJson(const InspectReport& r) {
   for (const PluginFacts& p : r.plugins) {
     j["plugins"].push_back({{"path", p.path},
                             {"status", p.loaded ? "loaded" : "refused"},
-                            {"reason", p.refusal}});
+                            {"reason", p.refusal},
+                            {"messages", p.messages}});
   }
   return j;
 }

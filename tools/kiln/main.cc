@@ -34,7 +34,11 @@ constexpr Command kCommands[] = {
      "                       write a small example model made by Kiln\n"},
     {"plugin", kiln::cli::PluginCommand,
      "  plugin validate PLUGIN.so [--json]\n"
-     "                       check that a plugin is well-formed and loads\n"},
+     "                       check that a plugin is well-formed and loads\n"
+     "  plugin inspect PLUGIN.so [--json]\n"
+     "                       what a plugin declares (kernels, delegate ops,\n"
+     "                       settings type, capabilities) and its\n"
+     "                       negotiation with this host, without a model\n"},
     {"conformance", kiln::cli::ConformanceCommand,
      "  conformance PLUGIN.so [--report F] [--junit F] [--html F]\n"
      "                       run the plugin conformance suite\n"},

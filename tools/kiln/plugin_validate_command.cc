@@ -31,6 +31,7 @@
 #include "kiln/kiln_plugin.h"
 #include "plugin/negotiation.h"
 #include "plugin/plugin_loader.h"
+#include "plugin_declarations.h"
 #include "runtime/graph.h"
 
 namespace kiln::cli {
@@ -40,7 +41,9 @@ constexpr const char* kPluginUsage =
     "usage: kiln plugin <subcommand> [options]\n"
     "\n"
     "subcommands:\n"
-    "  validate PLUGIN.so [--json]   check a plugin file before shipping it\n";
+    "  validate PLUGIN.so [--json]   check a plugin file before shipping it\n"
+    "  inspect PLUGIN.so [--json]    what a plugin declares, and its\n"
+    "                                negotiation with this host (no model)\n";
 
 // Libraries a plugin may take undefined symbols from, by file-name prefix.
 const char* const kAllowedLibraryPrefixes[] = {
@@ -62,30 +65,6 @@ struct Check {
   std::string name;
   bool passed = false;
   std::string detail;
-};
-
-// One kernel the plugin declares.
-struct KernelDeclaration {
-  std::string op;  // "ADD" or "CUSTOM 'Name'"
-  int32_t builtin_code = 0;
-  std::optional<std::string> custom_name;  // for CUSTOM kernels
-  int32_t min_version = 0, max_version = 0;
-};
-
-// What the plugin declares, as far as the loader got.
-struct PluginDeclarations {
-  std::string name, version;
-  uint32_t abi_version = 0;  // built for; 0 when not read
-  uint32_t host_min_abi_version = 0, host_max_abi_version = 0;  // served
-  bool accepted = false;
-  // The rest only when the loader accepted the plugin.
-  uint32_t min_host_abi_version = 0;
-  uint32_t negotiated_version = 0;
-  std::vector<uint32_t> bad_host_versions;
-  std::vector<KernelDeclaration> kernels;
-  bool has_delegate = false;
-  std::string delegate_name, delegate_settings_type;
-  std::vector<std::string> extensions;
 };
 
 struct ValidationReport {
@@ -333,52 +312,6 @@ Check CheckDependencies(const std::string& path, const ElfFile& elf,
   return c;
 }
 
-std::string KernelOpLabel(const KilnKernel& k) {
-  if (k.builtin_code == KILN_OP_CUSTOM) {
-    return std::string("CUSTOM '") +
-           (k.custom_name != nullptr ? k.custom_name : "(null)") + "'";
-  }
-  return BuiltinOpName(k.builtin_code);
-}
-
-// ---- Collect -------------------------------------------------------------
-
-PluginDeclarations CollectDeclarations(const PluginLoadRecord& record,
-                                       const LoadedPlugin* plugin,
-                                       const HostOffer& offer) {
-  PluginDeclarations p;
-  p.name = record.name;
-  p.version = record.version;
-  p.abi_version = record.abi_version;
-  p.host_min_abi_version = offer.min_plugin_abi_version;
-  p.host_max_abi_version = offer.max_abi_version;
-  if (plugin == nullptr) return p;
-  const KilnPluginDescriptor* d = plugin->descriptor();
-  p.accepted = true;
-  p.min_host_abi_version = d->min_host_abi_version;
-  p.negotiated_version = plugin->negotiated_version();
-  p.bad_host_versions.assign(d->bad_host_versions,
-                             d->bad_host_versions + d->num_bad_host_versions);
-  for (const KilnKernel* k : plugin->kernels()) {
-    KernelDeclaration kd{KernelOpLabel(*k), k->builtin_code, std::nullopt,
-                         k->min_version, k->max_version};
-    if (k->builtin_code == KILN_OP_CUSTOM) {
-      kd.custom_name = k->custom_name != nullptr ? k->custom_name : "";
-    }
-    p.kernels.push_back(std::move(kd));
-  }
-  if (const KilnDelegateInterface* del = plugin->delegate()) {
-    p.has_delegate = true;
-    p.delegate_name = del->name != nullptr ? del->name : "";
-    p.delegate_settings_type =
-        del->settings_type != nullptr ? del->settings_type : "";
-  }
-  for (const KilnExtensionBase* e = d->extensions; e != nullptr; e = e->next) {
-    p.extensions.push_back(e->id);
-  }
-  return p;
-}
-
 // The load check: the host's real loader on the file, unless it links
 // libkiln. Fills *declarations as far as the loader read the descriptor.
 Check CheckLoad(const std::string& path, bool links_libkiln,
@@ -406,11 +339,12 @@ Check CheckLoad(const std::string& path, bool links_libkiln,
     load.detail =
         "accepted by the host's plugin loader; negotiated extension API " +
         VersionString((*loaded)->negotiated_version());
-    *declarations = CollectDeclarations(record, loaded->get(), *offer);
+    record.plugin = *loaded;
+    *declarations = CollectDeclarations(record, *offer);
   } else {
     load.detail = std::string(loaded.status().message());
     if (record.abi_version != 0 || !record.name.empty()) {
-      *declarations = CollectDeclarations(record, nullptr, *offer);
+      *declarations = CollectDeclarations(record, *offer);
     }
   }
   return load;
@@ -439,44 +373,6 @@ ValidationReport CollectValidation(const ValidateOptions& o) {
 
 // ---- Render: JSON --------------------------------------------------------
 
-Json DeclarationsToJson(const PluginDeclarations& p) {
-  Json j;
-  j["name"] = p.name;
-  j["version"] = p.version;
-  j["built_for_extension_api"] =
-      p.abi_version == 0 ? "" : VersionString(p.abi_version);
-  j["host_extension_api_range"] = {
-      {"min", VersionString(p.host_min_abi_version)},
-      {"max", VersionString(p.host_max_abi_version)}};
-  if (!p.accepted) {
-    j["negotiation"] = "refused";
-    return j;
-  }
-  j["min_host_extension_api"] = VersionString(p.min_host_abi_version);
-  j["negotiation"] = "accepted";
-  j["negotiated_extension_api"] = VersionString(p.negotiated_version);
-  j["bad_host_versions"] = Json::array();
-  for (uint32_t v : p.bad_host_versions) {
-    j["bad_host_versions"].push_back(VersionString(v));
-  }
-  j["kernels"] = Json::array();
-  for (const KernelDeclaration& k : p.kernels) {
-    Json kj;
-    kj["op"] = k.op;
-    kj["builtin_code"] = k.builtin_code;
-    if (k.custom_name) kj["custom_name"] = *k.custom_name;
-    kj["min_version"] = k.min_version;
-    kj["max_version"] = k.max_version;
-    j["kernels"].push_back(std::move(kj));
-  }
-  j["delegate"] = p.has_delegate
-                      ? Json{{"name", p.delegate_name},
-                             {"settings_type", p.delegate_settings_type}}
-                      : Json(nullptr);
-  j["extensions"] = p.extensions;
-  return j;
-}
-
 Json ValidationToJson(const ValidationReport& r) {
   Json j;
   j["path"] = r.path;
@@ -491,63 +387,6 @@ Json ValidationToJson(const ValidationReport& r) {
 }
 
 // ---- Render: text --------------------------------------------------------
-
-std::string NegotiationToText(const PluginDeclarations& p) {
-  if (!p.accepted) {
-    return "  negotiation             refused (see the load check)\n";
-  }
-  std::string s = absl::StrFormat(
-      "  minimum host            %s\n"
-      "  negotiation             accepted, extension API %s (this host "
-      "serves %s to %s)\n",
-      VersionString(p.min_host_abi_version),
-      VersionString(p.negotiated_version),
-      VersionString(p.host_min_abi_version),
-      VersionString(p.host_max_abi_version));
-  if (!p.bad_host_versions.empty()) {
-    std::vector<std::string> bad;
-    for (uint32_t v : p.bad_host_versions) bad.push_back(VersionString(v));
-    absl::StrAppend(&s, "  known-bad hosts         ", absl::StrJoin(bad, ", "),
-                    "\n");
-  }
-  return s;
-}
-
-std::string ContentsToText(const PluginDeclarations& p) {
-  std::string s =
-      absl::StrFormat("  kernels                 %u\n", p.kernels.size());
-  for (const KernelDeclaration& k : p.kernels) {
-    absl::StrAppendFormat(&s, "    %-28s op versions %d..%d\n", k.op,
-                          k.min_version, k.max_version);
-  }
-  if (p.has_delegate) {
-    absl::StrAppendFormat(
-        &s, "  delegate                %s (settings: %s)\n", p.delegate_name,
-        p.delegate_settings_type.empty() ? "none" : p.delegate_settings_type);
-  } else {
-    s += "  delegate                none\n";
-  }
-  absl::StrAppend(
-      &s, "  extensions              ",
-      p.extensions.empty() ? "none" : absl::StrJoin(p.extensions, ", "), "\n");
-  return s;
-}
-
-std::string DeclarationsToText(const PluginDeclarations& p) {
-  auto or_unknown = [](const std::string& v) {
-    return v.empty() ? std::string("(not read)") : v;
-  };
-  std::string s = absl::StrFormat(
-      "Plugin\n"
-      "  name                    %s\n"
-      "  version                 %s\n"
-      "  built for extension API %s\n",
-      or_unknown(p.name), or_unknown(p.version),
-      p.abi_version == 0 ? "" : VersionString(p.abi_version));
-  s += NegotiationToText(p);
-  if (p.accepted) s += ContentsToText(p);
-  return s;
-}
 
 std::string ValidationToText(const ValidationReport& r) {
   std::string s = absl::StrFormat("kiln plugin validate: %s\n", r.path);
@@ -584,6 +423,7 @@ int PluginCommand(std::vector<std::string> args) {
   const std::string sub = args[0];
   args.erase(args.begin());
   if (sub == "validate") return ValidateCommand(std::move(args));
+  if (sub == "inspect") return PluginInspectCommand(std::move(args));
   std::cerr << "kiln plugin: unknown subcommand '" << sub << "'\n\n"
             << kPluginUsage;
   return 2;

@@ -102,6 +102,7 @@ Json VersionToJson(const VersionReport& r) {
     e["built_for_extension_api"] =
         p.abi_version == 0 ? "" : VersionString(p.abi_version);
     e["status"] = p.loaded ? "loaded" : "refused";
+    e["messages"] = p.messages;
     if (p.loaded) {
       e["negotiated_extension_api"] = VersionString(p.negotiated_version);
       e["kernels"] = p.num_kernels;
@@ -144,6 +145,10 @@ std::string VersionToText(const VersionReport& r) {
     } else {
       absl::StrAppendFormat(&s, "  refused  %s\n           %s\n", p.path,
                             p.refusal);
+      continue;
+    }
+    for (const std::string& m : p.messages) {
+      absl::StrAppend(&s, "           logged ", m, "\n");
     }
   }
   return s;

@@ -9,28 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "google/protobuf/io/tokenizer.h"
-#include "google/protobuf/text_format.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/partitioner.h"
 #include "interpreter/subgraph_state.h"
 #include "kiln/delegate_settings.pb.h"
 #include "kiln/kiln_builtin_ops.h"
+#include "plugin/delegate_declaration.h"
+#include "plugin/settings_schema.h"
 
 namespace kiln {
 namespace {
-
-class CollectingErrors : public google::protobuf::io::ErrorCollector {
- public:
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    errors.push_back(absl::StrCat("line ", line + 1, ", column ", column + 1,
-                                  ": ", message));
-  }
-  void AddWarning(int, google::protobuf::io::ColumnNumber,
-                  const std::string&) override {}
-  std::vector<std::string> errors;
-};
 
 // A request's kiln.DelegateSettings: serialized for the plugin, and the
 // fields the host reads.
@@ -39,28 +27,67 @@ struct DecodedSettings {
   int32_t min_partition_size = 1;
 };
 
-absl::StatusOr<DecodedSettings> DecodeSettings(const DelegateRequest& request) {
+// Applies the request's settings file: the delegate's own message goes to
+// vendor_settings, kiln.DelegateSettings is merged over `settings`.
+absl::Status ApplySettingsFile(const DelegateRequest& request,
+                               const DelegateDeclaration& declared,
+                               kiln::DelegateSettings* settings) {
+  const std::string where =
+      absl::StrCat("settings of delegate '", request.name, "' (",
+                   request.settings_file_name, ")");
+  const bool vendor = !declared.settings_type.empty() &&
+                      declared.settings_type != kDelegateSettingsType;
+  if (declared.settings == nullptr) {
+    if (!vendor) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where,
+          ": the delegate declares no settings message "
+          "(settings_type is NULL), so it takes no settings file"));
+    }
+    // No descriptor set: the bytes go to the delegate unread (binary only).
+    settings->set_vendor_settings(request.settings_file);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> bytes = declared.settings->ParseFile(
+      request.settings_file_name, request.settings_file);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "delegate '", request.name, "': ", bytes.status().message()));
+  }
+  if (vendor) {
+    settings->set_vendor_settings(*bytes);
+    return absl::OkStatus();
+  }
+  kiln::DelegateSettings from_file;
+  from_file.ParseFromString(*bytes);
+  settings->MergeFrom(from_file);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DecodedSettings> DecodeSettings(
+    const DelegateRequest& request, const DelegateDeclaration& declared) {
   kiln::DelegateSettings settings;
   DecodedSettings decoded;
   if (request.is_text) {
-    google::protobuf::TextFormat::Parser parser;
-    CollectingErrors errors;
-    parser.RecordErrorsTo(&errors);
-    if (!parser.ParseFromString(request.text_settings, &settings)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "settings of delegate '", request.name,
-          "' are not valid kiln.DelegateSettings text format: ",
-          errors.errors.empty() ? "parse error"
-                                : absl::StrJoin(errors.errors, "; ")));
+    absl::StatusOr<std::string> bytes =
+        SettingsSchema::DelegateSettings()->ParseText(request.text_settings);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("settings of delegate '",
+                                                     request.name, "' are ",
+                                                     bytes.status().message()));
     }
-    decoded.bytes = settings.SerializeAsString();
+    decoded.bytes = *std::move(bytes);
   } else {
     decoded.bytes = request.settings;
-    if (!decoded.bytes.empty() && !settings.ParseFromString(decoded.bytes)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "settings of delegate '", request.name, "' (", decoded.bytes.size(),
-          " bytes) are not a serialized kiln.DelegateSettings message"));
-    }
+  }
+  if (!decoded.bytes.empty() && !settings.ParseFromString(decoded.bytes)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "settings of delegate '", request.name, "' (", decoded.bytes.size(),
+        " bytes) are not a serialized kiln.DelegateSettings message"));
+  }
+  if (!request.settings_file_name.empty()) {
+    KILN_RETURN_IF_ERROR(ApplySettingsFile(request, declared, &settings));
+    decoded.bytes = settings.SerializeAsString();
   }
   if (settings.min_partition_size() < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -128,6 +155,34 @@ NodeDesc PartitionNode(const SubgraphState& s,
   return p;
 }
 
+// Refuses the claims `delegate`'s declared supported_ops do not cover
+// (nothing when it declares none).
+absl::Status CheckClaimsDeclared(const DelegateInstance& delegate,
+                                 const SubgraphState& s,
+                                 const std::vector<int32_t>& claimed) {
+  const DelegateDeclaration& declared = delegate.plugin->delegate_declaration();
+  if (!declared.ops_declared) return absl::OkStatus();
+  for (int32_t n : claimed) {
+    const NodeDesc& node = s.node(n).node();
+    ClaimedNode c{node.builtin_code, node.custom_name, node.version, {}};
+    for (const std::vector<int32_t>* list : {&node.inputs, &node.outputs}) {
+      for (int32_t t : *list) {
+        if (t >= 0) c.tensor_types.push_back(s.tensor(t).ElementType());
+      }
+    }
+    const std::string why = UncoveredClaim(declared, c);
+    if (why.empty()) continue;
+    return absl::FailedPreconditionError(absl::StrCat(
+        delegate.Label(), " claimed subgraph ", s.index(), " node ", n, " (",
+        node.OpName(), " version ", node.version,
+        "), which its declared supported_ops do not cover: ", why,
+        ". The host refuses the claim: the delegate must claim only what it "
+        "declares (`kiln plugin inspect ",
+        delegate.plugin->path(), "` lists it); report this to its author"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> Interpreter::FindDelegatePlugin(
@@ -151,8 +206,9 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> Interpreter::FindDelegatePlugin(
 absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<LoadedPlugin> plugin,
                         FindDelegatePlugin(request.name));
-  KILN_ASSIGN_OR_RETURN(const DecodedSettings settings,
-                        DecodeSettings(request));
+  KILN_ASSIGN_OR_RETURN(
+      const DecodedSettings settings,
+      DecodeSettings(request, plugin->delegate_declaration()));
   auto delegate = std::make_unique<DelegateInstance>();
   delegate->name = request.name;
   delegate->plugin = plugin;
@@ -269,6 +325,7 @@ absl::StatusOr<std::vector<int32_t>> Interpreter::ClaimNodes(
     if (node.host_intrinsic || node.delegated_to >= 0) continue;
     eligible.push_back(n);
   }
+  KILN_RETURN_IF_ERROR(CheckClaimsDeclared(delegate, s, eligible));
   return eligible;
 }
 

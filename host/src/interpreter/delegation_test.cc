@@ -8,6 +8,7 @@
 namespace kiln {
 namespace {
 
+using ::testing::AllOf;
 using testing::CpuOnlyOptions;
 using ::testing::ElementsAre;
 using testing::Fill;
@@ -21,7 +22,8 @@ using testing::WithTestDelegate;
 // 2: c = SUB(b, x)      not claimed
 // 3: d = ADD(c, c)      claimed
 // 4: y = MUL(d, b)      claimed; uses b, so {0,1} and {3,4} cannot merge
-std::shared_ptr<const Model> DiamondModel(int32_t add_version = 1) {
+std::shared_ptr<const Model> DiamondModel(int32_t add_version = 1,
+                                          int32_t mul_version = 1) {
   ModelBuilder builder;
   SubgraphBuilder& g = builder.AddSubgraph("main");
   auto f32 = [&](const char* name) {
@@ -33,10 +35,10 @@ std::shared_ptr<const Model> DiamondModel(int32_t add_version = 1) {
   const int32_t x = f32("x"), a = f32("a"), b = f32("b"), c = f32("c"),
                 d = f32("d"), y = f32("y");
   g.AddOperator(KILN_OP_ADD, add_version, {x, x}, {a});
-  g.AddOperator(KILN_OP_MUL, 1, {a, a}, {b});
+  g.AddOperator(KILN_OP_MUL, mul_version, {a, a}, {b});
   g.AddOperator(KILN_OP_SUB, 1, {b, x}, {c});
   g.AddOperator(KILN_OP_ADD, add_version, {c, c}, {d});
-  g.AddOperator(KILN_OP_MUL, 1, {d, b}, {y});
+  g.AddOperator(KILN_OP_MUL, mul_version, {d, b}, {y});
   g.SetInputs({x});
   g.SetOutputs({y});
   auto model = LoadBuilt(builder);
@@ -168,6 +170,25 @@ TEST(DelegationTest, DelegateRefusesOpVersionsItDoesNotSupport) {
   EXPECT_TRUE((*newer)->IsNodeDelegated(0, 0));
 }
 
+TEST(DelegationTest, SdkDeclinesWhatSupportsAcceptsOutsideTheManifest) {
+  // max_version=5 makes Supports accept MUL version 5, which the test
+  // delegate's manifest (versions 1..4) does not declare: the SDK declines
+  // those nodes with the reason, so the host never sees the claim.
+  auto model = DiamondModel(/*add_version=*/1, /*mul_version=*/5);
+  ASSERT_NE(model, nullptr);
+  auto it = Interpreter::Create(
+      model, WithTestDelegate("options { key: 'max_version' value: '5' }"));
+  ASSERT_TRUE(it.ok()) << it.status();
+  EXPECT_TRUE((*it)->IsNodeDelegated(0, 0));
+  EXPECT_FALSE((*it)->IsNodeDelegated(0, 1));
+  EXPECT_FALSE((*it)->IsNodeDelegated(0, 4));
+  EXPECT_EQ((*it)->DelegateDeclineReason(0, 1),
+            "test_delegate: Supports() accepted MUL version 5 but the "
+            "manifest declares versions 1..4; the delegate's Supports and its "
+            "manifest disagree");
+  EXPECT_EQ(RunTwice(**it), CpuReference(model));
+}
+
 TEST(DelegationTest, UnknownDelegateNameListsTheAvailableOnes) {
   auto model = DiamondModel();
   ASSERT_NE(model, nullptr);
@@ -231,6 +252,120 @@ TEST(DelegationTest, PartitionFailureFailsCreation) {
       model, WithTestDelegate("options { key: 'fail_at' value: 'partition' }"));
   ASSERT_FALSE(it.ok());
   EXPECT_THAT(it.status().message(), HasSubstr("subgraph 0: partition failed"));
+}
+
+// y = x + x over float32 [2, 3] (or `type`), one ADD node.
+std::shared_ptr<const Model> SingleAddModel(
+    KilnTensorType type = KILN_TYPE_FLOAT32) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  TensorSpec spec = FloatTensor("x", {2, 3});
+  spec.type = type;
+  const int32_t x = g.AddTensor(spec);
+  spec.name = "y";
+  const int32_t y = g.AddTensor(spec);
+  g.AddOperator(KILN_OP_ADD, 1, {x, x}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  auto model = LoadBuilt(builder);
+  EXPECT_TRUE(model.ok()) << model.status();
+  return model.ok() ? *model : nullptr;
+}
+
+std::string CTestPlugin(const std::string& variant) {
+  return std::string(KILN_TEST_BAD_PLUGIN_DIR) + "/libtest_" + variant + ".so";
+}
+
+// The CPU plugin plus the C test plugin `variant` (loader tests' plugin,
+// host/src/plugin/test_plugins), whose delegate "test_delegate" claims
+// every node.
+InterpreterOptions WithClaimingCPlugin(const std::string& variant) {
+  InterpreterOptions options = CpuOnlyOptions();
+  options.plugins.paths.push_back(CTestPlugin(variant));
+  DelegateRequest request;
+  request.name = "test_delegate";
+  options.delegates.push_back(request);
+  return options;
+}
+
+TEST(DelegationTest, HostRefusesClaimsOutsideTheDeclaredOps) {
+  auto it = Interpreter::Create(DiamondModel(),
+                                WithClaimingCPlugin("claims_undeclared"));
+  ASSERT_FALSE(it.ok());
+  EXPECT_EQ(it.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(
+      it.status().message(),
+      AllOf(HasSubstr("delegate 'test_delegate' (" +
+                      CTestPlugin("claims_undeclared") + ")"),
+            HasSubstr("claimed subgraph 0 node 1 (MUL version 1), which its "
+                      "declared supported_ops do not cover: no row declares "
+                      "MUL")));
+}
+
+TEST(DelegationTest, HostRefusesClaimsOfUndeclaredTypes) {
+  auto it = Interpreter::Create(SingleAddModel(KILN_TYPE_INT32),
+                                WithClaimingCPlugin("claims_undeclared"));
+  ASSERT_FALSE(it.ok());
+  EXPECT_THAT(it.status().message(),
+              HasSubstr("node 0 (ADD version 1), which its declared "
+                        "supported_ops do not cover: a tensor of type INT32 "
+                        "is outside ADD versions 1..1, types FLOAT32"));
+}
+
+TEST(DelegationTest, UndeclaredDelegatesClaimAsBefore) {
+  auto it = Interpreter::Create(DiamondModel(),
+                                WithClaimingCPlugin("claims_all_undeclared"));
+  ASSERT_TRUE(it.ok()) << it.status();
+  for (int node = 0; node < 5; ++node) {
+    EXPECT_TRUE((*it)->IsNodeDelegated(0, node)) << node;
+  }
+}
+
+// The test delegate's own settings message, kiln_test.TestDelegateSettings
+// {float add_bias = 1}, from a settings file: the host parses it with the
+// descriptor set the delegate embeds and hands it over in vendor_settings.
+std::vector<float> RunWithSettingsFile(const std::string& name,
+                                       const std::string& contents,
+                                       absl::Status* created = nullptr) {
+  InterpreterOptions options = WithTestDelegate("");
+  options.delegates[0].settings_file_name = name;
+  options.delegates[0].settings_file = contents;
+  auto it = Interpreter::Create(SingleAddModel(), options);
+  if (created != nullptr) *created = it.status();
+  if (!it.ok()) return {};
+  EXPECT_TRUE((*it)->IsNodeDelegated(0, 0));
+  return RunTwice(**it);
+}
+
+const std::vector<float> kTwiceInputPlus100 = {102, 96, 106, 101, 98, 104};
+
+TEST(DelegationTest, VendorSettingsFromATextFile) {
+  EXPECT_EQ(RunWithSettingsFile("bias.txtpb", "add_bias: 100"),
+            kTwiceInputPlus100);
+  EXPECT_EQ(RunWithSettingsFile("bias", "add_bias: 100\n"), kTwiceInputPlus100);
+}
+
+TEST(DelegationTest, VendorSettingsFromABinaryFile) {
+  // Field 1, fixed32: 100.0f.
+  const std::string bytes("\x0d\x00\x00\xc8\x42", 5);
+  EXPECT_EQ(RunWithSettingsFile("bias.binpb", bytes), kTwiceInputPlus100);
+  EXPECT_EQ(RunWithSettingsFile("bias", bytes), kTwiceInputPlus100);
+}
+
+TEST(DelegationTest, VendorSettingsErrorsNameFileTypeAndForm) {
+  absl::Status created;
+  RunWithSettingsFile("bias.txtpb", "add_bais: 1", &created);
+  EXPECT_EQ(created.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(created.message(),
+              AllOf(HasSubstr("delegate 'test_delegate': settings file "
+                              "'bias.txtpb' (text, by its extension): not "
+                              "valid kiln_test.TestDelegateSettings text "
+                              "format: line 1"),
+                    HasSubstr("add_bais")));
+  RunWithSettingsFile("bias.binpb", "add_bias: 1", &created);
+  EXPECT_THAT(created.message(),
+              HasSubstr("(binary, by its extension): not a serialized "
+                        "kiln_test.TestDelegateSettings"));
 }
 
 }  // namespace

@@ -57,7 +57,9 @@
 //
 // Delegation (through the extension API only): requested delegates apply in
 // order, each found by KilnDelegateInterface.name and created with
-// serialized kiln.DelegateSettings (text settings are parsed here); create
+// serialized kiln.DelegateSettings (text settings and settings files are
+// parsed here, a vendor's own settings message with the descriptor set the
+// delegate declares, into DelegateSettings.vendor_settings); create
 // returning KILN_STATUS_UNAVAILABLE (no device) skips the delegate with a
 // warning. The nodes it claims (never host-intrinsic ones, never ones an
 // earlier delegate took) form partitions of at least
@@ -150,6 +152,13 @@ struct DelegateRequest {
   // kiln.DelegateSettings in Protocol Buffers text format. Used when is_text.
   std::string text_settings;
   bool is_text = false;
+  // A settings file (`--delegate-settings FILE`): a message of the
+  // delegate's settings_type, text or binary (plugin/settings_schema.h
+  // decides by the name, then the contents). A vendor type travels in
+  // kiln.DelegateSettings.vendor_settings; kiln.DelegateSettings itself is
+  // merged over the settings above. Empty name: no file.
+  std::string settings_file_name;
+  std::string settings_file;  // its bytes
 };
 
 struct InterpreterOptions {

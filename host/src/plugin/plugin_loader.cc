@@ -175,8 +175,8 @@ absl::Status ValidateKernels(const std::string& path,
   return absl::OkStatus();
 }
 
-absl::Status ValidateDelegate(const std::string& path,
-                              const KilnDelegateInterface* del) {
+absl::StatusOr<DelegateDeclaration> ValidateDelegate(
+    const std::string& path, const KilnDelegateInterface* del) {
   if (del->struct_size < kDelegateSize_1_0) {
     return Refuse(path,
                   absl::StrCat("delegate.struct_size is ", del->struct_size,
@@ -202,7 +202,11 @@ absl::Status ValidateDelegate(const std::string& path,
                                        "' is NULL; it is required"));
     }
   }
-  return absl::OkStatus();
+  absl::StatusOr<DelegateDeclaration> declared = ReadDelegateDeclaration(*del);
+  if (!declared.ok()) {
+    return Refuse(path, std::string(declared.status().message()));
+  }
+  return declared;
 }
 
 absl::Status ValidateExtensions(const std::string& path,
@@ -412,11 +416,12 @@ bool RunsLifecycle(const KilnPluginDescriptor* d, const HostOffer& offer,
 absl::Status ValidateContents(const std::string& path,
                               const KilnPluginDescriptor* d,
                               const std::set<std::string>& taken_names,
-                              std::vector<const KilnKernel*>* kernels) {
+                              std::vector<const KilnKernel*>* kernels,
+                              DelegateDeclaration* delegate) {
   KILN_RETURN_IF_ERROR(ValidateIdentity(path, d));
   KILN_RETURN_IF_ERROR(ValidateKernels(path, d, kernels));
   if (d->delegate != nullptr) {
-    KILN_RETURN_IF_ERROR(ValidateDelegate(path, d->delegate));
+    KILN_ASSIGN_OR_RETURN(*delegate, ValidateDelegate(path, d->delegate));
   }
   KILN_RETURN_IF_ERROR(ValidateExtensions(path, d->extensions));
   if (kernels->empty() && d->delegate == nullptr) {
@@ -475,6 +480,7 @@ struct AcceptedInstance {
   const KilnPluginDescriptor* descriptor = nullptr;
   uint32_t negotiated_version = 0;
   std::vector<const KilnKernel*> kernels;
+  DelegateDeclaration delegate;
   LoadInstanceCloser closer;
 };
 
@@ -491,13 +497,16 @@ absl::StatusOr<AcceptedInstance> LoadInstance(
   KILN_ASSIGN_OR_RETURN(const Negotiation n,
                         NegotiateDescriptor(path, d, offer, rec));
   std::vector<const KilnKernel*> kernels;
-  KILN_RETURN_IF_ERROR(ValidateContents(path, d, taken_names, &kernels));
+  DelegateDeclaration delegate;
+  KILN_RETURN_IF_ERROR(
+      ValidateContents(path, d, taken_names, &kernels, &delegate));
   KILN_RETURN_IF_ERROR(
       CallInitialize(path, d, offer, n.version, &rec.messages));
   AcceptedInstance accepted;
   accepted.descriptor = d;
   accepted.negotiated_version = n.version;
   accepted.kernels = std::move(kernels);
+  accepted.delegate = std::move(delegate);
   accepted.closer = std::move(closer);
   return accepted;
 }
@@ -529,6 +538,7 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
   plugin->descriptor_ = d;
   plugin->kernels_ = std::move(accepted->kernels);
   plugin->delegate_ = d->delegate;
+  plugin->delegate_declaration_ = std::move(accepted->delegate);
   plugin->closer_ = std::move(accepted->closer);
   return plugin;
 }

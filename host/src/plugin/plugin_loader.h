@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "kiln/kiln_plugin.h"
+#include "plugin/delegate_declaration.h"
 #include "plugin/negotiation.h"
 
 namespace kiln {
@@ -76,6 +77,11 @@ class LoadedPlugin {
   uint32_t negotiated_version() const { return negotiated_version_; }
   const std::vector<const KilnKernel*>& kernels() const { return kernels_; }
   const KilnDelegateInterface* delegate() const { return delegate_; }
+  // What the delegate declares (ops it may claim, settings message); empty
+  // ("undeclared", no settings) without a delegate.
+  const DelegateDeclaration& delegate_declaration() const {
+    return delegate_declaration_;
+  }
   const KilnPluginDescriptor* descriptor() const { return descriptor_; }
   // "name 1.2.0 (/path/libname.so)"
   std::string Describe() const;
@@ -89,6 +95,7 @@ class LoadedPlugin {
   const KilnPluginDescriptor* descriptor_ = nullptr;
   std::vector<const KilnKernel*> kernels_;
   const KilnDelegateInterface* delegate_ = nullptr;
+  DelegateDeclaration delegate_declaration_;
 };
 
 // The outcome for one candidate path.

@@ -59,9 +59,9 @@ TEST(PluginLoaderTest, CpuPluginDeclaresAddAndMul) {
 }
 
 TEST(PluginLoaderTest, MissingFile) {
-  EXPECT_THAT(RefusalOf("does_not_exist"),
-              AllOf(HasSubstr("libtest_does_not_exist.so"),
-                    HasSubstr("not found")));
+  EXPECT_THAT(
+      RefusalOf("does_not_exist"),
+      AllOf(HasSubstr("libtest_does_not_exist.so"), HasSubstr("not found")));
 }
 
 TEST(PluginLoaderTest, NotASharedLibrary) {
@@ -171,6 +171,33 @@ TEST(PluginLoaderTest, CustomKernelWithoutName) {
 TEST(PluginLoaderTest, NoKernelsNoDelegate) {
   EXPECT_THAT(RefusalOf("no_kernels"),
               HasSubstr("declares no kernels and no delegate"));
+}
+
+TEST(PluginLoaderTest, DelegateDeclarationsAreChecked) {
+  EXPECT_THAT(RefusalOf("bad_op_support"),
+              AllOf(HasSubstr("libtest_bad_op_support.so"),
+                    HasSubstr("delegate.supported_ops[0]: op-version range "
+                              "3..1 is invalid")));
+  EXPECT_THAT(RefusalOf("bad_descriptor_set"),
+              HasSubstr("delegate.settings_descriptor_set (4 bytes) is not a "
+                        "serialized google.protobuf.FileDescriptorSet"));
+  EXPECT_THAT(RefusalOf("half_buffer_handles"),
+              HasSubstr("copy_from_buffer_handle, copy_to_buffer_handle and "
+                        "free_buffer_handle must be set all three or none"));
+}
+
+TEST(PluginLoaderTest, DelegateDeclarationsAreRead) {
+  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(0);
+  auto declared = PluginLoader::Load(TestPlugin("claims_undeclared"), *offer);
+  ASSERT_TRUE(declared.ok()) << declared.status();
+  const DelegateDeclaration& d = (*declared)->delegate_declaration();
+  EXPECT_TRUE(d.ops_declared);
+  ASSERT_EQ(d.ops.size(), 1u);
+  EXPECT_EQ(d.ops[0].Describe(), "ADD versions 1..1, types FLOAT32");
+  EXPECT_EQ(d.settings, nullptr);
+  auto undeclared = PluginLoader::Load(TestPlugin("good"), *offer);
+  ASSERT_TRUE(undeclared.ok()) << undeclared.status();
+  EXPECT_FALSE((*undeclared)->delegate_declaration().ops_declared);
 }
 
 TEST(PluginLoaderTest, OneBadPluginDoesNotStopOthers) {

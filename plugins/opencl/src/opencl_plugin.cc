@@ -7,6 +7,7 @@
 #include "kiln/opencl/opencl_delegate.h"
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
+#include "ops.h"
 
 namespace kiln::opencl {
 namespace {
@@ -48,9 +49,18 @@ const KilnOpenClStatsExtension kStatsExtension = {
     GetStats,
     DeviceDescription};
 
+// Every op of SupportedOps with its versions and operand types.
+sdk::DelegateManifest Manifest() {
+  sdk::DelegateManifest manifest;
+  for (const OpSupport& op : SupportedOps()) {
+    manifest.Op(op.builtin_code, op.min_version, op.max_version, op.types);
+  }
+  return manifest;
+}
+
 const KilnPluginDescriptor* Describe() {
   static sdk::DelegateDefinition delegate("opencl", &Delegate::Create,
-                                          &kStatsExtension.base,
+                                          Manifest(), &kStatsExtension.base,
                                           sdk::BufferHandles::kYes);
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_opencl", KILN_RUNTIME_VERSION_STRING)

@@ -724,10 +724,10 @@ const std::vector<OpSupport>& SupportedOps() {
       {KILN_OP_MAX_POOL_2D, 1, 2},
       {KILN_OP_AVERAGE_POOL_2D, 1, 2},
       {KILN_OP_SOFTMAX, 1, 2},
-      {KILN_OP_RESHAPE, 1, 1},
+      {KILN_OP_RESHAPE, 1, 1, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
       {KILN_OP_CONCATENATION, 1, 2},
-      {KILN_OP_MEAN, 1, 2},
-      {KILN_OP_PAD, 1, 2},
+      {KILN_OP_MEAN, 1, 2, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
+      {KILN_OP_PAD, 1, 2, {KILN_TYPE_FLOAT32, KILN_TYPE_INT32}},
   };
   return ops;
 }

@@ -16,11 +16,15 @@
 namespace kiln::opencl {
 
 // An op the delegate implements (KilnBuiltinOpName names it), with the
-// inclusive op-version range whose float32 semantics its kernels implement.
+// inclusive op-version range whose float32 semantics its kernels implement
+// and the types its operands may have (float32 data, int32 constant shape,
+// axes or paddings). The delegate's manifest (what `kiln plugin inspect`
+// shows and the host checks claims against) is this table.
 struct OpSupport {
   int32_t builtin_code;
   int32_t min_version;
   int32_t max_version;
+  sdk::TypeSet types = {KILN_TYPE_FLOAT32};
 };
 const std::vector<OpSupport>& SupportedOps();
 // Null when the delegate does not implement `builtin_code`.

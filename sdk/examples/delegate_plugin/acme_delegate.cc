@@ -7,11 +7,22 @@
 // node stays on kernel plugins, with the reason shown by
 // `kiln inspect --delegate acme`. It honours
 // DelegateSettings.min_partition_size and refuses any option key by name.
+//
+// Extension API 1.2: its manifest declares what it may claim (float32 ADD
+// and MUL, version 1), which `kiln plugin inspect` shows without a model,
+// and its own settings message, acme.AcmeSettings (acme_settings.proto,
+// embedded as a descriptor set), which users write as text or binary
+// (`--delegate acme --delegate-settings FILE`); the plugin decodes the few
+// bytes with the SDK's WireReader and links no libprotobuf.
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "kAcmeSettingsDescriptorSet.h"
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
 
@@ -134,11 +145,34 @@ class AcmePartition : public kiln::sdk::PartitionKernel {
   std::map<int32_t, std::vector<float>> scratch_;
 };
 
+// acme.AcmeSettings, decoded from its wire format.
+struct AcmeSettings {
+  std::set<std::string> skip_ops;  // field 1, repeated string
+};
+
+bool ParseAcmeSettings(const std::string& bytes, AcmeSettings* settings) {
+  kiln::sdk::WireReader in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                           bytes.size());
+  while (!in.done()) {
+    uint32_t field = 0, wire = 0;
+    if (!in.ReadTag(&field, &wire)) return false;
+    std::string op;
+    const bool ok =
+        field == 1 && wire == kiln::sdk::WireReader::kLengthDelimited
+            ? in.ReadString(&op)
+            : in.Skip(wire);
+    if (!ok) return false;
+    if (!op.empty()) settings->skip_ops.insert(op);
+  }
+  return true;
+}
+
 // One delegate instance. Immutable after creation.
 class AcmeDelegate : public kiln::sdk::Delegate {
  public:
-  explicit AcmeDelegate(int32_t min_partition_size)
-      : min_partition_size_(min_partition_size) {}
+  AcmeDelegate(int32_t min_partition_size, AcmeSettings settings)
+      : min_partition_size_(min_partition_size),
+        settings_(std::move(settings)) {}
 
   NodeSupport Supports(const GraphNode& node) override {
     const int32_t code = node.builtin_code();
@@ -147,6 +181,9 @@ class AcmeDelegate : public kiln::sdk::Delegate {
                          : KilnBuiltinOpName(code);
     if (MaxOpVersion(code) == 0) {
       return NodeSupport::Unsupported(op, " is not implemented by acme");
+    }
+    if (settings_.skip_ops.count(op) > 0) {
+      return NodeSupport::Unsupported(op, " is in acme.AcmeSettings.skip_ops");
     }
     if (node.op_version() < 1 || node.op_version() > MaxOpVersion(code)) {
       return NodeSupport::Unsupported(op, " version ", node.op_version(),
@@ -180,10 +217,12 @@ class AcmeDelegate : public kiln::sdk::Delegate {
 
  private:
   const int32_t min_partition_size_;
+  const AcmeSettings settings_;
 };
 
-// The settings arrive decoded (kiln::sdk::DelegateSettings). This delegate
-// has no options of its own, so any key is refused by name.
+// The settings arrive decoded (kiln::sdk::DelegateSettings); acme's own
+// message in settings.vendor_settings. The options map is not used, so any
+// key is refused by name.
 KilnStatus CreateAcmeDelegate(kiln::sdk::DelegateContext& context,
                               const kiln::sdk::DelegateSettings& settings,
                               std::unique_ptr<kiln::sdk::Delegate>* delegate) {
@@ -193,13 +232,25 @@ KilnStatus CreateAcmeDelegate(kiln::sdk::DelegateContext& context,
                         "': the acme delegate has no options (it honours "
                         "min_partition_size only)");
   }
+  AcmeSettings acme;
+  if (!ParseAcmeSettings(settings.vendor_settings, &acme)) {
+    return context.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                        "malformed acme.AcmeSettings");
+  }
   *delegate = std::make_unique<AcmeDelegate>(
-      settings.min_partition_size > 0 ? settings.min_partition_size : 1);
+      settings.min_partition_size > 0 ? settings.min_partition_size : 1,
+      std::move(acme));
   return KILN_STATUS_OK;
 }
 
 const KilnPluginDescriptor* Describe() {
-  static kiln::sdk::DelegateDefinition delegate("acme", &CreateAcmeDelegate);
+  static kiln::sdk::DelegateDefinition delegate(
+      "acme", &CreateAcmeDelegate,
+      kiln::sdk::DelegateManifest()
+          .Op(KILN_OP_ADD, 1, MaxOpVersion(KILN_OP_ADD), {KILN_TYPE_FLOAT32})
+          .Op(KILN_OP_MUL, 1, MaxOpVersion(KILN_OP_MUL), {KILN_TYPE_FLOAT32})
+          .VendorSettings("acme.AcmeSettings", kAcmeSettingsDescriptorSet,
+                          sizeof(kAcmeSettingsDescriptorSet)));
   static kiln::sdk::PluginDefinition definition =
       kiln::sdk::PluginDefinition("acme_delegate", "1.0.0")
           .MinHostAbiVersion(KILN_MAKE_VERSION(1, 0, 0))

@@ -366,6 +366,66 @@ def check_plugin_validate(cli):
           "missing file checks %r" % j["checks"])
 
 
+def check_plugin_inspect(cli):
+    version = kiln_json(["version"] + plugin_flags(cli), cli)
+    declared = {p["path"]: p for p in version["plugins"]}
+    for plugin in in_tree_plugins(cli):
+        j = kiln_json(["plugin", "inspect", plugin], cli)
+        where = os.path.basename(plugin)
+        p, v = j["plugin"], declared.get(plugin, {})
+        check(j["path"] == plugin and p["negotiation"] == "accepted",
+              "%s: %r" % (where, {k: p.get(k) for k in ("negotiation",
+                                                        "refusal")}))
+        check(p["name"] == v.get("name") and p["version"] == v.get("version")
+              and len(p["kernels"]) == v.get("kernels"),
+              "%s: %r, kiln version says %r" % (where, p["name"], v))
+        check(p["negotiated_extension_api"] ==
+              v.get("negotiated_extension_api"), "%s: negotiation" % where)
+        delegate = p["delegate"]["name"] if p["delegate"] else None
+        check(delegate == v.get("delegate"), "%s: delegate %r" % (where,
+                                                                   delegate))
+    opencl = os.path.join(cli.plugin_dir, "libkiln_opencl.so")
+    if os.path.exists(opencl):
+        d = kiln_json(["plugin", "inspect", opencl], cli)["plugin"]["delegate"]
+        rows = {o["op"]: o for o in d["supported_ops"]}
+        check(d["settings_type"] == "kiln.DelegateSettings" and
+              d["settings_fields"], "opencl settings %r" % d)
+        check(rows.get("ADD", {}).get("max_version") == 2 and
+              rows["ADD"]["tensor_types"] == ["FLOAT32"],
+              "opencl ADD row %r" % rows.get("ADD"))
+        check(rows.get("RESHAPE", {}).get("tensor_types") ==
+              ["FLOAT32", "INT32"], "opencl RESHAPE row %r" % rows.get("RESHAPE"))
+        text, _ = kiln(["plugin", "inspect", opencl], cli)
+        check("      ADD versions 1..2, types FLOAT32\n" in text, text)
+    if not cli.test_plugin_dir:
+        return None
+    good = os.path.join(cli.test_plugin_dir, "libtest_good.so")
+    d = kiln_json(["plugin", "inspect", good], cli)["plugin"]["delegate"]
+    check(d["supported_ops"] == "undeclared", "test_good: %r" % d)
+    text, _ = kiln(["plugin", "inspect", good], cli)
+    check("supported ops         undeclared" in text, text)
+    probe = os.path.join(cli.test_plugin_dir, "libtest_probe.so")
+    capped = kiln_json(["plugin", "inspect", probe, "--max-extension-api",
+                        "1.0"], cli)["plugin"]
+    check(capped["negotiated_extension_api"] == "1.0.0" and
+          capped["host_extension_api_range"]["max"] == "1.0.0",
+          "capped probe %r" % capped)
+    refuses = os.path.join(cli.test_plugin_dir,
+                           "libtest_probe_refuses_initialize.so")
+    r = kiln_json(["plugin", "inspect", refuses], cli, expect_rc=1)["plugin"]
+    check(r["negotiation"] == "refused" and
+          "its initialize returned UNAVAILABLE" in r["refusal"] and
+          r["messages"] == ["error: probe refuses: no probe device on this "
+                            "machine", "info: probe: shutdown"],
+          "refusing probe %r" % r)
+    v = kiln_json(["version", "--no-default-plugins", "--plugin", refuses],
+                  cli)["plugins"][0]
+    check("probe refuses: no probe device" in v["reason"] and
+          v["messages"][0].startswith("error: probe refuses"),
+          "kiln version on the refusing probe %r" % v)
+    return None
+
+
 # ---- usage errors and help ----------------------------------------------------
 
 def check_usage(cli):
@@ -390,13 +450,18 @@ def check_usage(cli):
         (["build-example"], "kiln build-example: missing OUT.tflite\n"),
         (["inspect", "m", "--delegate-settings", "f"],
          "kiln inspect: --delegate-settings must follow a --delegate\n"),
+        (["plugin", "inspect", "p.so", "--max-extension-api", "one"],
+         "kiln plugin inspect: --max-extension-api expects a version such as "
+         "1.1, got 'one'\n"),
+        (["plugin", "inspect"], "kiln plugin inspect: missing PLUGIN.so\n"),
     ]
     for args, want in cases:
         _, err = kiln(args, cli, expect_rc=2)
         check(err == want, "kiln %s: stderr %r, expected %r" %
               (" ".join(args), err, want))
     for command in [["version"], ["run"], ["inspect"], ["bench"],
-                    ["build-example"], ["conformance"], ["plugin", "validate"]]:
+                    ["build-example"], ["conformance"], ["plugin", "validate"],
+                    ["plugin", "inspect"]]:
         out, _ = kiln(command + ["--help"], cli)
         check(out.startswith("usage: kiln %s" % " ".join(command)),
               "%s --help: %r" % (command, out[:80]))
@@ -410,7 +475,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["version", "inspect", "inspect_litert",
                                       "bench", "run", "plugin_validate",
-                                      "usage"])
+                                      "plugin_inspect", "usage"])
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--plugin-dir", required=True)
     ap.add_argument("--models", default="")

@@ -19,8 +19,12 @@
 //                   data) and read inputs from handles bound to them; the
 //                   host copies through copy_from/copy_to_buffer_handle,
 //                   logged for tests (test_delegate_buffers.h)
-// Any other key is refused. DelegateSettings.min_partition_size is honoured
-// (the SDK declines smaller groups with a reason).
+// Any other key is refused. Its own settings message,
+// kiln_test.TestDelegateSettings (test_delegate_settings.proto, embedded as
+// a descriptor set), may set add_bias too. DelegateSettings.min_partition_size
+// is honoured (the SDK declines smaller groups with a reason). Its manifest
+// declares float32 ADD and MUL versions 1..4: with max_version above 4 Supports
+// accepts nodes the manifest does not cover, which the SDK then declines.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -29,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "kTestDelegateSettingsDescriptorSet.h"
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
 #include "kiln/sdk/profiler.h"
@@ -297,6 +302,21 @@ class TestDelegate : public sdk::Delegate {
   DeviceMemory memory_;
 };
 
+// kiln_test.TestDelegateSettings: field 1, float add_bias.
+bool ReadVendorSettings(const std::string& bytes, Settings* s) {
+  sdk::WireReader in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                     bytes.size());
+  while (!in.done()) {
+    uint32_t field = 0, wire = 0;
+    if (!in.ReadTag(&field, &wire)) return false;
+    const bool ok = field == 1 && wire == sdk::WireReader::kFixed32
+                        ? in.ReadFloat(&s->add_bias)
+                        : in.Skip(wire);
+    if (!ok) return false;
+  }
+  return true;
+}
+
 KilnStatus CreateTestDelegate(sdk::DelegateContext& context,
                               const sdk::DelegateSettings& decoded,
                               std::unique_ptr<sdk::Delegate>* delegate) {
@@ -323,6 +343,10 @@ KilnStatus CreateTestDelegate(sdk::DelegateContext& context,
                           "' (known: max_version, fail_at, add_bias, ops, "
                           "fail_node, device_memory)");
     }
+  }
+  if (!ReadVendorSettings(decoded.vendor_settings, &s)) {
+    return context.Fail(KILN_STATUS_INVALID_ARGUMENT,
+                        "malformed kiln_test.TestDelegateSettings");
   }
   if (s.fail_at == "unavailable") {
     return context.Fail(KILN_STATUS_UNAVAILABLE,
@@ -353,9 +377,15 @@ const KilnTestDelegateBuffers kBuffers = {
     [](void* delegate) { MemoryOf(delegate)->log.clear(); }};
 
 const KilnPluginDescriptor* Describe() {
-  static sdk::DelegateDefinition delegate("test_delegate", &CreateTestDelegate,
-                                          &kBuffers.base,
-                                          sdk::BufferHandles::kYes);
+  static sdk::DelegateDefinition delegate(
+      "test_delegate", &CreateTestDelegate,
+      sdk::DelegateManifest()
+          .Op(KILN_OP_ADD, 1, 4, {KILN_TYPE_FLOAT32})
+          .Op(KILN_OP_MUL, 1, 4, {KILN_TYPE_FLOAT32})
+          .VendorSettings("kiln_test.TestDelegateSettings",
+                          kTestDelegateSettingsDescriptorSet,
+                          sizeof(kTestDelegateSettingsDescriptorSet)),
+      &kBuffers.base, sdk::BufferHandles::kYes);
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_test_delegate", "1.0.0")
           .Delegate(delegate.delegate_interface())

@@ -51,6 +51,29 @@ static KilnDelegateInterface delegate = {
     KILN_DELEGATE_INTERFACE_STRUCT_SIZE, "test_delegate", NULL, NULL, Create,
     Destroy, Partition, PartitionInit, NULL, NULL, PartitionInvoke};
 
+/* Extension API 1.2 delegate declarations. */
+static const KilnHostApi* host_api;
+/* Claims every node of the execution plan, declared or not. */
+static KilnStatus ClaimAll(void* d, KilnOpaqueContext* c) {
+  const int32_t* plan = NULL;
+  int32_t count = 0;
+  (void)d;
+  if (host_api->context_execution_plan(c, &plan, &count) != KILN_STATUS_OK) {
+    return KILN_STATUS_INTERNAL;
+  }
+  return host_api->context_delegate_nodes(c, plan, count);
+}
+static const int32_t float32_only[1] = {KILN_TYPE_FLOAT32};
+static KilnDelegateOpSupport add_v1 = {KILN_DELEGATE_OP_SUPPORT_STRUCT_SIZE,
+                                       KILN_OP_ADD, NULL, 1, 1, 1,
+                                       float32_only};
+static const KilnDelegateOpSupport* declared_ops[1] = {&add_v1};
+static const uint8_t not_a_descriptor_set[4] = {0xff, 0xff, 0xff, 0xff};
+static void FreeBufferHandle(void* d, KilnBufferHandle h) {
+  (void)d;
+  (void)h;
+}
+
 static KilnPluginDescriptor descriptor;
 
 #ifndef KILN_TEST_PLUGIN_NO_ENTRY
@@ -110,6 +133,31 @@ EXPORT const KilnPluginDescriptor* KilnPluginEntry(const KilnHostInfo* host) {
   descriptor.kernels = NULL;
   descriptor.num_kernels = 0;
 #elif defined(KILN_TEST_PLUGIN_GOOD)
+  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_CLAIMS_UNDECLARED)
+  /* Declares float32 ADD version 1, claims everything. */
+  host_api = host->api;
+  delegate.partition = ClaimAll;
+  delegate.supported_ops = declared_ops;
+  delegate.num_supported_ops = 1;
+  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_CLAIMS_ALL_UNDECLARED)
+  /* Declares nothing, claims everything: accepted as before 1.2. */
+  host_api = host->api;
+  delegate.partition = ClaimAll;
+  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_BAD_OP_SUPPORT)
+  add_v1.min_version = 3;
+  delegate.supported_ops = declared_ops;
+  delegate.num_supported_ops = 1;
+  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_BAD_DESCRIPTOR_SET)
+  delegate.settings_type = "acme.Settings";
+  delegate.settings_descriptor_set = not_a_descriptor_set;
+  delegate.settings_descriptor_set_size = sizeof(not_a_descriptor_set);
+  descriptor.delegate = &delegate;
+#elif defined(KILN_TEST_PLUGIN_HALF_BUFFER_HANDLES)
+  delegate.free_buffer_handle = FreeBufferHandle;
   descriptor.delegate = &delegate;
 #else
 #error "define one KILN_TEST_PLUGIN_<VARIANT>"

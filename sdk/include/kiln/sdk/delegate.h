@@ -54,6 +54,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -321,6 +322,100 @@ class Delegate {
 // Whether a DelegateDefinition offers the host the buffer-handle callbacks.
 enum class BufferHandles { kNo, kYes };
 
+// What a delegate declares about itself (extension API 1.2), handed to
+// DelegateDefinition:
+//   - the ops it may claim: one row per op and inclusive version range, with
+//     the tensor types every input and output of a claimed node must have
+//     (an empty TypeSet: any type). A 1.2 host refuses a claim no row
+//     covers; the helper declines, with a reason, any node that Supports()
+//     accepts outside the rows, and logs a warning (a bug to fix in one of
+//     the two). No rows at all: "undeclared", as before 1.2;
+//   - optionally a settings message of its own (VendorSettings): its full
+//     name and a serialized FileDescriptorSet defining it (static, e.g. the
+//     array kiln_add_settings_descriptor_set generates). The host parses the
+//     user's text or binary settings into it and the factory receives the
+//     bytes in DelegateSettings::vendor_settings.
+//   kiln::sdk::DelegateManifest()
+//       .Op(KILN_OP_ADD, 1, 2, {KILN_TYPE_FLOAT32})
+//       .CustomOp("acme.Fused", 1, 1)
+//       .VendorSettings("acme.AcmeSettings", kSet, sizeof(kSet))
+// `kiln plugin inspect PLUGIN` shows it without a model.
+class DelegateManifest {
+ public:
+  struct Row {
+    int32_t builtin_code;
+    const char* custom_name;  // static; KILN_OP_CUSTOM only
+    int32_t min_version, max_version;
+    TypeSet types;
+  };
+
+  DelegateManifest& Op(int32_t builtin_code, int32_t min_version,
+                       int32_t max_version, TypeSet types = {}) {
+    rows_.push_back({builtin_code, nullptr, min_version, max_version, types});
+    return *this;
+  }
+  DelegateManifest& CustomOp(const char* name, int32_t min_version,
+                             int32_t max_version, TypeSet types = {}) {
+    rows_.push_back({KILN_OP_CUSTOM, name, min_version, max_version, types});
+    return *this;
+  }
+  DelegateManifest& VendorSettings(const char* type,
+                                   const uint8_t* descriptor_set, size_t size) {
+    settings_type_ = type;
+    descriptor_set_ = descriptor_set;
+    descriptor_set_size_ = size;
+    return *this;
+  }
+
+  const std::vector<Row>& rows() const { return rows_; }
+  // Empty when no row declares `node`'s op, version and types; else why
+  // not, phrased to follow "Supports() accepted <OP> version <V>, but ".
+  std::string Uncovered(const NodeView& node) const {
+    if (rows_.empty()) return "";
+    const int32_t code = node.builtin_code();
+    const char* custom = node.custom_name();
+    std::string why = "the manifest declares no such op";
+    for (const Row& row : rows_) {
+      if (row.builtin_code != code ||
+          (code == KILN_OP_CUSTOM &&
+           (custom == nullptr || std::string(custom) != row.custom_name))) {
+        continue;
+      }
+      if (node.op_version() < row.min_version ||
+          node.op_version() > row.max_version) {
+        why = internal::Concat("the manifest declares versions ",
+                               row.min_version, "..", row.max_version);
+        continue;
+      }
+      const KilnTensorType bad = FirstTypeOutside(node, row.types);
+      if (bad < 0) return "";
+      why = internal::Concat("a tensor has type ", KilnTensorTypeName(bad),
+                             ", which the manifest does not declare (",
+                             row.types.ToString(), ")");
+    }
+    return why;
+  }
+
+ private:
+  friend class DelegateDefinition;
+  // The first present operand's type outside `types`; -1 when none.
+  static KilnTensorType FirstTypeOutside(const NodeView& node, TypeSet types) {
+    if (types.empty()) return -1;
+    for (int32_t i = 0; i < node.num_inputs() + node.num_outputs(); ++i) {
+      const Tensor t = i < node.num_inputs()
+                           ? node.input(i)
+                           : node.output(i - node.num_inputs());
+      if (t.present() && !types.contains(t.type())) return t.type();
+    }
+    return -1;
+  }
+
+  std::vector<Row> rows_;
+  const char* settings_type_ = nullptr;
+  const uint8_t* descriptor_set_ = nullptr;
+  size_t descriptor_set_size_ = 0;
+};
+
 // Makes a delegate instance from `settings` (all defaults when the
 // application gave none). On failure it reports through context.Fail and
 // returns the code; *delegate is then ignored. UNAVAILABLE (no device here)
@@ -446,7 +541,15 @@ class DelegateDefinition {
   DelegateDefinition(const char* name, DelegateFactory factory,
                      const KilnExtensionBase* more_extensions = nullptr,
                      BufferHandles buffer_handles = BufferHandles::kNo)
-      : name_(name), factory_(factory) {
+      : DelegateDefinition(name, factory, DelegateManifest(), more_extensions,
+                           buffer_handles) {}
+  // With what the delegate declares (ops it may claim, its own settings
+  // message): DelegateManifest.
+  DelegateDefinition(const char* name, DelegateFactory factory,
+                     DelegateManifest manifest,
+                     const KilnExtensionBase* more_extensions = nullptr,
+                     BufferHandles buffer_handles = BufferHandles::kNo)
+      : name_(name), factory_(factory), manifest_(std::move(manifest)) {
     static const char* const kStageNames[kNumStages] = {
         "create",
         "partition",
@@ -498,7 +601,29 @@ class DelegateDefinition {
     interface_ = KilnDelegateInterface{};
     interface_.struct_size = KILN_DELEGATE_INTERFACE_STRUCT_SIZE;
     interface_.name = name_;
-    interface_.settings_type = "kiln.DelegateSettings";
+    interface_.settings_type = manifest_.settings_type_ != nullptr
+                                   ? manifest_.settings_type_
+                                   : "kiln.DelegateSettings";
+    interface_.settings_descriptor_set = manifest_.descriptor_set_;
+    interface_.settings_descriptor_set_size = manifest_.descriptor_set_size_;
+    for (const DelegateManifest::Row& row : manifest_.rows_) {
+      KilnDelegateOpSupport op{};
+      op.struct_size = KILN_DELEGATE_OP_SUPPORT_STRUCT_SIZE;
+      op.builtin_code = row.builtin_code;
+      op.custom_name = row.custom_name;
+      op.min_version = row.min_version;
+      op.max_version = row.max_version;
+      std::vector<int32_t>& types = row_types_.emplace_back();
+      for (KilnTensorType t = 0; t < 64; ++t) {
+        if (row.types.contains(t)) types.push_back(t);
+      }
+      op.num_tensor_types = static_cast<uint32_t>(types.size());
+      op.tensor_types = types.empty() ? nullptr : types.data();
+      rows_.push_back(op);
+    }
+    for (const KilnDelegateOpSupport& op : rows_) row_ptrs_.push_back(&op);
+    interface_.supported_ops = row_ptrs_.empty() ? nullptr : row_ptrs_.data();
+    interface_.num_supported_ops = static_cast<uint32_t>(row_ptrs_.size());
     interface_.user_data = this;
     interface_.create = &Create;
     interface_.destroy = &Destroy;
@@ -588,7 +713,7 @@ class DelegateDefinition {
       KilnOpaqueNode* node = host.context_node(context, plan[i]);
       if (node == nullptr) continue;
       const GraphNode view(host, context, node, plan[i]);
-      const NodeSupport support = h.delegate->Supports(view);
+      const NodeSupport support = CheckedSupport(h, view);
       if (support.supported()) {
         supported.push_back(view);
       } else {
@@ -603,6 +728,25 @@ class DelegateDefinition {
     if (claimed.empty()) return KILN_STATUS_OK;
     return host.context_delegate_nodes(context, claimed.data(),
                                        static_cast<int32_t>(claimed.size()));
+  }
+
+  // Supports(node), declined when the manifest does not cover it (the host
+  // would refuse the claim), with a warning for the delegate's author.
+  static NodeSupport CheckedSupport(const internal::DelegateHandle& h,
+                                    const GraphNode& node) {
+    NodeSupport support = h.delegate->Supports(node);
+    if (!support.supported()) return support;
+    const std::string why = h.definition->manifest_.Uncovered(node);
+    if (why.empty()) return support;
+    support = NodeSupport::Unsupported(
+        "Supports() accepted ", OpName(node), " version ", node.op_version(),
+        " but ", why, "; the delegate's Supports and its manifest disagree");
+    node.host().log(
+        node.raw_context(), KILN_LOG_WARNING,
+        internal::Concat("delegate '", h.definition->name_, "' node ",
+                         node.index(), ": ", support.reason())
+            .c_str());
+    return support;
   }
 
   static void LogClaims(const internal::DelegateHandle& h,
@@ -731,6 +875,11 @@ class DelegateDefinition {
 
   const char* name_;
   DelegateFactory factory_;
+  DelegateManifest manifest_;
+  // The C rows of manifest_ (KilnDelegateInterface.supported_ops).
+  std::deque<std::vector<int32_t>> row_types_;
+  std::deque<KilnDelegateOpSupport> rows_;
+  std::vector<const KilnDelegateOpSupport*> row_ptrs_;
   std::string where_[kNumStages];
   KilnDelegateInterface interface_{};
   KilnDelegateDeclineReasonsExtension decline_reasons_{};

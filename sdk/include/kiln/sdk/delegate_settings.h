@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -52,6 +53,22 @@ class WireReader {
     }
     *field = static_cast<uint32_t>(tag >> 3);
     *wire_type = static_cast<uint32_t>(tag & 7);
+    return true;
+  }
+
+  // A fixed32 field (float, fixed32, sfixed32), little-endian; a float's
+  // bits go through std::memcpy.
+  bool ReadFixed32(uint32_t* value) {
+    if (end_ - p_ < 4) return false;
+    *value = 0;
+    for (int i = 3; i >= 0; --i) *value = (*value << 8) | p_[i];
+    p_ += 4;
+    return true;
+  }
+  bool ReadFloat(float* value) {
+    uint32_t bits = 0;
+    if (!ReadFixed32(&bits)) return false;
+    std::memcpy(value, &bits, sizeof(bits));
     return true;
   }
 
@@ -109,6 +126,11 @@ struct DelegateSettings {
   // map<string, string> options, in wire order (a later duplicate key wins).
   std::map<std::string, std::string> options;
   int32_t min_partition_size = 0;
+  // The delegate's own settings message, serialized (field 4, extension API
+  // 1.2): the message its settings_type names (DelegateManifest::
+  // VendorSettings), parsed by the host from the user's text or binary
+  // settings. Empty: defaults. Decode it with WireReader.
+  std::string vendor_settings;
   // Serialized kiln.OpenClSettings (field 16); empty when absent.
   std::string opencl;
 };
@@ -165,6 +187,10 @@ inline bool ParseDelegateSettings(const uint8_t* data, size_t size,
       case 3:  // min_partition_size
         ok = wire == WireReader::kVarint && in.ReadVarint(&v);
         settings->min_partition_size = static_cast<int32_t>(v);
+        break;
+      case 4:  // vendor_settings (bytes: the last one wins)
+        ok = wire == WireReader::kLengthDelimited &&
+             in.ReadString(&settings->vendor_settings);
         break;
       case 16:  // opencl
         ok = wire == WireReader::kLengthDelimited && in.ReadBytes(&bytes, &n);
