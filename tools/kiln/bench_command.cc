@@ -1,10 +1,13 @@
-// `kiln bench MODEL [--iterations N] [--warmup N] [--json] [options]`:
-// model open+verify, interpreter creation (plugins, delegates, compilation),
-// allocation, and invoke latency over N runs on seeded random inputs.
+// `kiln bench MODEL [--iterations N] [--warmup N] [--profile] [--trace FILE]
+// [--json] [options]`: model open+verify, interpreter creation (plugins,
+// delegates, compilation), allocation, and invoke latency over N runs on
+// seeded random inputs; with --profile a per-op table of the timed runs
+// (profile_report.h), with --trace a Chrome trace-event file of everything.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,6 +18,7 @@
 #include "commands.h"
 #include "interpreter/interpreter.h"
 #include "model/model.h"
+#include "profile_report.h"
 
 namespace kiln::cli {
 namespace {
@@ -24,6 +28,8 @@ struct BenchOptions {
   int iterations = 50;
   int warmup = 5;
   bool json = false;
+  bool profile = false;
+  std::string trace_path;  // "" = no trace
   InterpreterOptions interpreter;
 };
 
@@ -44,6 +50,9 @@ struct BenchReport {
   LatencyStats invoke_ms;
   uint64_t arena_bytes = 0;
   std::vector<std::string> warnings;
+  std::optional<ProfileReport> profile;  // with --profile
+  std::string trace_path;                // with --trace
+  size_t trace_events = 0;
 };
 
 FlagParser BenchFlags(BenchOptions& o) {
@@ -55,6 +64,13 @@ FlagParser BenchFlags(BenchOptions& o) {
            1)
       .Int("--warmup", "N", &o.warmup, "untimed invocations first (default 5)",
            0)
+      .Bool("--profile", &o.profile,
+            "per-op table of the timed runs: count, total, mean and share "
+            "of Invoke time, per delegate partition too")
+      .String("--trace", "FILE", &o.trace_path,
+              "write every profile event (creation, allocation, each node "
+              "and partition, plugin events) as Chrome trace-event JSON for "
+              "Perfetto or chrome://tracing")
       .Bool("--json", &o.json, "machine-readable output");
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
@@ -114,7 +130,38 @@ absl::Status TimeInvocations(Interpreter& interp, const BenchOptions& o,
   return absl::OkStatus();
 }
 
-absl::StatusOr<BenchReport> CollectBench(const BenchOptions& o) {
+// Partition rows of the profile: "<delegate>: subgraph S node N (K nodes)".
+std::vector<PartitionLabel> PartitionLabels(const Interpreter& interp) {
+  std::vector<PartitionLabel> labels;
+  for (int s = 0; s < interp.num_subgraphs(); ++s) {
+    for (const PartitionInfo& p : interp.Partitions(s)) {
+      labels.push_back({s, p.node_index,
+                        absl::StrFormat("%s: subgraph %d node %d (%d nodes)",
+                                        p.delegate_name, s, p.node_index,
+                                        p.delegated_nodes.size())});
+    }
+  }
+  return labels;
+}
+
+// The profile table and the trace file, from the events recorded.
+absl::Status CollectProfile(const Interpreter& interp, const BenchOptions& o,
+                            BenchReport& r) {
+  const std::vector<ProfileEvent> events = interp.ProfileEvents();
+  if (o.profile) {
+    r.profile = SummarizeProfile(events, o.warmup, PartitionLabels(interp));
+  }
+  if (!o.trace_path.empty()) {
+    KILN_RETURN_IF_ERROR(interp.WriteProfileTrace(o.trace_path));
+    r.trace_path = o.trace_path;
+    r.trace_events = events.size();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BenchReport> CollectBench(const BenchOptions& options) {
+  BenchOptions o = options;
+  o.interpreter.profile = o.profile || !o.trace_path.empty();
   BenchReport r;
   r.model_path = o.model_path;
   for (const DelegateRequest& d : o.interpreter.delegates) {
@@ -137,6 +184,8 @@ absl::StatusOr<BenchReport> CollectBench(const BenchOptions& o) {
   KILN_RETURN_IF_ERROR(TimeInvocations(*interp, o, r));
   r.arena_bytes = interp->arena_bytes();
   r.warnings = interp->warnings();
+  if (o.interpreter.profile)
+    KILN_RETURN_IF_ERROR(CollectProfile(*interp, o, r));
   return r;
 }
 
@@ -157,11 +206,15 @@ Json BenchToJson(const BenchReport& r) {
                     {"max", r.invoke_ms.max}};
   j["arena_bytes"] = r.arena_bytes;
   j["warnings"] = r.warnings;
+  if (r.profile.has_value()) j["profile"] = ProfileToJson(*r.profile);
+  if (!r.trace_path.empty()) {
+    j["trace"] = {{"path", r.trace_path}, {"events", r.trace_events}};
+  }
   return j;
 }
 
 std::string BenchToText(const BenchReport& r) {
-  return absl::StrFormat(
+  std::string text = absl::StrFormat(
       "model            %s\n"
       "open + verify    %.3f ms\n"
       "create           %.3f ms (plugins, resolution, delegates)\n"
@@ -174,6 +227,17 @@ std::string BenchToText(const BenchReport& r) {
       r.model_path, r.open_verify_ms, r.create_ms, r.allocate_ms, r.init_ms,
       r.first_invoke_ms, r.iterations, r.invoke_ms.mean, r.invoke_ms.median,
       r.invoke_ms.p90, r.invoke_ms.min, r.invoke_ms.max, r.arena_bytes);
+  if (r.profile.has_value() || !r.trace_path.empty()) {
+    text += "(profiling was on: times include its small cost)\n";
+  }
+  if (r.profile.has_value()) text += "\n" + ProfileToText(*r.profile);
+  if (!r.trace_path.empty()) {
+    absl::StrAppendFormat(&text,
+                          "\ntrace            %s (%d events; open in "
+                          "ui.perfetto.dev or chrome://tracing)\n",
+                          r.trace_path, r.trace_events);
+  }
+  return text;
 }
 
 }  // namespace

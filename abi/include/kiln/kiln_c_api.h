@@ -336,6 +336,115 @@ KilnInterpreterWarningCount(const KilnInterpreter* interpreter);
 KILN_API_EXPORT const char* KilnInterpreterWarning(
     const KilnInterpreter* interpreter, int32_t index);
 
+/* ==== Added in application C API 1.2 ==== */
+
+/* ---- Profiling ---- */
+/* enabled != 0: interpreters created with these options record profile
+ * events from their creation on (delegate create and partition, kernel
+ * init), as KilnInterpreterSetProfiling(interpreter, 1) does afterwards. */
+KILN_API_EXPORT void KilnInterpreterOptionsSetProfiling(
+    KilnInterpreterOptions* options, int32_t enabled);
+/* Starts (enabled != 0) or stops recording profile events: one per plugin
+ * callback the interpreter makes (kernel init, prepare and invoke; delegate
+ * create, partition, partition_init, partition_prepare, partition_invoke;
+ * buffer-handle copies), one per node the host runs itself, one per
+ * AllocateTensors and per Invoke, plus the events plugins add through the
+ * host extension kiln.profiler/1. Per Invoke there is exactly one event of
+ * category "invoke" or "partition_invoke" per node executed. Off, nothing
+ * is recorded (one pointer test per call). Events recorded are kept until
+ * KilnInterpreterClearProfile. */
+KILN_API_EXPORT void KilnInterpreterSetProfiling(KilnInterpreter* interpreter,
+                                                int32_t enabled);
+
+/* One profile event. Times are microseconds since profiling was first
+ * enabled on the interpreter. */
+typedef struct KilnProfileEvent {
+  /* In: set by the caller to KILN_PROFILE_EVENT_STRUCT_SIZE (or the size of
+   * its own, older definition). */
+  uint32_t struct_size;
+  int32_t run;       /* Invoke number (0-based) it belongs to, -1 outside */
+  int32_t subgraph;  /* -1 when none */
+  int32_t node;      /* node index (partition node for partitions), or -1 */
+  int32_t op_version;  /* 0 when no node */
+  int32_t from_plugin; /* 1 when a plugin added it (kiln.profiler/1) */
+  uint32_t thread;     /* small number per thread, in order of first use */
+  int32_t depth;       /* events enclosing it on its thread */
+  double begin_us;
+  double duration_us;
+  /* Strings owned by the interpreter, valid until the next
+   * KilnInterpreterProfileEventCount or KilnInterpreterClearProfile, or
+   * until it is destroyed; "" when unknown. */
+  const char* name;     /* "CONV_2D", "DELEGATE opencl", "Invoke", ... */
+  const char* category; /* "invoke", "partition_invoke", "prepare", ... */
+  const char* op;       /* the node's op, "DELEGATE" for partitions */
+  const char* plugin_path;
+  const char* delegate_name;
+} KilnProfileEvent;
+#define KILN_PROFILE_EVENT_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnProfileEvent, delegate_name)
+KILN_STATIC_ASSERT(KILN_PROFILE_EVENT_STRUCT_SIZE == sizeof(KilnProfileEvent),
+                   profile_event_size_names_last_field);
+
+/* Takes a snapshot of the events recorded so far (in begin order; events
+ * still open end now) and returns how many it holds (0 when interpreter is
+ * NULL). KilnInterpreterGetProfileEvent reads that snapshot. */
+KILN_API_EXPORT int32_t
+KilnInterpreterProfileEventCount(KilnInterpreter* interpreter);
+/* Fills `event` up to event->struct_size with event `index` of the latest
+ * snapshot. INVALID_ARGUMENT for NULL arguments or a struct_size smaller
+ * than the 1.2 struct; OUT_OF_RANGE for an index outside the snapshot. */
+KILN_API_EXPORT KilnError* KilnInterpreterGetProfileEvent(
+    const KilnInterpreter* interpreter, int32_t index, KilnProfileEvent* event);
+/* Forgets every event recorded (and the snapshot); Invoke numbers restart
+ * at 0. */
+KILN_API_EXPORT void KilnInterpreterClearProfile(KilnInterpreter* interpreter);
+/* Writes the events recorded so far to `path` as Chrome trace-event JSON
+ * ({"traceEvents": [...]}, complete events with ts/dur in microseconds and
+ * args naming subgraph, node, op, version, plugin and delegate), which
+ * Perfetto (ui.perfetto.dev) and chrome://tracing open. */
+KILN_API_EXPORT KilnError* KilnInterpreterWriteProfileTrace(
+    const KilnInterpreter* interpreter, const char* path);
+
+/* ---- Delegate capabilities ---- */
+/* The instance of the delegate `delegate_name` this interpreter applied and
+ * the capability `extension_id` its plugin offers (a struct starting with
+ * KilnExtensionBase, kiln/kiln_plugin.h), e.g. "kiln.opencl_buffers/1" to
+ * reach the OpenCL context behind its buffer handles. Both pointers stay
+ * valid until the interpreter is destroyed. NOT_FOUND when no such delegate
+ * is active or its plugin offers no such capability (the message lists
+ * what exists). */
+KILN_API_EXPORT KilnError* KilnInterpreterGetDelegateExtension(
+    const KilnInterpreter* interpreter, const char* delegate_name,
+    const char* extension_id, void** delegate, const void** extension);
+
+/* ---- Delegate buffer handles ---- */
+/* Binds `buffer_handle`, a KilnBufferHandle (kiln/kiln_extension.h) of the
+ * delegate `delegate_name` that this interpreter applied, to `tensor`, an
+ * input or output of the main subgraph or of a signature. What a handle is
+ * the delegate documents (OpenCL: a cl_mem of the delegate's context,
+ * kiln/opencl/opencl_delegate.h). For an input the buffer holds the value:
+ * fill it on the device, or write the tensor with KilnTensorCopyFromBuffer
+ * (the host then copies it into the buffer before the delegate reads it).
+ * An output is written into the buffer by Invoke; the host copies it to
+ * host memory only when KilnTensorData, KilnTensorCopyToBuffer or
+ * KilnTensorSyncToHost asks. So a model the delegate runs whole makes no
+ * host copy of bound tensors. Passing -1 (KILN_INVALID_BUFFER_HANDLE)
+ * unbinds; the host data then holds the tensor's value. The application
+ * keeps the memory alive while it is bound; the binding lasts across
+ * Invoke and AllocateTensors unless the tensor's size changes (it is then
+ * released with a warning). FAILED_PRECONDITION when no such delegate is
+ * active or it does not implement buffer handles; INVALID_ARGUMENT for a
+ * tensor that is not an input or output of this interpreter. */
+KILN_API_EXPORT KilnError* KilnInterpreterSetTensorBufferHandle(
+    KilnInterpreter* interpreter, KilnTensor* tensor, const char* delegate_name,
+    int64_t buffer_handle);
+/* Explicit synchronisation point: makes the tensor's host data current,
+ * copying from the delegate buffer bound to it when that holds the newer
+ * value. KilnTensorData and KilnTensorCopyToBuffer do the same on their own
+ * (since C API 1.2; KilnTensorData returns NULL when the copy fails, this
+ * function says why). */
+KILN_API_EXPORT KilnError* KilnTensorSyncToHost(const KilnTensor* tensor);
+
 KILN_EXTERN_C_END
 
 #endif /* KILN_KILN_C_API_H_ */

@@ -22,6 +22,23 @@ KilnError* ToKilnError(const absl::Status& status) {
                        std::string(status.message()));
 }
 
+KilnError* CheckStruct(const void* info, uint32_t struct_size,
+                       uint32_t min_size, const char* function,
+                       const char* size_macro) {
+  if (info == nullptr) {
+    return MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
+                         std::string(function) + ": info is NULL");
+  }
+  if (struct_size < min_size) {
+    return MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
+                         std::string(function) + ": info->struct_size is " +
+                             std::to_string(struct_size) +
+                             ", expected at least " + std::to_string(min_size) +
+                             "; set it to " + size_macro);
+  }
+  return nullptr;
+}
+
 }  // namespace kiln
 
 namespace {
@@ -67,12 +84,12 @@ KilnError* KilnGetVersionInfo(KilnVersionInfo* info) {
                                "KilnGetVersionInfo: info is NULL");
   }
   if (info->struct_size < kSize_1_0) {
-    return kiln::MakeKilnError(
-        KILN_STATUS_INVALID_ARGUMENT,
-        "KilnGetVersionInfo: info->struct_size is " +
-            std::to_string(info->struct_size) + ", expected at least " +
-            std::to_string(kSize_1_0) +
-            "; set it to KILN_VERSION_INFO_STRUCT_SIZE");
+    return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
+                               "KilnGetVersionInfo: info->struct_size is " +
+                                   std::to_string(info->struct_size) +
+                                   ", expected at least " +
+                                   std::to_string(kSize_1_0) +
+                                   "; set it to KILN_VERSION_INFO_STRUCT_SIZE");
   }
   KilnVersionInfo full;
   std::memset(&full, 0, sizeof(full));
@@ -107,15 +124,14 @@ void KilnInterpreterOptionsAddPluginDirectory(KilnInterpreterOptions* options,
     options->plugins.directories.emplace_back(directory);
   }
 }
-void KilnInterpreterOptionsSetUseDefaultPlugins(
-    KilnInterpreterOptions* options, int32_t enabled) {
+void KilnInterpreterOptionsSetUseDefaultPlugins(KilnInterpreterOptions* options,
+                                                int32_t enabled) {
   if (options != nullptr) options->plugins.use_default_locations = enabled != 0;
 }
 KilnError* KilnInterpreterOptionsSetMaxExtensionApiVersion(
     KilnInterpreterOptions* options, uint32_t abi_version) {
   if (options == nullptr) {
-    return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
-                               "options is NULL");
+    return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT, "options is NULL");
   }
   if (abi_version != 0) {
     absl::StatusOr<kiln::HostOffer> offer =

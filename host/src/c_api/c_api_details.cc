@@ -32,34 +32,6 @@ int32_t IndexAt(const std::vector<int32_t>& indices, int32_t i) {
   return indices[static_cast<size_t>(i)];
 }
 
-// Checks the in/out struct convention shared by the 1.1 queries.
-KilnError* CheckStruct(const void* info, uint32_t struct_size,
-                       uint32_t min_size, const char* function,
-                       const char* size_macro) {
-  if (info == nullptr) {
-    return kiln::MakeKilnError(KILN_STATUS_INVALID_ARGUMENT,
-                               std::string(function) + ": info is NULL");
-  }
-  if (struct_size < min_size) {
-    return kiln::MakeKilnError(
-        KILN_STATUS_INVALID_ARGUMENT,
-        std::string(function) + ": info->struct_size is " +
-            std::to_string(struct_size) + ", expected at least " +
-            std::to_string(min_size) + "; set it to " + size_macro);
-  }
-  return nullptr;
-}
-
-// Copies `full` into `info` up to info->struct_size (struct_size kept).
-template <typename Struct>
-void FillUpTo(const Struct& full, Struct* info) {
-  const size_t n =
-      info->struct_size < sizeof(Struct) ? info->struct_size : sizeof(Struct);
-  std::memcpy(reinterpret_cast<char*>(info) + sizeof(uint32_t),
-              reinterpret_cast<const char*>(&full) + sizeof(uint32_t),
-              n - sizeof(uint32_t));
-}
-
 const std::vector<kiln::NodeInfo>& DescribedNodes(
     const KilnInterpreter& interpreter, int subgraph) {
   const size_t warnings = interpreter.interpreter->warnings().size();
@@ -111,7 +83,7 @@ KilnTensor* KilnInterpreterTensor(KilnInterpreter* interpreter,
                                   int32_t tensor_index) {
   if (interpreter == nullptr) return nullptr;
   return reinterpret_cast<KilnTensor*>(
-      interpreter->interpreter->tensor(0, tensor_index));
+      interpreter->interpreter->raw_tensor(0, tensor_index));
 }
 
 int32_t KilnInterpreterInputTensorIndex(const KilnInterpreter* interpreter,
@@ -159,9 +131,10 @@ KilnError* KilnTensorGetQuantizationInfo(const KilnTensor* tensor,
                                          KilnTensorQuantizationInfo* info) {
   constexpr uint32_t kSize_1_1 =
       KILN_STRUCT_SIZE(KilnTensorQuantizationInfo, zero_points);
-  if (KilnError* e = CheckStruct(info, info == nullptr ? 0 : info->struct_size,
-                                 kSize_1_1, "KilnTensorGetQuantizationInfo",
-                                 "KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE")) {
+  if (KilnError* e =
+          kiln::CheckStruct(info, info == nullptr ? 0 : info->struct_size,
+                            kSize_1_1, "KilnTensorGetQuantizationInfo",
+                            "KILN_TENSOR_QUANTIZATION_INFO_STRUCT_SIZE")) {
     return e;
   }
   if (tensor == nullptr) {
@@ -176,7 +149,7 @@ KilnError* KilnTensorGetQuantizationInfo(const KilnTensor* tensor,
   full.quantized_dimension = q.quantized_dimension;
   full.scales = q.scales.empty() ? nullptr : q.scales.data();
   full.zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
-  FillUpTo(full, info);
+  kiln::FillUpTo(full, info);
   return nullptr;
 }
 
@@ -197,9 +170,9 @@ KilnError* KilnInterpreterGetNodeInfo(const KilnInterpreter* interpreter,
                                       int32_t subgraph, int32_t node,
                                       KilnNodeInfo* info) {
   constexpr uint32_t kSize_1_1 = KILN_STRUCT_SIZE(KilnNodeInfo, decline_reason);
-  if (KilnError* e = CheckStruct(info, info == nullptr ? 0 : info->struct_size,
-                                 kSize_1_1, "KilnInterpreterGetNodeInfo",
-                                 "KILN_NODE_INFO_STRUCT_SIZE")) {
+  if (KilnError* e = kiln::CheckStruct(
+          info, info == nullptr ? 0 : info->struct_size, kSize_1_1,
+          "KilnInterpreterGetNodeInfo", "KILN_NODE_INFO_STRUCT_SIZE")) {
     return e;
   }
   if (interpreter == nullptr) {
@@ -233,7 +206,7 @@ KilnError* KilnInterpreterGetNodeInfo(const KilnInterpreter* interpreter,
       n.delegated
           ? ""
           : interpreter->interpreter->DelegateDeclineReason(subgraph, n.index));
-  FillUpTo(full, info);
+  kiln::FillUpTo(full, info);
   return nullptr;
 }
 

@@ -3,6 +3,7 @@
 #ifndef KILN_HOST_C_API_C_API_INTERNAL_H_
 #define KILN_HOST_C_API_C_API_INTERNAL_H_
 
+#include <cstring>
 #include <memory>
 #include <set>
 #include <string>
@@ -29,6 +30,7 @@ struct KilnDelegateRequest {
 struct KilnInterpreterOptions {
   kiln::PluginSearchConfig plugins;
   std::vector<KilnDelegateRequest> delegates;
+  bool profile = false;
 };
 
 struct KilnModel {
@@ -46,6 +48,9 @@ struct KilnInterpreter {
   mutable std::vector<kiln::NodeInfo> node_cache;
   mutable int node_cache_subgraph = -1;
   mutable size_t node_cache_warnings = 0;
+  // The events KilnInterpreterProfileEventCount took a snapshot of; the
+  // strings KilnProfileEvent points to live here.
+  std::vector<kiln::ProfileEvent> profile_snapshot;
 
   const char* Intern(const std::string& s) const {
     return strings.insert(s).first->c_str();
@@ -61,6 +66,23 @@ namespace kiln {
 // Converts a status to a caller-owned KilnError (NULL for OK).
 KilnError* ToKilnError(const absl::Status& status);
 KilnError* MakeKilnError(KilnStatus code, std::string message);
+
+// The in/out struct convention of the C API's queries: INVALID_ARGUMENT
+// when `info` is NULL or `struct_size` is below `min_size` (the message
+// names `function` and tells to set `size_macro`); NULL otherwise.
+KilnError* CheckStruct(const void* info, uint32_t struct_size,
+                       uint32_t min_size, const char* function,
+                       const char* size_macro);
+
+// Copies `full` into `info` up to info->struct_size (struct_size kept).
+template <typename Struct>
+void FillUpTo(const Struct& full, Struct* info) {
+  const size_t n =
+      info->struct_size < sizeof(Struct) ? info->struct_size : sizeof(Struct);
+  std::memcpy(reinterpret_cast<char*>(info) + sizeof(uint32_t),
+              reinterpret_cast<const char*>(&full) + sizeof(uint32_t),
+              n - sizeof(uint32_t));
+}
 
 }  // namespace kiln
 

@@ -9,11 +9,15 @@
 #include "c_api/c_api_internal.h"
 #include "interpreter/interpreter.h"
 #include "model/model.h"
+#include "runtime/buffer_handles.h"
 
 // KilnTensor and KilnSignatureRunner are the interpreter's own objects:
 // KilnTensor* is a kiln::TensorState* (its run state, ->desc its
 // description), KilnSignatureRunner* a
 // kiln::SignatureRunner*. Both stay valid until the interpreter is destroyed.
+// Tensors are looked up without synchronising a delegate buffer handle
+// bound to them; the data accessors (KilnTensorData, KilnTensorCopyToBuffer)
+// synchronise (runtime/buffer_handles.h).
 
 namespace {
 
@@ -98,6 +102,7 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
   kiln::InterpreterOptions opts;
   if (options != nullptr) {
     opts.plugins = options->plugins;
+    opts.profile = options->profile;
     for (const KilnDelegateRequest& r : options->delegates) {
       kiln::DelegateRequest d;
       d.name = r.name;
@@ -149,7 +154,10 @@ KilnTensor* KilnInterpreterInput(KilnInterpreter* interpreter, int32_t index) {
 const KilnTensor* KilnInterpreterOutput(const KilnInterpreter* interpreter,
                                         int32_t index) {
   if (interpreter == nullptr) return nullptr;
-  return Wrap(interpreter->interpreter->output(index));
+  const kiln::Interpreter& i = *interpreter->interpreter;
+  if (index < 0 || index >= i.num_outputs()) return nullptr;
+  return Wrap(interpreter->interpreter->raw_tensor(
+      0, i.model().graph(0).outputs[static_cast<size_t>(index)]));
 }
 
 KilnError* KilnInterpreterResizeInput(KilnInterpreter* interpreter,
@@ -195,7 +203,9 @@ size_t KilnTensorByteSize(const KilnTensor* tensor) {
 }
 
 void* KilnTensorData(const KilnTensor* tensor) {
-  return tensor == nullptr ? nullptr : T(tensor)->data;
+  if (tensor == nullptr) return nullptr;
+  kiln::TensorState& t = *const_cast<kiln::TensorState*>(T(tensor));
+  return kiln::SyncToHost(t).ok() ? t.data : nullptr;
 }
 
 const char* KilnTensorName(const KilnTensor* tensor) {
@@ -246,6 +256,7 @@ KilnError* KilnTensorCopyFromBuffer(KilnTensor* tensor, const void* data,
                                    std::to_string(size) + " were given");
   }
   if (size > 0) std::memcpy(t.data, data, size);
+  kiln::MarkHostWritten(t);
   return nullptr;
 }
 
@@ -253,7 +264,10 @@ KilnError* KilnTensorCopyToBuffer(const KilnTensor* tensor, void* data,
                                   size_t size) {
   if (tensor == nullptr)
     return NullArgument("KilnTensorCopyToBuffer", "tensor");
-  const kiln::TensorState& t = *T(tensor);
+  kiln::TensorState& t = *const_cast<kiln::TensorState*>(T(tensor));
+  if (absl::Status synced = kiln::SyncToHost(t); !synced.ok()) {
+    return kiln::ToKilnError(synced);
+  }
   if (t.data == nullptr) {
     return kiln::MakeKilnError(
         KILN_STATUS_FAILED_PRECONDITION,
@@ -344,7 +358,7 @@ KilnTensor* KilnSignatureRunnerInput(KilnSignatureRunner* runner,
 const KilnTensor* KilnSignatureRunnerOutput(const KilnSignatureRunner* runner,
                                             const char* name) {
   if (runner == nullptr || name == nullptr) return nullptr;
-  return Wrap(R(runner)->output(name));
+  return Wrap(R(runner)->raw_output(name));
 }
 
 KilnError* KilnSignatureRunnerResizeInput(KilnSignatureRunner* runner,

@@ -211,11 +211,20 @@ absl::Status Interpreter::AllocateSubgraph(int subgraph) {
   }
   s->allocated = false;
   KILN_RETURN_IF_ERROR(CheckNoNodeWritesAnInput(*s));
+  const uint64_t event =
+      profiler_ != nullptr
+          ? BeginHostEvent(*s, "AllocateTensors", "allocate", nullptr)
+          : 0;
+  if (buffer_handles_) ReleasePartitionBuffers(*s);
   ResetTensors(*s);
-  KILN_RETURN_IF_ERROR(PrepareAll(*s));
-  PlanMemory(*s);
-  s->allocated = true;
-  return absl::OkStatus();
+  absl::Status status = PrepareAll(*s);
+  if (status.ok()) {
+    PlanMemory(*s);
+    if (buffer_handles_) KeepApplicationBuffers(*s);
+    s->allocated = true;
+  }
+  if (profiler_ != nullptr) profiler_->End(event);
+  return status;
 }
 
 absl::Status Interpreter::PrepareAll(SubgraphState& s) {

@@ -20,11 +20,6 @@
 namespace kiln {
 namespace {
 
-std::string DelegateLabel(const DelegateInstance& delegate) {
-  return absl::StrCat("delegate '", delegate.name, "' (",
-                      delegate.plugin->path(), ")");
-}
-
 // A request's kiln.DelegateSettings: serialized for the plugin, and the
 // fields the host reads.
 struct DecodedSettings {
@@ -178,8 +173,8 @@ absl::Status CheckClaimsDeclared(const DelegateInstance& delegate,
     const std::string why = UncoveredClaim(declared, c);
     if (why.empty()) continue;
     return absl::FailedPreconditionError(absl::StrCat(
-        DelegateLabel(delegate), " claimed subgraph ", s.index(), " node ", n,
-        " (", node.OpName(), " version ", node.version,
+        delegate.Label(), " claimed subgraph ", s.index(), " node ", n, " (",
+        node.OpName(), " version ", node.version,
         "), which its declared supported_ops do not cover: ", why,
         ". The host refuses the claim: the delegate must claim only what it "
         "declares (`kiln plugin inspect ",
@@ -222,6 +217,8 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   PluginCall call;
   call.stage = PluginStage::kCreate;
   call.plugin = plugin.get();
+  call.delegate = delegate.get();
+  call.profiler = profiler_;
   const KilnDelegateInterface& iface = *delegate->iface;
   const std::string& bytes = settings.bytes;
   void* instance = nullptr;
@@ -234,7 +231,7 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
                           : reinterpret_cast<const uint8_t*>(bytes.data()),
             bytes.size(), &instance);
       },
-      [&] { return DelegateLabel(*delegate); });
+      [&] { return delegate->Label(); });
   if (created.code() == absl::StatusCode::kUnavailable) {
     const std::string text =
         absl::StrCat(created.message(), ". Running on kernel plugins instead");
@@ -244,6 +241,10 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   }
   KILN_RETURN_IF_ERROR(created);
   delegate->instance = instance;
+  delegate->buffer_handles =
+      ServesBufferHandles(iface, plugin->negotiated_version());
+  delegate->profiler = &profiler_;
+  buffer_handles_ = buffer_handles_ || delegate->buffer_handles;
   delegates_.push_back(std::move(delegate));
   for (int i = 0; i < num_subgraphs(); ++i) {
     KILN_RETURN_IF_ERROR(DelegateSubgraph(*delegates_.back(), i));
@@ -308,9 +309,12 @@ absl::StatusOr<std::vector<int32_t>> Interpreter::ClaimNodes(
   call.graph = &s;
   call.plugin = delegate.plugin.get();
   call.claimed_nodes = &claimed;
+  call.subgraph = s.index();
+  call.delegate = &delegate;
+  call.profiler = profiler_;
   KILN_RETURN_IF_ERROR(
       CallDelegate(*delegate.iface, delegate.instance, call, nullptr, [&] {
-        return absl::StrCat(DelegateLabel(delegate), ", subgraph ", s.index());
+        return absl::StrCat(delegate.Label(), ", subgraph ", s.index());
       }));
   RecordDeclineReasons(delegate, s.index(), claimed);
   // Only kernel nodes of the model that no earlier delegate took.

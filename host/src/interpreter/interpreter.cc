@@ -55,6 +55,16 @@ const TensorState* SignatureRunner::output(const std::string& name) const {
   return nullptr;
 }
 
+const TensorState* SignatureRunner::raw_output(const std::string& name) const {
+  for (const SignatureTensor& t : signature_->outputs) {
+    if (t.name == name) {
+      return interpreter_->raw_tensor(signature_->subgraph_index,
+                                      t.tensor_index);
+    }
+  }
+  return nullptr;
+}
+
 absl::Status SignatureRunner::ResizeInput(const std::string& name,
                                           const std::vector<int32_t>& dims) {
   const Graph& g = interpreter_->model().graph(signature_->subgraph_index);
@@ -91,7 +101,9 @@ absl::Status SignatureRunner::Invoke() {
 Interpreter::Interpreter() = default;
 
 Interpreter::~Interpreter() {
-  // Partition states, then kernel states, then delegates, then plugins.
+  // Buffer handles, partition states, then kernel states, then delegates,
+  // then plugins.
+  ReleaseAllBuffers();
   for (auto& s : subgraphs_) {
     for (PartitionRecord& p : s->partitions()) {
       if (p.initialized && p.delegate->iface->partition_free != nullptr) {
@@ -134,6 +146,7 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
         "model '", model_->source(), "' has no subgraphs: nothing to run"));
   }
   KILN_RETURN_IF_ERROR(CheckMinRuntimeVersion(*model_));
+  if (options.profile) SetProfiling(true);
 
   plugin_records_ = PluginLoader::LoadAll(options.plugins);
   for (const PluginLoadRecord& r : plugin_records_) {
@@ -214,6 +227,8 @@ absl::Status Interpreter::CallKernel(SubgraphState& s, NodeRecord& node,
   call.graph = &s;
   call.node = &node;
   call.plugin = node.plugin;
+  call.subgraph = s.index();
+  call.profiler = profiler_;
   return kiln::CallKernel(*node.kernel, call, &node.kernel_state,
                           [&] { return NodeLabel(s, node); });
 }
@@ -226,6 +241,9 @@ absl::Status Interpreter::CallPartition(SubgraphState& s, NodeRecord& node,
   call.graph = &s;
   call.node = &node;
   call.plugin = node.plugin;
+  call.subgraph = s.index();
+  call.delegate = p.delegate;
+  call.profiler = profiler_;
   absl::Status status =
       CallDelegate(*p.delegate->iface, p.delegate->instance, call, &p.state,
                    [&] { return NodeLabel(s, node); });
@@ -267,8 +285,10 @@ TensorState* Interpreter::input(int index) {
 }
 const TensorState* Interpreter::output(int index) const {
   if (index < 0 || index >= num_outputs()) return nullptr;
-  return &subgraphs_[0]->tensor(
+  TensorRecord& t = subgraphs_[0]->tensor(
       model_->graph(0).outputs[static_cast<size_t>(index)]);
+  if (t.buffer.host_stale) SyncForAccessor(t);
+  return &t;
 }
 uint64_t Interpreter::arena_bytes() const {
   uint64_t total = 0;
@@ -280,6 +300,11 @@ int Interpreter::num_tensors(int subgraph) const {
   return subgraphs_[static_cast<size_t>(subgraph)]->NumTensors();
 }
 TensorState* Interpreter::tensor(int subgraph, int tensor_index) {
+  TensorState* t = raw_tensor(subgraph, tensor_index);
+  if (t != nullptr && t->buffer.host_stale) SyncForAccessor(*t);
+  return t;
+}
+TensorState* Interpreter::raw_tensor(int subgraph, int tensor_index) {
   if (tensor_index < 0 || tensor_index >= num_tensors(subgraph)) {
     return nullptr;
   }
@@ -401,33 +426,48 @@ absl::Status Interpreter::InvokeSubgraph(int subgraph) {
           "' has no value: copy data into it before Invoke"));
     }
   }
+  const bool nested = invoke_depth_ > 0;
+  const uint64_t event =
+      profiler_ != nullptr ? BeginInvokeEvent(s, !nested) : 0;
   s.running = true;
+  ++invoke_depth_;
+  if (buffer_handles_) BeginSubgraphBuffers(s, nested);
   absl::Status status = absl::OkStatus();
   for (int32_t index : s.execution_plan) {
     status = RunNode(s, s.node(index));
     if (!status.ok()) break;
   }
+  if (buffer_handles_ && status.ok()) status = EndSubgraphBuffers(s, nested);
+  --invoke_depth_;
   s.running = false;
+  if (profiler_ != nullptr) EndInvokeEvent(event, !nested);
   return status;
 }
 
 absl::Status Interpreter::RunNode(SubgraphState& s, NodeRecord& node) {
   if (node.is_partition()) return RunPartition(s, node);
-  if (node.host_intrinsic) return InvokeIntrinsic(s, node);
-  if (node.deferred) {
-    KILN_RETURN_IF_ERROR(PrepareKernelNode(s, node, /*at_invoke=*/true));
+  return RunOnHost(s, node);
+}
+
+absl::Status Interpreter::RunOnHost(SubgraphState& s, NodeRecord& node) {
+  if (buffer_handles_) KILN_RETURN_IF_ERROR(SyncInputsToHost(s, node.node()));
+  absl::Status status;
+  if (node.host_intrinsic) {
+    status = profiler_ != nullptr ? InvokeIntrinsicProfiled(s, node)
+                                  : InvokeIntrinsic(s, node);
+  } else {
+    status = node.deferred ? PrepareKernelNode(s, node, /*at_invoke=*/true)
+                           : absl::OkStatus();
+    if (status.ok()) status = CallKernel(s, node, PluginStage::kInvoke);
   }
-  return CallKernel(s, node, PluginStage::kInvoke);
+  if (buffer_handles_) MarkOutputsHostWritten(s, node.node());
+  return status;
 }
 
 absl::Status Interpreter::RunOnKernels(SubgraphState& s,
                                        const NodeRecord& partition) {
   for (int32_t original : partition.node().delegated_nodes) {
-    NodeRecord& o = s.node(original);
-    if (o.deferred) {
-      KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/true));
-    }
-    KILN_RETURN_IF_ERROR(CallKernel(s, o, PluginStage::kInvoke));
+    KILN_RETURN_IF_ERROR(RunOnHost(s, s.node(original)));
   }
   return absl::OkStatus();
 }
@@ -435,6 +475,9 @@ absl::Status Interpreter::RunOnKernels(SubgraphState& s,
 absl::Status Interpreter::RunPartition(SubgraphState& s, NodeRecord& node) {
   const PartitionRecord& p = s.partition_of(node);
   if (p.fell_back || !p.initialized) return RunOnKernels(s, node);
+  if (buffer_handles_) {
+    KILN_RETURN_IF_ERROR(SyncForPartition(s, node, *p.delegate));
+  }
   if (node.deferred) {
     // Shapes depend on values: size every tensor with the kernels first.
     for (int32_t original : node.node().delegated_nodes) {
@@ -449,6 +492,7 @@ absl::Status Interpreter::RunPartition(SubgraphState& s, NodeRecord& node) {
     }
   }
   if (CallPartition(s, node, PluginStage::kPartitionInvoke).ok()) {
+    if (buffer_handles_) MarkPartitionOutputs(s, node, *p.delegate);
     return absl::OkStatus();
   }
   // Tensors of the original nodes were sized by their kernels at

@@ -77,6 +77,43 @@
 // reported through report_error>", <where> naming the subgraph, node index,
 // op, version and plugin path (runtime/plugin_call.h).
 //
+// Profiling (runtime/profiler.h): with InterpreterOptions.profile or
+// SetProfiling(true) the interpreter records one event per plugin callback
+// (init, prepare, invoke of every kernel node; create, partition,
+// partition_init/prepare/invoke of delegates; buffer-handle copies), per
+// host-intrinsic node, per AllocateTensors and per Invoke, and plugins add
+// theirs through kiln.profiler/1. Per Invoke, the events of category
+// "invoke" and "partition_invoke" are exactly one per node the plan runs
+// (plus one per original node of a partition that falls back). Off, the
+// interpreter tests one pointer per call and records nothing.
+//
+// Buffer handles (extension API 1.2; runtime/buffer_handles.h): a tensor
+// may carry a handle of a delegate instance (bound by a partition of that
+// delegate, or by the application through SetTensorBufferHandle) and two
+// flags saying whether the handle or the host data is the newer copy. The
+// interpreter copies only at these points:
+//   - before a reader that is not a partition of the owning instance reads
+//     a tensor whose handle is newer (a kernel or host-intrinsic node, a
+//     partition of another delegate, a partition running on kernels after
+//     a fallback, the application through output(), tensor(),
+//     SyncTensorToHost, or the C API's data accessors):
+//     copy_from_buffer_handle;
+//   - before a partition of the owning instance reads a tensor whose host
+//     data is newer (written by a kernel, another delegate or the
+//     application's KilnTensorCopyFromBuffer): copy_to_buffer_handle;
+//   - at the end of Invoke, outputs bound by the application whose host data
+//     is newer (their partition fell back to kernels) get
+//     copy_to_buffer_handle, so the application's buffer holds the result;
+//     a subgraph run by control flow has its outputs copied to the host.
+// So consecutive partitions of one delegate instance pass tensors in device
+// memory, and application-bound buffers need no host copy at all. Before a
+// partition of the owner runs, its bound outputs count as host-written
+// unless the delegate marks them with tensor_set_buffer_handle(...,
+// host_data_stale=1) during the call. AllocateTensors releases the handles
+// partitions bound (free_buffer_handle), and application-bound ones whose
+// tensor changed size (with a warning); destruction releases the rest
+// before the delegates are destroyed.
+//
 // Thread-safety: a Model is immutable and may be shared by any number of
 // interpreters on any threads. An Interpreter (with its signature runners
 // and tensors) must be used by one thread at a time; use one interpreter per
@@ -88,6 +125,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -96,6 +134,7 @@
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
 #include "runtime/plugin_call.h"
+#include "runtime/profiler.h"
 
 namespace kiln {
 
@@ -127,6 +166,8 @@ struct InterpreterOptions {
   // version served (0 = newest).
   PluginSearchConfig plugins;
   std::vector<DelegateRequest> delegates;
+  // Record profile events from creation on (see the file comment).
+  bool profile = false;
 };
 
 // What `kiln inspect` shows about one node of the execution.
@@ -156,6 +197,7 @@ struct PartitionInfo {
 class Interpreter;
 class SubgraphState;
 struct DelegateInstance;
+struct DelegateRef;
 struct NodeRecord;
 struct PartitionRecord;
 
@@ -176,8 +218,12 @@ class SignatureRunner {
   const std::string& input_name(int index) const;
   const std::string& output_name(int index) const;
   // Tensors by name (mapped through tensor_index); nullptr if no such name.
+  // output() makes the host data current first, as Interpreter::output.
   TensorState* input(const std::string& name);
   const TensorState* output(const std::string& name) const;
+  // The output without synchronising its host data (for the C API, whose
+  // data accessors synchronise).
+  const TensorState* raw_output(const std::string& name) const;
   absl::Status ResizeInput(const std::string& name,
                            const std::vector<int32_t>& dims);
   absl::Status AllocateTensors();
@@ -221,7 +267,10 @@ class Interpreter {
   int num_outputs() const;
   // nullptr when out of range. Stable for the interpreter's lifetime; data
   // is valid after AllocateTensors (inputs) / Invoke (outputs). The tensor's
-  // name, type and quantization are in ->desc.
+  // name, type and quantization are in ->desc. output() first makes the
+  // host data current when a delegate's buffer handle holds the newer value
+  // (a failing copy is a warning, printed and in warnings(), and leaves the
+  // data stale; SyncTensorToHost returns the error instead).
   TensorState* input(int index);
   const TensorState* output(int index) const;
   // Bytes of the activation arenas of every subgraph allocated so far.
@@ -232,8 +281,10 @@ class Interpreter {
   // The subgraph's tensors (as the model's, with this interpreter's state);
   // 0 when out of range.
   int num_tensors(int subgraph) const;
-  // nullptr when out of range.
+  // nullptr when out of range. Makes the host data current, as output().
   TensorState* tensor(int subgraph, int tensor_index);
+  // The same tensor without synchronising its host data.
+  TensorState* raw_tensor(int subgraph, int tensor_index);
   // Node `node_index`: the model's nodes, then the partition nodes the
   // delegates made; nullptr when out of range.
   const NodeDesc* node(int subgraph, int node_index) const;
@@ -255,6 +306,37 @@ class Interpreter {
   // "" when no delegate said why.
   std::string DelegateDeclineReason(int subgraph, int node_index) const;
   std::vector<PartitionInfo> Partitions(int subgraph) const;
+
+  // ---- Profiling (see the file comment) ----
+  // Starts or stops recording. Events recorded so far are kept.
+  void SetProfiling(bool enabled);
+  bool profiling() const { return profiler_ != nullptr; }
+  // The events so far in begin order (none when profiling was never on).
+  std::vector<ProfileEvent> ProfileEvents() const;
+  void ClearProfile();
+  // Chrome trace-event JSON of ProfileEvents() (runtime/profiler.h) into
+  // `path`; errors name the path.
+  absl::Status WriteProfileTrace(const std::string& path) const;
+
+  // ---- Buffer handles (see the file comment) ----
+  // Binds `handle`, a buffer handle of the delegate this interpreter applied
+  // as `delegate` (what a handle is, the delegate documents), to `tensor`,
+  // an input or output of one of this interpreter's subgraphs: for an input
+  // the handle holds the value; an output is written into it.
+  // KILN_INVALID_BUFFER_HANDLE unbinds. The application keeps the memory
+  // alive while bound. FAILED_PRECONDITION when no such delegate is active
+  // or it does not serve buffer handles; INVALID_ARGUMENT for another
+  // tensor.
+  absl::Status SetTensorBufferHandle(TensorState* tensor,
+                                     const std::string& delegate,
+                                     KilnBufferHandle handle);
+  // Explicit synchronisation point: makes `tensor`'s host data current.
+  absl::Status SyncTensorToHost(TensorState* tensor);
+  // The instance of the active delegate `delegate` and the capability `id`
+  // its plugin offers (KilnPluginDescriptor.extensions), e.g. to reach the
+  // device behind its buffer handles. NOT_FOUND names what exists.
+  absl::StatusOr<std::pair<void*, const KilnExtensionBase*>> DelegateExtension(
+      const std::string& delegate, const std::string& id) const;
 
   // ---- Signatures ----
   int num_signatures() const {
@@ -298,8 +380,43 @@ class Interpreter {
 
   // Execution (interpreter.cc).
   absl::Status RunNode(SubgraphState& s, NodeRecord& node);
+  // A model node on its kernel or, host-intrinsic, on the host.
+  absl::Status RunOnHost(SubgraphState& s, NodeRecord& node);
   absl::Status RunPartition(SubgraphState& s, NodeRecord& node);
   absl::Status RunOnKernels(SubgraphState& s, const NodeRecord& partition);
+
+  // Profiling (profiling.cc). Each Begin* returns the token for
+  // profiler_->End; call them only with profiling on.
+  uint64_t BeginInvokeEvent(const SubgraphState& s, bool top_level);
+  void EndInvokeEvent(uint64_t token, bool top_level);
+  uint64_t BeginHostEvent(const SubgraphState& s, const char* name,
+                          const char* category, const NodeRecord* node);
+  absl::Status InvokeIntrinsicProfiled(SubgraphState& s, NodeRecord& node);
+
+  // Buffer handles (buffer_sync.cc); call only when buffer_handles_.
+  // Before a host reader (kernel, host-intrinsic node) runs `node`.
+  absl::Status SyncInputsToHost(SubgraphState& s, const NodeDesc& node);
+  // After a host writer ran `node`.
+  void MarkOutputsHostWritten(SubgraphState& s, const NodeDesc& node);
+  // Before and after partition `node` of `delegate` runs.
+  absl::Status SyncForPartition(SubgraphState& s, const NodeRecord& node,
+                                const DelegateRef& delegate);
+  void MarkPartitionOutputs(SubgraphState& s, const NodeRecord& node,
+                            const DelegateRef& delegate);
+  // At the start and end of InvokeSubgraph; `nested`: run by control flow.
+  void BeginSubgraphBuffers(SubgraphState& s, bool nested);
+  absl::Status EndSubgraphBuffers(SubgraphState& s, bool nested);
+  // At AllocateSubgraph: before preparation, releases the handles
+  // partitions bound; after memory planning, releases application handles
+  // of resized tensors and marks the others newer than the new host memory.
+  void ReleasePartitionBuffers(SubgraphState& s);
+  void KeepApplicationBuffers(SubgraphState& s);
+  void ReleaseAllBuffers();
+  // The lazy synchronisation of the accessors: a failure is a warning.
+  void SyncForAccessor(TensorState& t) const;
+  // The subgraph and index of `tensor`; {-1, -1} when not this
+  // interpreter's.
+  std::pair<int32_t, int32_t> Locate(const TensorState* tensor) const;
 
   // Calls into plugins, through CallPlugin (runtime/plugin_call.h).
   absl::Status CallKernel(SubgraphState& s, NodeRecord& node,
@@ -333,7 +450,16 @@ class Interpreter {
   std::vector<std::unique_ptr<SubgraphState>> subgraphs_;
   std::vector<std::unique_ptr<DelegateInstance>> delegates_;
   std::map<std::string, std::unique_ptr<SignatureRunner>> runners_;
-  std::vector<std::string> warnings_;
+  // Mutable: the accessors' lazy synchronisation may warn.
+  mutable std::vector<std::string> warnings_;
+
+  // Profiling: profiler_ is the active profiler, null when off.
+  std::unique_ptr<Profiler> profile_;
+  Profiler* profiler_ = nullptr;
+  int32_t profile_runs_ = 0;  // Invokes recorded so far
+  // Some active delegate serves buffer handles: the run loop checks them.
+  bool buffer_handles_ = false;
+  int32_t invoke_depth_ = 0;  // InvokeSubgraph calls in progress
 
   // Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE).
   struct Variable {

@@ -17,16 +17,15 @@
 #include "kiln/kiln_capabilities.h"
 #include "kiln/kiln_plugin.h"
 #include "plugin/plugin_loader.h"
+#include "runtime/buffer_handles.h"
 #include "runtime/graph.h"
 
 namespace kiln {
 
-// One created delegate. Destroyed after every partition state it made.
-struct DelegateInstance {
-  std::string name;
-  std::shared_ptr<LoadedPlugin> plugin;
-  const KilnDelegateInterface* iface = nullptr;
-  void* instance = nullptr;
+// One created delegate (name, plugin, interface, instance and whether it
+// serves buffer handles in DelegateRef). Destroyed after every partition
+// state it made and every buffer handle bound to it was released.
+struct DelegateInstance : DelegateRef {
   int32_t min_partition_size = 1;
   bool warned = false;  // the one fallback warning was printed
   // The plugin's kiln.delegate_decline_reasons/1 capability, if offered.

@@ -33,6 +33,9 @@
 namespace kiln {
 
 class LoadedPlugin;
+class GraphView;
+class Profiler;
+struct DelegateRef;
 
 // Where a tensor's bytes live.
 enum class TensorStorage {
@@ -58,6 +61,20 @@ struct TensorDesc {
   bool is_variable = false;
 };
 
+// A delegate buffer handle bound to a tensor (extension API 1.2): set and
+// kept by runtime/buffer_handles.h only. Interpreter tensors only.
+struct BufferBinding {
+  KilnBufferHandle handle = KILN_INVALID_BUFFER_HANDLE;
+  const DelegateRef* owner = nullptr;  // null: no handle bound
+  GraphView* graph = nullptr;          // the tensor's graph, for copy calls
+  bool host_stale = false;      // the handle holds a newer value than `data`
+  bool device_stale = false;    // `data` holds a newer value than the handle
+  bool by_application = false;  // bound through the application API
+  size_t bytes = 0;             // the tensor's bytes when it was bound
+
+  bool bound() const { return owner != nullptr; }
+};
+
 // One tensor as it is now: what a KilnOpaqueTensor points to.
 struct TensorState {
   const TensorDesc* desc = nullptr;  // never null once in a graph
@@ -71,6 +88,7 @@ struct TensorState {
   // unset: the description's. Cleared with the shape whenever the tensor's
   // writer is prepared again.
   std::optional<KilnTensorType> type_override;
+  BufferBinding buffer;
 
   bool is_constant() const { return storage == TensorStorage::kConstant; }
   // The element type now: type_override, else desc->type.
@@ -262,6 +280,18 @@ struct CallContext {
   bool allow_resize = false;
   // KilnHostApi.tensor_set_type is allowed (KilnKernel.prepare only).
   bool allow_set_type = false;
+  // Subgraph index of `graph` in an interpreter (-1 for standalone graphs),
+  // for profile events.
+  int32_t subgraph = -1;
+  // Receives the host's and the plugin's events (kiln.profiler/1); null
+  // when profiling is off.
+  Profiler* profiler = nullptr;
+  // The delegate instance being called (delegate callbacks only): who owns
+  // the buffer handles tensor_buffer_handle returns.
+  const DelegateRef* delegate = nullptr;
+  // tensor_set_buffer_handle is allowed (partition_prepare and
+  // partition_invoke).
+  bool allow_bind_buffer = false;
 };
 
 inline KilnOpaqueContext* ToOpaque(CallContext* c) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/buffer_handles.h"
 #include "runtime/graph.h"
 #include "runtime/host_extensions.h"
 #include "runtime/host_log.h"
@@ -258,22 +259,6 @@ KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
 
 // Extension API 1.2
 
-// Buffer handles: PLACEHOLDER entry points. The buffer-handle semantics
-// (binding, staleness, copy_from/to_buffer_handle) are implemented on branch
-// h/prof, which replaces these two bodies; until then no delegate instance
-// is treated as having buffer-handle callbacks.
-KilnStatus TensorSetBufferHandle(KilnOpaqueContext* context, KilnOpaqueTensor*,
-                                 KilnBufferHandle, int32_t) {
-  ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
-              "tensor_set_buffer_handle: delegate has no buffer-handle "
-              "callbacks");
-  return KILN_STATUS_FAILED_PRECONDITION;
-}
-KilnBufferHandle TensorBufferHandle(KilnOpaqueContext*,
-                                    const KilnOpaqueTensor*) {
-  return KILN_INVALID_BUFFER_HANDLE;
-}
-
 // Element types a kernel may give an output: every fixed-size numeric type.
 bool IsSettableType(KilnTensorType type) {
   return type >= KILN_TYPE_FLOAT32 && type <= KILN_TYPE_BFLOAT16 &&
@@ -287,6 +272,46 @@ bool ListHasTensor(GraphView& g, const std::vector<int32_t>& indices,
     if (i >= 0 && i < g.NumTensors() && &g.TensorAt(i) == tensor) return true;
   }
   return false;
+}
+
+KilnStatus TensorSetBufferHandle(KilnOpaqueContext* context,
+                                 KilnOpaqueTensor* tensor,
+                                 KilnBufferHandle handle,
+                                 int32_t host_data_stale) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || !c->allow_bind_buffer) {
+    ReportError(context, KILN_STATUS_FAILED_PRECONDITION,
+                "tensor_set_buffer_handle may be called only from "
+                "partition_prepare or partition_invoke of a delegate that "
+                "implements copy_from_buffer_handle, copy_to_buffer_handle "
+                "and free_buffer_handle");
+    return KILN_STATUS_FAILED_PRECONDITION;
+  }
+  TensorState* x = tensor != nullptr ? FromOpaque(tensor) : nullptr;
+  if (x == nullptr || c->node == nullptr || c->graph == nullptr ||
+      !(ListHasTensor(*c->graph, c->node->inputs, x) ||
+        ListHasTensor(*c->graph, c->node->outputs, x)) ||
+      x->is_constant()) {
+    ReportError(context, KILN_STATUS_INVALID_ARGUMENT,
+                ("tensor_set_buffer_handle: tensor '" +
+                 (x != nullptr ? x->desc->name : std::string("(null)")) +
+                 "' is not a non-constant input or output of the partition")
+                    .c_str());
+    return KILN_STATUS_INVALID_ARGUMENT;
+  }
+  BindBufferHandle(*x, c->delegate, c->graph, handle, host_data_stale != 0,
+                   /*by_application=*/false);
+  return KILN_STATUS_OK;
+}
+
+KilnBufferHandle TensorBufferHandle(KilnOpaqueContext* context,
+                                    const KilnOpaqueTensor* tensor) {
+  CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->delegate == nullptr || tensor == nullptr) {
+    return KILN_INVALID_BUFFER_HANDLE;
+  }
+  const BufferBinding& b = FromOpaque(tensor)->buffer;
+  return b.owner == c->delegate ? b.handle : KILN_INVALID_BUFFER_HANDLE;
 }
 
 // Why `x` may not get a new type in context `c`; "" when it may.

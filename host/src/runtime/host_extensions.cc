@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "runtime/profiler.h"
+
 namespace kiln {
 
 const std::vector<HostExtensionEntry>& HostExtensions() {
@@ -9,7 +11,10 @@ const std::vector<HostExtensionEntry>& HostExtensions() {
   //   {KILN_PROFILER_HOST_EXTENSION_ID, ProfilerHostExtension(),
   //    KILN_MAKE_VERSION(1, 2, 0)},
   // and name its id in kiln_capabilities.h and docs/abi-policy.md.
-  static const auto* kHostExtensions = new std::vector<HostExtensionEntry>{};
+  static const auto* kHostExtensions = new std::vector<HostExtensionEntry>{
+      {KILN_PROFILER_HOST_EXTENSION_ID, &ProfilerHostExtension()->base,
+       KILN_MAKE_VERSION(1, 2, 0)},
+  };
   return *kHostExtensions;
 }
 

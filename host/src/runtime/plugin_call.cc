@@ -1,6 +1,12 @@
 #include "runtime/plugin_call.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
+#include "kiln/kiln_builtin_ops.h"
+#include "plugin/plugin_loader.h"
+#include "runtime/buffer_handles.h"
+#include "runtime/profiler.h"
 
 namespace kiln {
 namespace {
@@ -17,6 +23,57 @@ bool MayResize(PluginStage stage) {
          stage == PluginStage::kPartitionPrepare;
 }
 
+bool MayBindBuffer(const PluginCall& call) {
+  return (call.stage == PluginStage::kPartitionPrepare ||
+          call.stage == PluginStage::kPartitionInvoke) &&
+         call.delegate != nullptr && call.delegate->buffer_handles;
+}
+
+absl::Status CallUnprofiled(
+    const PluginCall& call,
+    absl::FunctionRef<KilnStatus(KilnOpaqueContext*, KilnOpaqueNode*)> fn,
+    absl::FunctionRef<std::string()> where) {
+  CallContext context;
+  context.graph = call.graph;
+  context.node = call.node != nullptr ? call.node->desc : nullptr;
+  context.plugin = call.plugin;
+  context.claimed_nodes = call.claimed_nodes;
+  context.allow_resize = MayResize(call.stage);
+  context.allow_set_type = call.stage == PluginStage::kPrepare;
+  context.subgraph = call.subgraph;
+  context.profiler = call.profiler;
+  context.delegate = call.delegate;
+  context.allow_bind_buffer = MayBindBuffer(call);
+  const KilnStatus code = fn(
+      ToOpaque(&context), call.node != nullptr ? ToOpaque(call.node) : nullptr);
+  if (code == KILN_STATUS_OK) return absl::OkStatus();
+  return PluginFailure(code, context.error, call.stage, where());
+}
+
+// The event spanning `call`: named after the node's op ("DELEGATE <name>"
+// for a partition node), the tensor copied, or the delegate.
+ProfileEvent StageEvent(const PluginCall& call) {
+  ProfileEvent e;
+  e.category = PluginStageName(call.stage);
+  e.subgraph = call.subgraph;
+  if (call.plugin != nullptr) e.plugin = call.plugin->path();
+  if (call.delegate != nullptr) e.delegate = call.delegate->name;
+  if (call.node != nullptr) {
+    const NodeDesc& node = *call.node->desc;
+    e.node = node.index;
+    e.op = node.OpName();
+    e.op_version = node.version;
+    e.name = node.builtin_code == KILN_OP_DELEGATE && !e.delegate.empty()
+                 ? absl::StrCat(e.op, " ", e.delegate)
+                 : e.op;
+  } else if (call.tensor != nullptr) {
+    e.name = absl::StrCat(e.category, " '", call.tensor->desc->name, "'");
+  } else {
+    e.name = absl::StrCat(e.category, " ", e.delegate);
+  }
+  return e;
+}
+
 }  // namespace
 
 const char* PluginStageName(PluginStage stage) {
@@ -28,7 +85,9 @@ const char* PluginStageName(PluginStage stage) {
                                            "partition",
                                            "partition_init",
                                            "partition_prepare",
-                                           "partition_invoke"};
+                                           "partition_invoke",
+                                           "copy_from_buffer_handle",
+                                           "copy_to_buffer_handle"};
   return kNames[static_cast<size_t>(stage)];
 }
 
@@ -45,17 +104,11 @@ absl::Status CallPlugin(
     const PluginCall& call,
     absl::FunctionRef<KilnStatus(KilnOpaqueContext*, KilnOpaqueNode*)> fn,
     absl::FunctionRef<std::string()> where) {
-  CallContext context;
-  context.graph = call.graph;
-  context.node = call.node != nullptr ? call.node->desc : nullptr;
-  context.plugin = call.plugin;
-  context.claimed_nodes = call.claimed_nodes;
-  context.allow_resize = MayResize(call.stage);
-  context.allow_set_type = call.stage == PluginStage::kPrepare;
-  const KilnStatus code = fn(
-      ToOpaque(&context), call.node != nullptr ? ToOpaque(call.node) : nullptr);
-  if (code == KILN_STATUS_OK) return absl::OkStatus();
-  return PluginFailure(code, context.error, call.stage, where());
+  if (call.profiler == nullptr) return CallUnprofiled(call, fn, where);
+  const uint64_t token = call.profiler->Begin(StageEvent(call));
+  absl::Status status = CallUnprofiled(call, fn, where);
+  call.profiler->End(token);
+  return status;
 }
 
 absl::Status CallKernel(const KilnKernel& kernel, const PluginCall& call,

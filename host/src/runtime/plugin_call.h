@@ -3,9 +3,11 @@
 //
 // Every callback of the extension API (KilnKernel init/prepare/invoke,
 // KilnDelegateInterface create/partition/partition_init/partition_prepare/
-// partition_invoke) goes through CallPlugin: it sets up the CallContext the
-// plugin sees as KilnOpaqueContext for that stage, calls, and converts a
-// failure with PluginFailure. Internal to libkiln.
+// partition_invoke and the buffer-handle copies) goes through CallPlugin: it
+// sets up the CallContext the plugin sees as KilnOpaqueContext for that
+// stage, calls, records a profile event when the call carries a Profiler
+// (profiler.h), and converts a failure with PluginFailure. Internal to
+// libkiln.
 //
 // Thread-safety: reentrant; a call touches only what `call` points to.
 #ifndef KILN_HOST_RUNTIME_PLUGIN_CALL_H_
@@ -26,14 +28,16 @@ namespace kiln {
 
 // The callback being called, named in messages as the ABI names it.
 enum class PluginStage {
-  kInit,              // KilnKernel.init
-  kPrepare,           // KilnKernel.prepare
-  kInvoke,            // KilnKernel.invoke
-  kCreate,            // KilnDelegateInterface.create
-  kPartition,         // KilnDelegateInterface.partition
-  kPartitionInit,     // KilnDelegateInterface.partition_init
-  kPartitionPrepare,  // KilnDelegateInterface.partition_prepare
-  kPartitionInvoke,   // KilnDelegateInterface.partition_invoke
+  kInit,                  // KilnKernel.init
+  kPrepare,               // KilnKernel.prepare
+  kInvoke,                // KilnKernel.invoke
+  kCreate,                // KilnDelegateInterface.create
+  kPartition,             // KilnDelegateInterface.partition
+  kPartitionInit,         // KilnDelegateInterface.partition_init
+  kPartitionPrepare,      // KilnDelegateInterface.partition_prepare
+  kPartitionInvoke,       // KilnDelegateInterface.partition_invoke
+  kCopyFromBufferHandle,  // KilnDelegateInterface.copy_from_buffer_handle
+  kCopyToBufferHandle,    // KilnDelegateInterface.copy_to_buffer_handle
 };
 
 // "init", "prepare", ..., "partition_invoke".
@@ -55,11 +59,24 @@ struct PluginCall {
   const LoadedPlugin* plugin = nullptr;  // for messages
   // Receives context_delegate_nodes; set for kPartition only.
   std::vector<int32_t>* claimed_nodes = nullptr;
+  // Subgraph index of `graph` in an interpreter, -1 when none.
+  int32_t subgraph = -1;
+  // The delegate instance called (delegate stages): its name labels profile
+  // events, and it owns the buffer handles the callback binds and reads.
+  const DelegateRef* delegate = nullptr;
+  // The tensor copied (buffer-handle copy stages), for the profile event.
+  const TensorState* tensor = nullptr;
+  // Records one event around the call (and receives the plugin's own);
+  // null: profiling is off.
+  Profiler* profiler = nullptr;
 };
 
 // Calls `fn(context, node)` (node: call.node as a handle, or null) with a
-// CallContext for call.stage: graph, node and plugin from `call`, tensor
-// resizes allowed at kPrepare and kPartitionPrepare only. `fn` returns the
+// CallContext for call.stage: graph, node, plugin, delegate and profiler
+// from `call`, tensor resizes allowed at kPrepare and kPartitionPrepare
+// only, buffer-handle binding at kPartitionPrepare and kPartitionInvoke of a
+// delegate that serves buffer handles. With call.profiler set, one event
+// (category PluginStageName(stage)) spans the call. `fn` returns the
 // plugin's KilnStatus. A failure is converted by PluginFailure, labelled by
 // `where()`, which runs only on failure.
 absl::Status CallPlugin(

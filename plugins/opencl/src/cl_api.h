@@ -24,6 +24,7 @@ namespace kiln::opencl {
   X(clReleaseCommandQueue)     \
   X(clCreateBuffer)            \
   X(clReleaseMemObject)        \
+  X(clGetMemObjectInfo)        \
   X(clCreateProgramWithSource) \
   X(clCreateProgramWithBinary) \
   X(clBuildProgram)            \

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "kiln/sdk/float16.h"
+#include "kiln/sdk/profiler.h"
 
 namespace kiln::opencl {
 
@@ -140,6 +141,7 @@ KilnStatus Delegate::Create(sdk::DelegateContext& context,
                         "the OpenCL delegate cannot run here: ", error);
   }
   KILN_SDK_RETURN_IF_ERROR(d->OpenDevice(context, chosen));
+  d->profiler_ = sdk::HostProfiler(context.host());
   *out = std::move(d);
   return KILN_STATUS_OK;
 }
@@ -228,6 +230,8 @@ void Delegate::FillStats(KilnOpenClStats* stats) const {
   full.programs_reused_from_memory = s.reused_from_memory.load();
   full.cache_files_rejected = s.files_rejected.load();
   full.cache_files_written = s.files_written.load();
+  full.tensor_uploads = tensor_uploads_.load();
+  full.tensor_downloads = tensor_downloads_.load();
   std::memcpy(stats, &full, std::min<size_t>(stats->struct_size, sizeof(full)));
 }
 
@@ -253,7 +257,10 @@ void Partition::Release() {
     if (l.kernel != nullptr) cl->clReleaseKernel(l.kernel);
   }
   launches_.clear();
-  for (auto& entry : buffers_) cl->clReleaseMemObject(entry.second.mem);
+  for (auto& entry : buffers_) {
+    delegate_->partition_buffers_.erase(entry.second.mem);
+    cl->clReleaseMemObject(entry.second.mem);
+  }
   buffers_.clear();
   if (dummy_ != nullptr) cl->clReleaseMemObject(dummy_);
   dummy_ = nullptr;
@@ -272,7 +279,9 @@ KilnStatus Partition::Fail(sdk::PartitionContext& p, KilnStatus code,
 }
 
 KilnStatus Partition::Prepare(sdk::PartitionContext& p) {
+  UnbindOutputs(p);
   Release();
+  keep_outputs_ = p.HostHas(&KilnHostApi::tensor_set_buffer_handle);
   PlannedShapes shapes;
   std::set<int32_t> device_tensors;
   KILN_SDK_RETURN_IF_ERROR(PlanLaunches(p, &shapes, &device_tensors));
@@ -378,7 +387,9 @@ KilnStatus Partition::CreateBuffers(sdk::PartitionContext& p,
                       " bytes for tensor " + std::to_string(index) +
                       " failed: " + ClErrorName(err));
     }
+    b.bound = b.mem;
     buffers_[index] = b;
+    delegate_->partition_buffers_.insert(b.mem);
     if (shapes.count(index) != 0) continue;  // produced inside
     const sdk::Tensor t = p.tensor(index);
     if (t.is_constant()) {
@@ -457,7 +468,7 @@ KilnStatus Partition::SetKernelArgs(sdk::PartitionContext& p,
     cl_int err = CL_SUCCESS;
     switch (a.kind) {
       case KernelArg::Kind::kTensor: {
-        cl_mem mem = a.tensor >= 0 ? buffers_[a.tensor].mem : dummy_;
+        cl_mem mem = a.tensor >= 0 ? buffers_[a.tensor].bound : dummy_;
         err = cl->clSetKernelArg(b.kernel, at, sizeof(cl_mem), &mem);
         break;
       }
@@ -488,9 +499,9 @@ KilnStatus Partition::Enqueue(sdk::PartitionContext& p) {
     if (l.kernel == nullptr) {
       if (l.copy_from != l.copy_to && l.copy_elements > 0) {
         err = cl->clEnqueueCopyBuffer(
-            delegate_->queue_, buffers_[l.copy_from].mem,
-            buffers_[l.copy_to].mem, 0, 0, l.copy_elements * element_size(), 0,
-            nullptr, nullptr);
+            delegate_->queue_, buffers_[l.copy_from].bound,
+            buffers_[l.copy_to].bound, 0, 0, l.copy_elements * element_size(),
+            0, nullptr, nullptr);
       }
     } else {
       err = cl->clEnqueueNDRangeKernel(
@@ -514,6 +525,8 @@ KilnStatus Partition::Invoke(sdk::PartitionContext& p) {
                 "partition invoked before a successful prepare");
   }
   const ClApi* cl = delegate_->cl_;
+  const KilnProfilerHostExtension* profiler = delegate_->profiler_;
+  if (keep_outputs_) KILN_SDK_RETURN_IF_ERROR(UseBoundBuffers(p));
   if (delegate_->fp16_storage_) {
     size_t half_total = 0;
     for (int32_t index : inputs_) half_total += buffers_[index].elements;
@@ -521,18 +534,26 @@ KilnStatus Partition::Invoke(sdk::PartitionContext& p) {
     half_scratch_.resize(half_total);
   }
   size_t half_offset = 0;
-  KILN_SDK_RETURN_IF_ERROR(WriteInputs(p, &half_offset));
+  {
+    sdk::ProfileScope upload(profiler, p.raw_context(), "upload", "opencl");
+    KILN_SDK_RETURN_IF_ERROR(WriteInputs(p, &half_offset));
+  }
+  sdk::ProfileScope enqueue(profiler, p.raw_context(), "enqueue", "opencl");
   const KilnStatus s = Enqueue(p);
+  enqueue.End();
   if (s != KILN_STATUS_OK) {
     cl->clFinish(delegate_->queue_);
     return s;
   }
-  KILN_SDK_RETURN_IF_ERROR(ReadOutputs(p, half_offset));
+  if (!keep_outputs_) KILN_SDK_RETURN_IF_ERROR(ReadOutputs(p, half_offset));
+  sdk::ProfileScope finish(profiler, p.raw_context(), "finish", "opencl");
   const cl_int err = cl->clFinish(delegate_->queue_);  // the one sync
+  finish.End();
   if (err != CL_SUCCESS) {
     return Fail(p, KILN_STATUS_INTERNAL,
                 "clFinish failed: " + ClErrorName(err));
   }
+  if (keep_outputs_) return BindOutputs(p);
   if (delegate_->fp16_storage_) ConvertHalfOutputs(p, half_offset);
   return KILN_STATUS_OK;
 }
@@ -545,6 +566,7 @@ KilnStatus Partition::WriteInputs(sdk::PartitionContext& p,
   const ClApi* cl = delegate_->cl_;
   for (int32_t index : inputs_) {
     const Buffer& b = buffers_[index];
+    if (b.from_handle) continue;  // already in device memory
     const sdk::Tensor t = p.tensor(index);
     const float* data = t.data<const float>();
     if (data == nullptr || t.byte_size() < b.elements * 4) {
@@ -571,6 +593,7 @@ KilnStatus Partition::WriteInputs(sdk::PartitionContext& p,
                   std::string("uploading input '") + t.name() +
                       "' failed: " + ClErrorName(err));
     }
+    ++delegate_->tensor_uploads_;
   }
   return KILN_STATUS_OK;
 }
@@ -607,6 +630,7 @@ KilnStatus Partition::ReadOutputs(sdk::PartitionContext& p,
                   std::string("reading output '") + t.name() +
                       "' failed: " + ClErrorName(err));
     }
+    ++delegate_->tensor_downloads_;
   }
   return KILN_STATUS_OK;
 }

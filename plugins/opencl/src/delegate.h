@@ -2,9 +2,18 @@
 // one instance per KilnDelegateInterface.create, owning one device,
 // context, in-order queue and program cache; and the kernel of each
 // partition it runs.
+//
+// Buffer handles (buffer_handles.cc; kiln/opencl/opencl_delegate.h says
+// what a handle is): on a host serving extension API 1.2 a partition binds
+// its output buffers to its output tensors, marked newer than the host
+// data, instead of reading them back; a partition of the same instance
+// that reads such a tensor, or one the application bound a cl_mem to, uses
+// that buffer directly. The host asks for a copy (CopyFromBufferHandle,
+// CopyToBufferHandle) only when a reader on the other side needs one.
 #ifndef KILN_PLUGINS_OPENCL_DELEGATE_H_
 #define KILN_PLUGINS_OPENCL_DELEGATE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -42,9 +51,26 @@ class Delegate : public sdk::Delegate {
   }
   std::unique_ptr<sdk::PartitionKernel> CreatePartitionKernel() override;
 
+  // Buffer handles (buffer_handles.cc).
+  KilnStatus CopyFromBufferHandle(sdk::DelegateContext& context,
+                                  KilnBufferHandle handle,
+                                  const sdk::Tensor& tensor) override;
+  KilnStatus CopyToBufferHandle(sdk::DelegateContext& context,
+                                KilnBufferHandle handle,
+                                const sdk::Tensor& tensor) override;
+  // Nothing to free: a partition's buffers live as long as the partition,
+  // an application's belong to the application.
+  void FreeBufferHandle(KilnBufferHandle) override {}
+  // True when `mem` is a buffer of one of this instance's partitions, or a
+  // buffer of its context with room for `elements` elements in its storage
+  // format; else false with *error saying why.
+  bool CheckBuffer(cl_mem mem, size_t elements, std::string* error) const;
+
   void FillStats(KilnOpenClStats* stats) const;
   const std::string& description() const { return description_; }
   const DelegateOptions& options() const { return options_; }
+  cl_context cl_context_handle() const { return context_; }
+  cl_command_queue cl_queue() const { return queue_; }
 
  private:
   friend class Partition;
@@ -66,6 +92,13 @@ class Delegate : public sdk::Delegate {
   std::string build_options_;
   std::string description_;
   std::unique_ptr<ProgramCache> programs_;
+  // kiln.profiler/1 of the host (null on hosts older than 1.2).
+  const KilnProfilerHostExtension* profiler_ = nullptr;
+  // Buffers of every live partition, registered by the partitions.
+  std::set<cl_mem> partition_buffers_;
+  // Tensor transfers at invoke time (kiln.opencl_stats/1).
+  std::atomic<uint64_t> tensor_uploads_{0};
+  std::atomic<uint64_t> tensor_downloads_{0};
 };
 
 // A claimed partition: device buffers for its tensors and its launches.
@@ -83,7 +116,9 @@ class Partition : public sdk::PartitionKernel {
 
  private:
   struct Buffer {
-    cl_mem mem = nullptr;
+    cl_mem mem = nullptr;      // the partition's own
+    cl_mem bound = nullptr;    // the one the launches use: mem, or a handle's
+    bool from_handle = false;  // this invoke reads/writes a bound handle
     std::vector<int32_t> shape;
     size_t elements = 0;
   };
@@ -115,6 +150,14 @@ class Partition : public sdk::PartitionKernel {
   KilnStatus WriteInputs(sdk::PartitionContext& p, size_t* half_offset);
   KilnStatus ReadOutputs(sdk::PartitionContext& p, size_t half_offset);
   void ConvertHalfOutputs(sdk::PartitionContext& p, size_t half_offset);
+  // Buffer handles (buffer_handles.cc): the buffer of each input and output
+  // (a bound handle's, else the partition's own) and the kernel arguments
+  // pointing at it; binding the outputs, newer than the host data, after
+  // the run; unbinding them before the buffers go.
+  KilnStatus UseBoundBuffers(sdk::PartitionContext& p);
+  KilnStatus UseBuffer(sdk::PartitionContext& p, int32_t index);
+  KilnStatus BindOutputs(sdk::PartitionContext& p);
+  void UnbindOutputs(sdk::PartitionContext& p);
 
   Delegate* delegate_;
   std::map<int32_t, Buffer> buffers_;
@@ -124,6 +167,9 @@ class Partition : public sdk::PartitionKernel {
   std::vector<int32_t> outputs_;  // the partition node's outputs
   std::vector<uint16_t> half_scratch_;
   bool prepared_ = false;
+  // The host binds buffer handles (extension API 1.2): outputs stay in
+  // device memory.
+  bool keep_outputs_ = false;
 };
 
 }  // namespace kiln::opencl

@@ -12,6 +12,13 @@
 //   add_bias=X      adds X to every result (default 0), so tests can tell
 //                   delegate results from kernel results
 //   ops=LIST        comma-separated subset of "ADD,MUL" to claim
+//   fail_node=N     partition_invoke fails for the partition holding node N
+//   device_memory=true
+//                   partitions write their outputs into the instance's fake
+//                   device memory (buffer handles, bound newer than the host
+//                   data) and read inputs from handles bound to them; the
+//                   host copies through copy_from/copy_to_buffer_handle,
+//                   logged for tests (test_delegate_buffers.h)
 // Any other key is refused. Its own settings message,
 // kiln_test.TestDelegateSettings (test_delegate_settings.proto, embedded as
 // a descriptor set), may set add_bias too. DelegateSettings.min_partition_size
@@ -21,12 +28,16 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kTestDelegateSettingsDescriptorSet.h"
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
+#include "kiln/sdk/profiler.h"
+#include "test_delegate_buffers.h"
 
 namespace kiln::test_delegate {
 namespace {
@@ -38,6 +49,31 @@ struct Settings {
   bool claim_add = true;
   bool claim_mul = true;
   int32_t min_partition_size = 1;
+  int32_t fail_node = -1;
+  bool device_memory = false;
+};
+
+// Fake device memory: buffers by handle, and the log of host requests.
+class DeviceMemory {
+ public:
+  KilnBufferHandle Create(uint64_t elements) {
+    const KilnBufferHandle handle = next_++;
+    buffers_[handle].assign(elements, 0.f);
+    return handle;
+  }
+  float* Data(KilnBufferHandle handle) {
+    auto it = buffers_.find(handle);
+    return it == buffers_.end() ? nullptr : it->second.data();
+  }
+  size_t Size(KilnBufferHandle handle) const {
+    auto it = buffers_.find(handle);
+    return it == buffers_.end() ? 0 : it->second.size();
+  }
+  std::string log;
+
+ private:
+  std::map<KilnBufferHandle, std::vector<float>> buffers_;
+  KilnBufferHandle next_ = 1000;
 };
 
 // Elements of a tensor of known rank, -1 for an unknown rank.
@@ -55,7 +91,8 @@ bool IsFloat(const sdk::Tensor& t) {
 
 class TestPartition : public sdk::PartitionKernel {
  public:
-  explicit TestPartition(const Settings& settings) : settings_(settings) {}
+  TestPartition(const Settings& settings, DeviceMemory* memory)
+      : settings_(settings), memory_(memory) {}
 
   KilnStatus Init(sdk::PartitionContext& p) override {
     if (settings_.fail_at == "init") {
@@ -94,19 +131,68 @@ class TestPartition : public sdk::PartitionKernel {
       return p.Fail(KILN_STATUS_INTERNAL,
                     "partition_invoke failed on request (fail_at=invoke)");
     }
+    for (int32_t n : p.node_indices()) {
+      if (n == settings_.fail_node) {
+        return p.Fail(KILN_STATUS_INTERNAL,
+                      "partition_invoke failed on request (fail_node=", n, ")");
+      }
+    }
+    sdk::ProfileScope event(p.host(), p.raw_context(), "compute",
+                            "test_delegate");
+    where_.clear();
+    bind_.clear();
     for (const sdk::GraphNode& node : p.nodes()) {
       KILN_SDK_RETURN_IF_ERROR(Compute(p, node));
+    }
+    for (const auto& [index, handle] : bind_) {
+      KILN_SDK_RETURN_IF_ERROR(p.BindBufferHandle(p.tensor(index), handle,
+                                                  /*host_data_stale=*/true));
     }
     return KILN_STATUS_OK;
   }
 
  private:
+  // Where tensor `index` is read from in this invoke: what this invoke
+  // wrote, a handle of this instance bound to it, else its host data.
+  const float* Read(sdk::PartitionContext& p, int32_t index) {
+    auto it = where_.find(index);
+    if (it != where_.end()) return it->second;
+    const sdk::Tensor t = p.tensor(index);
+    const KilnBufferHandle handle = p.BufferHandle(t);
+    if (handle != KILN_INVALID_BUFFER_HANDLE) return memory_->Data(handle);
+    return t.data<const float>();
+  }
+
+  // Where output `index` is written: with device memory, a partition
+  // output goes to the handle bound to it (or a buffer of its own), bound
+  // after the invoke; everything else to host memory.
+  float* Write(sdk::PartitionContext& p, int32_t index) {
+    const sdk::Tensor t = p.tensor(index);
+    float* out = t.data<float>();
+    bool partition_output = false;
+    for (int32_t i = 0; i < p.num_outputs(); ++i) {
+      partition_output = partition_output || p.output_index(i) == index;
+    }
+    if (settings_.device_memory && partition_output) {
+      KilnBufferHandle handle = p.BufferHandle(t);
+      if (handle == KILN_INVALID_BUFFER_HANDLE) {
+        KilnBufferHandle& own = own_[index];
+        if (own == 0) own = memory_->Create(static_cast<uint64_t>(Elements(t)));
+        handle = own;
+      }
+      out = memory_->Data(handle);
+      bind_[index] = handle;
+    }
+    where_[index] = out;
+    return out;
+  }
+
   KilnStatus Compute(sdk::PartitionContext& p, const sdk::GraphNode& node) {
     const sdk::Tensor ta = node.input(0), tb = node.input(1);
     const sdk::Tensor to = node.output(0);
-    const float* a = ta.data<const float>();
-    const float* b = tb.data<const float>();
-    float* o = to.data<float>();
+    const float* a = Read(p, node.input_index(0));
+    const float* b = Read(p, node.input_index(1));
+    float* o = Write(p, node.output_index(0));
     const int64_t na = Elements(ta), nb = Elements(tb), no = Elements(to);
     if (a == nullptr || b == nullptr || (o == nullptr && no > 0)) {
       return p.Fail(KILN_STATUS_INTERNAL, "tensor without data");
@@ -125,6 +211,10 @@ class TestPartition : public sdk::PartitionKernel {
   }
 
   const Settings& settings_;
+  DeviceMemory* memory_;
+  std::map<int32_t, float*> where_;           // written in this invoke
+  std::map<int32_t, KilnBufferHandle> bind_;  // bound after it
+  std::map<int32_t, KilnBufferHandle> own_;   // this partition's buffers
 };
 
 class TestDelegate : public sdk::Delegate {
@@ -172,11 +262,44 @@ class TestDelegate : public sdk::Delegate {
   }
 
   std::unique_ptr<sdk::PartitionKernel> CreatePartitionKernel() override {
-    return std::make_unique<TestPartition>(settings_);
+    return std::make_unique<TestPartition>(settings_, &memory_);
   }
 
+  KilnStatus CopyFromBufferHandle(sdk::DelegateContext& context,
+                                  KilnBufferHandle handle,
+                                  const sdk::Tensor& tensor) override {
+    memory_.log += std::string("from ") + tensor.name() + "\n";
+    return Copy(context, handle, tensor, /*to_device=*/false);
+  }
+  KilnStatus CopyToBufferHandle(sdk::DelegateContext& context,
+                                KilnBufferHandle handle,
+                                const sdk::Tensor& tensor) override {
+    memory_.log += std::string("to ") + tensor.name() + "\n";
+    return Copy(context, handle, tensor, /*to_device=*/true);
+  }
+  void FreeBufferHandle(KilnBufferHandle) override { memory_.log += "free\n"; }
+
+  DeviceMemory& memory() { return memory_; }
+
  private:
+  KilnStatus Copy(sdk::DelegateContext& context, KilnBufferHandle handle,
+                  const sdk::Tensor& tensor, bool to_device) {
+    float* device = memory_.Data(handle);
+    float* host = tensor.data<float>();
+    const size_t bytes = static_cast<size_t>(tensor.byte_size());
+    if (device == nullptr || host == nullptr ||
+        memory_.Size(handle) * sizeof(float) < bytes) {
+      return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "buffer handle ",
+                          handle, " of tensor '", tensor.name(),
+                          "' is unknown or too small");
+    }
+    std::memcpy(to_device ? static_cast<void*>(device) : host,
+                to_device ? static_cast<const void*>(host) : device, bytes);
+    return KILN_STATUS_OK;
+  }
+
   const Settings settings_;
+  DeviceMemory memory_;
 };
 
 // kiln_test.TestDelegateSettings: field 1, float add_bias.
@@ -211,9 +334,14 @@ KilnStatus CreateTestDelegate(sdk::DelegateContext& context,
     } else if (key == "ops") {
       s.claim_add = value.find("ADD") != std::string::npos;
       s.claim_mul = value.find("MUL") != std::string::npos;
+    } else if (key == "fail_node") {
+      s.fail_node = std::atoi(value.c_str());
+    } else if (key == "device_memory") {
+      s.device_memory = value == "true";
     } else {
       return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown option '", key,
-                          "' (known: max_version, fail_at, add_bias, ops)");
+                          "' (known: max_version, fail_at, add_bias, ops, "
+                          "fail_node, device_memory)");
     }
   }
   if (!ReadVendorSettings(decoded.vendor_settings, &s)) {
@@ -232,6 +360,22 @@ KilnStatus CreateTestDelegate(sdk::DelegateContext& context,
   return KILN_STATUS_OK;
 }
 
+DeviceMemory* MemoryOf(void* delegate) {
+  TestDelegate* d = sdk::DelegateFromHandle<TestDelegate>(delegate);
+  return d == nullptr ? nullptr : &d->memory();
+}
+
+const KilnTestDelegateBuffers kBuffers = {
+    {sizeof(KilnTestDelegateBuffers), KILN_TEST_DELEGATE_BUFFERS_ID, nullptr},
+    [](void* delegate, uint64_t elements) -> int64_t {
+      return MemoryOf(delegate)->Create(elements);
+    },
+    [](void* delegate, int64_t handle) {
+      return MemoryOf(delegate)->Data(handle);
+    },
+    [](void* delegate) { return MemoryOf(delegate)->log.c_str(); },
+    [](void* delegate) { MemoryOf(delegate)->log.clear(); }};
+
 const KilnPluginDescriptor* Describe() {
   static sdk::DelegateDefinition delegate(
       "test_delegate", &CreateTestDelegate,
@@ -240,7 +384,8 @@ const KilnPluginDescriptor* Describe() {
           .Op(KILN_OP_MUL, 1, 4, {KILN_TYPE_FLOAT32})
           .VendorSettings("kiln_test.TestDelegateSettings",
                           kTestDelegateSettingsDescriptorSet,
-                          sizeof(kTestDelegateSettingsDescriptorSet)));
+                          sizeof(kTestDelegateSettingsDescriptorSet)),
+      &kBuffers.base, sdk::BufferHandles::kYes);
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_test_delegate", "1.0.0")
           .Delegate(delegate.delegate_interface())

@@ -26,6 +26,16 @@
 //   partition_init/prepare/invoke/free
 //              check the partition's delegated nodes, create its kernel, and
 //              call Init, Prepare and Invoke; free destroys the kernel.
+// Buffer handles (extension API 1.2): a delegate that keeps tensors in its
+// own device memory between partitions builds its DelegateDefinition with
+// BufferHandles::kYes and implements Delegate::CopyFromBufferHandle,
+// CopyToBufferHandle and FreeBufferHandle; its partition kernels bind
+// handles to their inputs and outputs with PartitionContext::
+// BindBufferHandle and find the handles bound to them (by another partition
+// of the same instance, or by the application) with BufferHandle. The host
+// then copies a tensor between device and host memory only when a reader
+// on the other side needs it (kiln/kiln_extension.h).
+//
 // Every callback runs under a guard: no C++ exception crosses the boundary.
 // An exception becomes KILN_STATUS_INTERNAL, reported as "C++ exception
 // escaped the '<name>' delegate's <callback>: <what()>".
@@ -183,6 +193,34 @@ class PartitionContext : public NodeView {
   // Subgraph indices of the delegated nodes, in the host's order
   // (KilnHostApi.node_delegated_nodes); never empty.
   const std::vector<int32_t>& node_indices() const { return node_indices_; }
+  // The buffer handle bound to `tensor` when this delegate instance owns it
+  // (bound by a partition of this instance, or by the application for it),
+  // else KILN_INVALID_BUFFER_HANDLE: then the host data is current. Always
+  // invalid on hosts older than extension API 1.2.
+  KilnBufferHandle BufferHandle(const Tensor& tensor) const {
+    if (!HostHas(&KilnHostApi::tensor_buffer_handle)) {
+      return KILN_INVALID_BUFFER_HANDLE;
+    }
+    return host().tensor_buffer_handle(raw_context(), tensor.raw());
+  }
+  // During Prepare or Invoke, binds `handle` (memory this instance owns) to
+  // `tensor`, an input or output of this partition; KILN_INVALID_BUFFER_
+  // HANDLE unbinds. host_data_stale: the handle holds a newer value than
+  // the host data (the partition wrote only the device copy), so the host
+  // calls CopyFromBufferHandle before a reader outside this instance. A
+  // handle bound before is freed (FreeBufferHandle) unless it is the same.
+  // Needs BufferHandles::kYes; UNIMPLEMENTED on hosts older than 1.2.
+  KilnStatus BindBufferHandle(const Tensor& tensor, KilnBufferHandle handle,
+                              bool host_data_stale) {
+    if (!HostHas(&KilnHostApi::tensor_set_buffer_handle)) {
+      return Fail(KILN_STATUS_UNIMPLEMENTED,
+                  "binding buffer handles needs a host serving extension API "
+                  "1.2 (KilnHostApi.tensor_set_buffer_handle)");
+    }
+    return host().tensor_set_buffer_handle(raw_context(), tensor.raw(), handle,
+                                           host_data_stale ? 1 : 0);
+  }
+
   // Views of the delegated nodes, in node_indices() order. Built on first
   // use in each callback, so a callback that does not ask pays nothing.
   const std::vector<GraphNode>& nodes() const {
@@ -252,7 +290,37 @@ class Delegate {
   virtual int32_t min_partition_size() const { return 1; }
   // A new kernel for one partition; Init follows. Must not return null.
   virtual std::unique_ptr<PartitionKernel> CreatePartitionKernel() = 0;
+
+  // ---- Buffer handles (with BufferHandles::kYes; extension API 1.2) ----
+  // Copies the value held by `handle` into `tensor`'s host data
+  // (tensor.data(), tensor.byte_size() bytes). The host calls it before a
+  // reader outside this instance reads a tensor whose handle is newer.
+  virtual KilnStatus CopyFromBufferHandle(DelegateContext& context,
+                                          KilnBufferHandle handle,
+                                          const Tensor& tensor) {
+    (void)handle;
+    return context.Fail(KILN_STATUS_UNIMPLEMENTED, "tensor '", tensor.name(),
+                        "': this delegate does not implement "
+                        "CopyFromBufferHandle");
+  }
+  // Copies `tensor`'s host data into the memory behind `handle`, before a
+  // partition of this instance reads a tensor whose host data is newer.
+  virtual KilnStatus CopyToBufferHandle(DelegateContext& context,
+                                        KilnBufferHandle handle,
+                                        const Tensor& tensor) {
+    (void)handle;
+    return context.Fail(KILN_STATUS_UNIMPLEMENTED, "tensor '", tensor.name(),
+                        "': this delegate does not implement "
+                        "CopyToBufferHandle");
+  }
+  // The host no longer refers to `handle` (rebound, released at
+  // AllocateTensors, or the interpreter is going away); called at most once
+  // per binding, before the instance is destroyed. Must not throw.
+  virtual void FreeBufferHandle(KilnBufferHandle /*handle*/) {}
 };
+
+// Whether a DelegateDefinition offers the host the buffer-handle callbacks.
+enum class BufferHandles { kNo, kYes };
 
 // What a delegate declares about itself (extension API 1.2), handed to
 // DelegateDefinition:
@@ -468,25 +536,33 @@ class DelegateDefinition {
   // `name` (static string): what users select the delegate by, e.g. "npu".
   // `more_extensions`: the plugin's own capabilities (e.g. device
   // statistics), chained after the decline-reasons entry; it must stay
-  // valid while the plugin is loaded.
+  // valid while the plugin is loaded. `buffer_handles`: kYes when the
+  // delegate implements the Delegate's buffer-handle methods.
   DelegateDefinition(const char* name, DelegateFactory factory,
-                     const KilnExtensionBase* more_extensions = nullptr)
-      : DelegateDefinition(name, factory, DelegateManifest(), more_extensions) {
-  }
+                     const KilnExtensionBase* more_extensions = nullptr,
+                     BufferHandles buffer_handles = BufferHandles::kNo)
+      : DelegateDefinition(name, factory, DelegateManifest(), more_extensions,
+                           buffer_handles) {}
   // With what the delegate declares (ops it may claim, its own settings
   // message): DelegateManifest.
   DelegateDefinition(const char* name, DelegateFactory factory,
                      DelegateManifest manifest,
-                     const KilnExtensionBase* more_extensions = nullptr)
+                     const KilnExtensionBase* more_extensions = nullptr,
+                     BufferHandles buffer_handles = BufferHandles::kNo)
       : name_(name), factory_(factory), manifest_(std::move(manifest)) {
     static const char* const kStageNames[kNumStages] = {
-        "create", "partition", "partition_init", "partition_prepare",
-        "partition_invoke"};
+        "create",
+        "partition",
+        "partition_init",
+        "partition_prepare",
+        "partition_invoke",
+        "copy_from_buffer_handle",
+        "copy_to_buffer_handle"};
     for (int i = 0; i < kNumStages; ++i) {
       where_[i] =
           internal::Concat("the '", name, "' delegate's ", kStageNames[i]);
     }
-    FillTables(more_extensions);
+    FillTables(more_extensions, buffer_handles);
     internal::RegisterInstanceBoundDelegate(&interface_);
   }
   DelegateDefinition(const DelegateDefinition&) = delete;
@@ -504,12 +580,24 @@ class DelegateDefinition {
   const KilnExtensionBase* extensions() const { return &decline_reasons_.base; }
 
  private:
-  enum Stage { kCreate, kPartition, kInit, kPrepare, kInvoke, kNumStages };
+  enum Stage {
+    kCreate,
+    kPartition,
+    kInit,
+    kPrepare,
+    kInvoke,
+    kCopyFrom,
+    kCopyTo,
+    kNumStages
+  };
   using KernelMethod = KilnStatus (PartitionKernel::*)(PartitionContext&);
+  using CopyMethod = KilnStatus (Delegate::*)(DelegateContext&,
+                                              KilnBufferHandle, const Tensor&);
 
   // The one place the C tables are filled; new extension API fields go
   // here.
-  void FillTables(const KilnExtensionBase* more_extensions) {
+  void FillTables(const KilnExtensionBase* more_extensions,
+                  BufferHandles buffer_handles) {
     interface_ = KilnDelegateInterface{};
     interface_.struct_size = KILN_DELEGATE_INTERFACE_STRUCT_SIZE;
     interface_.name = name_;
@@ -544,6 +632,11 @@ class DelegateDefinition {
     interface_.partition_free = &PartitionFree;
     interface_.partition_prepare = &PartitionPrepare;
     interface_.partition_invoke = &PartitionInvoke;
+    if (buffer_handles == BufferHandles::kYes) {
+      interface_.copy_from_buffer_handle = &CopyFromBufferHandle;
+      interface_.copy_to_buffer_handle = &CopyToBufferHandle;
+      interface_.free_buffer_handle = &FreeBufferHandle;
+    }
     decline_reasons_ = KilnDelegateDeclineReasonsExtension{};
     decline_reasons_.base.struct_size =
         KILN_DELEGATE_DECLINE_REASONS_EXTENSION_STRUCT_SIZE;
@@ -738,6 +831,46 @@ class DelegateDefinition {
                                     KilnOpaqueNode* partition) {
     return RunKernel(delegate, state, context, partition, kInvoke,
                      &PartitionKernel::Invoke);
+  }
+
+  static KilnStatus CopyBufferHandle(void* delegate, KilnOpaqueContext* context,
+                                     KilnBufferHandle handle,
+                                     KilnOpaqueTensor* tensor, Stage stage,
+                                     CopyMethod method) {
+    internal::DelegateHandle& h = HandleOf(delegate);
+    const KilnHostApi& host = h.instance->host();
+    return internal::Guard(
+        host, context,
+        [&] {
+          DelegateContext c(host, context);
+          return ((*h.delegate).*method)(c, handle, Tensor(host, tensor));
+        },
+        h.definition->where(stage));
+  }
+
+  static KilnStatus CopyFromBufferHandle(void* delegate,
+                                         KilnOpaqueContext* context,
+                                         KilnBufferHandle handle,
+                                         KilnOpaqueTensor* tensor) {
+    return CopyBufferHandle(delegate, context, handle, tensor, kCopyFrom,
+                            &Delegate::CopyFromBufferHandle);
+  }
+
+  static KilnStatus CopyToBufferHandle(void* delegate,
+                                       KilnOpaqueContext* context,
+                                       KilnBufferHandle handle,
+                                       KilnOpaqueTensor* tensor) {
+    return CopyBufferHandle(delegate, context, handle, tensor, kCopyTo,
+                            &Delegate::CopyToBufferHandle);
+  }
+
+  static void FreeBufferHandle(void* delegate,
+                               KilnBufferHandle handle) noexcept {
+    try {
+      HandleOf(delegate).delegate->FreeBufferHandle(handle);
+    } catch (...) {
+      // FreeBufferHandle must not throw; nothing to report to.
+    }
   }
 
   const char* name_;

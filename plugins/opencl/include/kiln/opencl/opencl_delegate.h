@@ -12,7 +12,7 @@
 #ifndef KILN_OPENCL_OPENCL_DELEGATE_H_
 #define KILN_OPENCL_OPENCL_DELEGATE_H_
 
-#include "kiln/kiln_capabilities.h"  /* kiln.delegate_decline_reasons/1 */
+#include "kiln/kiln_capabilities.h" /* kiln.delegate_decline_reasons/1 */
 #include "kiln/kiln_plugin.h"
 
 KILN_EXTERN_C_BEGIN
@@ -39,15 +39,27 @@ typedef struct KilnOpenClStats {
   uint64_t cache_files_rejected;
   /* Cache files written (atomically: temporary file + rename). */
   uint64_t cache_files_written;
+  /* ---- Appended with buffer handles (Kiln 0.2) ---- */
+  /* Tensors copied from host memory to the device at invoke time: partition
+   * inputs read from host memory, and copy_to_buffer_handle calls
+   * (constants uploaded at prepare are not counted). */
+  uint64_t tensor_uploads;
+  /* Tensors copied from the device to host memory: partition outputs read
+   * back (hosts without buffer handles), and copy_from_buffer_handle
+   * calls. */
+  uint64_t tensor_downloads;
 } KilnOpenClStats;
-#define KILN_OPENCL_STATS_STRUCT_SIZE \
+/* The first revision's size, the smallest get_stats accepts. */
+#define KILN_OPENCL_STATS_STRUCT_SIZE_1 \
   KILN_STRUCT_SIZE(KilnOpenClStats, cache_files_written)
+#define KILN_OPENCL_STATS_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnOpenClStats, tensor_downloads)
 
 typedef struct KilnOpenClStatsExtension {
   KilnExtensionBase base; /* base.id == KILN_OPENCL_STATS_EXTENSION_ID */
   /* Fills `stats` up to stats->struct_size. Returns INVALID_ARGUMENT (stats
    * untouched) when delegate or stats is NULL or stats->struct_size is
-   * smaller than the revision-1 struct. Thread-safe. */
+   * smaller than KILN_OPENCL_STATS_STRUCT_SIZE_1. Thread-safe. */
   KilnStatus (*get_stats)(void* delegate, KilnOpenClStats* stats);
   /* "<device name> (<platform name>, <driver version>)" of the instance's
    * device. Owned by the delegate, valid until destroy. */
@@ -55,6 +67,31 @@ typedef struct KilnOpenClStatsExtension {
 } KilnOpenClStatsExtension;
 #define KILN_OPENCL_STATS_EXTENSION_STRUCT_SIZE \
   KILN_STRUCT_SIZE(KilnOpenClStatsExtension, device_description)
+
+/* ---- kiln.opencl_buffers/1 ------------------------------------------------
+ * The OpenCL objects behind the delegate's buffer handles (extension API
+ * 1.2). A KilnBufferHandle of this delegate is a cl_mem of the instance's
+ * context cast to an integer, (KilnBufferHandle)(intptr_t)mem, holding the
+ * tensor's elements in the instance's storage format: float32, or IEEE
+ * half when get_stats reports fp16_storage = 1. An application creates such
+ * a buffer in the context below, binds it to an input or output tensor with
+ * KilnInterpreterSetTensorBufferHandle (kiln/kiln_c_api.h) and keeps it
+ * alive while bound; the delegate then reads the input from it and writes
+ * the output into it, with no copy through host memory. The delegate
+ * finishes its queue before each partition_invoke returns, so an output
+ * buffer is complete when Invoke returns. Reach this capability with
+ * KilnInterpreterGetDelegateExtension. */
+#define KILN_OPENCL_BUFFERS_EXTENSION_ID "kiln.opencl_buffers/1"
+
+typedef struct KilnOpenClBuffersExtension {
+  KilnExtensionBase base; /* base.id == KILN_OPENCL_BUFFERS_EXTENSION_ID */
+  /* The instance's cl_context and in-order cl_command_queue, as void*;
+   * owned by the instance, valid until it is destroyed. */
+  void* (*context)(void* delegate);
+  void* (*command_queue)(void* delegate);
+} KilnOpenClBuffersExtension;
+#define KILN_OPENCL_BUFFERS_EXTENSION_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnOpenClBuffersExtension, command_queue)
 
 KILN_EXTERN_C_END
 
