@@ -153,7 +153,8 @@ const KilnKernel kAdd = {KILN_KERNEL_STRUCT_SIZE,
                          nullptr,
                          nullptr,
                          Prepare,
-                         Invoke};
+                         Invoke,
+                         0};
 const KilnKernel* const kKernels[] = {&kAdd};
 KilnPluginDescriptor g_descriptor;
 

@@ -264,10 +264,15 @@ print("acme settings applied:", d["reason"])
 PY
   done
   echo 'skip_opz: "ADD"' >"$WORK/acme_bad.txtpb"
-  if "$KILN" inspect "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
-      --delegate-settings "$WORK/acme_bad.txtpb" >/dev/null 2>"$WORK/bad.txt"; then
+  # kiln run refuses the run; kiln inspect names the same error per node.
+  if "$KILN" run "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
+      --delegate-settings "$WORK/acme_bad.txtpb" --output-dir "$WORK/bad_out" \
+      >/dev/null 2>"$WORK/bad.txt"; then
     fail "a bad acme.AcmeSettings file was accepted"
   fi
+  "$KILN" inspect "$ADD_MODEL" --plugin "$DELEGATE_PLUGIN" --delegate acme \
+      --delegate-settings "$WORK/acme_bad.txtpb" >>"$WORK/bad.txt" 2>&1 ||
+    fail "kiln inspect with a bad settings file"
   grep -q "acme_bad.txtpb' (text, by its extension): not valid acme.AcmeSettings text format" \
       "$WORK/bad.txt" || { cat "$WORK/bad.txt"; fail "the bad settings file's error"; }
   GUIDE_PLUGIN="$WORK/guide_delegate/libmy_npu.so"

@@ -189,7 +189,7 @@ TEST_F(TensorSetTypeTest, TheDeclaredTypeAgainClearsTheOverride) {
   EXPECT_FALSE(r_.tensor(out_).type_override.has_value());
 }
 
-TEST(BufferHandlePlaceholderTest, RefusedUntilBufferHandlesAreImplemented) {
+TEST(BufferHandleTest, KernelMayNotBindABufferHandle) {
   SingleNodeRunner r;
   const int t = r.AddTensor(KILN_TYPE_FLOAT32, {1});
   r.SetOp(KILN_OP_CUSTOM, 1, {}, {t}, "Test");
@@ -203,7 +203,8 @@ TEST(BufferHandlePlaceholderTest, RefusedUntilBufferHandlesAreImplemented) {
   const absl::Status s = r.Run(TestKernel());
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.message(),
-              HasSubstr("delegate has no buffer-handle callbacks"));
+              HasSubstr("tensor_set_buffer_handle may be called only from "
+                        "partition_prepare or partition_invoke"));
   EXPECT_EQ(seen, KILN_INVALID_BUFFER_HANDLE);
 }
 

@@ -106,7 +106,10 @@ void DelegateHarness::FreePartitions() {
 absl::Status DelegateHarness::Load() {
   if (plugin_ != nullptr) return absl::OkStatus();
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> p =
-      LoadPluginForTest(OpenClPluginPath());
+      // The harness reads outputs straight from host memory and never syncs
+      // buffer handles, so it serves the plugin as a 1.1 host would (no
+      // buffer handles); the interpreter's tests cover buffer handles.
+      LoadPluginForTest(OpenClPluginPath(), KILN_MAKE_VERSION(1, 1, 0));
   if (!p.ok()) return p.status();
   if ((*p)->delegate() == nullptr) {
     return absl::FailedPreconditionError(
