@@ -9,7 +9,8 @@
       the corpus is absent.
   bench_smoke_test.py cli --kiln PATH/kiln
       `kiln build-example` then `kiln bench --iterations 3 --json` and checks
-      the JSON fields.
+      the JSON fields; then the same alternating two batch sizes (--shapes)
+      and checks the plan cache's counters.
 
 No timing is asserted: speed targets are checked by the benchmarks and
 tools/bench/compare_with_litert.py, never by tests. Exits 0 on success, 1
@@ -33,13 +34,18 @@ EXPECTED_BENCHMARKS = {
 QUICK_FILTER = ("^BM_(DispatchOverhead/1000|InvokeExampleCnn|"
                 "ModelOpen/64|ModelOpenExternal/64)")
 # The same for the benchmarks on the shared model corpus.
-EXPECTED_CORPUS_BENCHMARKS = {"BM_InvokeMobilenetLike": ["arena_bytes"]}
-CORPUS_FILTER = "^BM_InvokeMobilenetLike$"
+EXPECTED_CORPUS_BENCHMARKS = {
+    "BM_InvokeMobilenetLike": ["arena_bytes"],
+    "BM_AlternateShapesCached/0": ["hits", "plan_cache_bytes"],
+}
+CORPUS_FILTER = "^BM_(InvokeMobilenetLike|AlternateShapesCached/0)$"
 SKIP_EXIT_CODE = 77
 
 BENCH_JSON_FIELDS = ["model", "delegates", "open_verify_ms", "create_ms",
                      "allocate_ms", "init_ms", "first_invoke_ms", "iterations",
-                     "invoke_ms", "arena_bytes", "warnings"]
+                     "invoke_ms", "arena_bytes", "plan_cache", "warnings"]
+PLAN_CACHE_FIELDS = ["max_plans", "hits", "misses", "evictions", "plans",
+                     "bytes", "plugin_states"]
 INVOKE_STAT_FIELDS = ["mean", "median", "p90", "min", "max"]
 
 
@@ -186,7 +192,35 @@ def check_cli(kiln):
                 report["arena_bytes"] <= 0:
             return fail("arena_bytes is %r, expected a positive integer" %
                         report["arena_bytes"])
+        if check_alternating(kiln, model) != 0:
+            return 1
     print("OK: kiln bench --json has every field")
+    return 0
+
+
+def check_alternating(kiln, model):
+    """kiln bench --shapes with two batch sizes: 1 warm-up + 4 runs after
+    the first AllocateTensors (batch 1) are 2 misses and 4 hits."""
+    result = run([kiln, "bench", model, "--iterations", "4", "--warmup", "1",
+                  "--shapes", "1,16,16,3", "--shapes", "2,16,16,3", "--json"],
+                 timeout=60)
+    if result.returncode != 0:
+        return fail("kiln bench --shapes exited with %d:\n%s" %
+                    (result.returncode, result.stderr))
+    report = json.loads(result.stdout)
+    cache = report.get("plan_cache", {})
+    missing = [f for f in PLAN_CACHE_FIELDS if f not in cache]
+    if missing or "switch_ms" not in report:
+        return fail("kiln bench --shapes lacks switch_ms or plan_cache "
+                    "fields %s: %r" % (missing, report))
+    expected = {"max_plans": 4, "hits": 4, "misses": 2, "evictions": 0,
+                "plans": 2}
+    got = {k: cache[k] for k in expected}
+    if got != expected or cache["bytes"] <= 0:
+        return fail("plan_cache is %r, expected %r and bytes > 0" %
+                    (cache, expected))
+    if report["shape_sets"] != [[[1, 16, 16, 3]], [[2, 16, 16, 3]]]:
+        return fail("shape_sets is %r" % report["shape_sets"])
     return 0
 
 

@@ -9,6 +9,20 @@
 //   BM_InvokeMobilenetLike      Invoke latency of
 //                               ../shared/models/misc/mobilenet_like_model.bin
 //                               (skipped with an error when absent).
+//   BM_AlternateShapes{Fixed,Cached,Uncached}/<case>
+//                               A dynamic-shape corpus model run at two
+//                               input shapes A and B: cases 0-2 the
+//                               converter's transformer_block, mobilenet_v2
+//                               and unet_small (float32) at batch 1 and 2;
+//                               case 3 tflite-testdata/dynamic_shapes.bin
+//                               with y of 90 and 30 rows. One iteration
+//                               runs A then B. Fixed: two interpreters, one
+//                               per shape, invoke only. Cached / Uncached:
+//                               one interpreter, resize + AllocateTensors +
+//                               invoke per shape, plan cache on (4 plans) /
+//                               off. Every variant copies the same input
+//                               bytes before each invoke. Counters: hits,
+//                               misses (per iteration), plan_cache_bytes.
 // Every invoke benchmark reports arena_bytes (Interpreter::arena_bytes()).
 //
 // Generated models are written once per process, on first use, to the
@@ -23,6 +37,7 @@
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +48,7 @@
 #include <mutex>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -218,6 +234,178 @@ void BM_InvokeMobilenetLike(benchmark::State& state) {
   RunInvokeBenchmark(state, path);
 }
 BENCHMARK(BM_InvokeMobilenetLike)->Unit(benchmark::kMicrosecond);
+
+// ---- Plan cache: one model alternating between two input shapes ----
+
+struct ShapeSwitchCase {
+  const char* model;                       // relative to the shared corpus
+  std::vector<std::vector<int32_t>> a, b;  // every input's shape
+};
+
+const ShapeSwitchCase& ShapeSwitchCaseAt(int64_t index) {
+  static const auto* cases = new std::vector<ShapeSwitchCase>{
+      {"converter/transformer_block_float32.tflite",
+       {{1, 64, 128}},
+       {{2, 64, 128}}},
+      {"converter/mobilenet_v2_float32.tflite",
+       {{1, 224, 224, 3}},
+       {{2, 224, 224, 3}}},
+      {"converter/unet_small_float32.tflite",
+       {{1, 128, 128, 3}},
+       {{2, 128, 128, 3}}},
+      {"tflite-testdata/dynamic_shapes.bin",
+       {{8, 42, 1024}, {1, 90, 1024}, {1, 1}},
+       {{8, 42, 1024}, {1, 30, 1024}, {1, 1}}}};
+  return (*cases)[static_cast<size_t>(index)];
+}
+
+// One interpreter of the case's model and the input bytes it gets before
+// every invoke (float inputs: a fixed pattern; single-element inputs: 3,
+// which is dynamic_shapes.bin's output row count).
+class ShapeSwitchRunner {
+ public:
+  absl::Status Open(const std::string& path, int32_t max_plans) {
+    absl::StatusOr<std::shared_ptr<const Model>> model = Model::FromFile(path);
+    if (!model.ok()) return model.status();
+    InterpreterOptions options;
+    options.plan_cache.max_plans = max_plans;
+    options.plan_cache.retrace_threshold = 0;  // switching is the point
+    absl::StatusOr<std::unique_ptr<Interpreter>> created =
+        Interpreter::Create(*model, options);
+    if (!created.ok()) return created.status();
+    interpreter_ = *std::move(created);
+    return absl::OkStatus();
+  }
+
+  // Resizes every input to `shapes` and allocates.
+  absl::Status Switch(const std::vector<std::vector<int32_t>>& shapes) {
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      absl::Status s =
+          interpreter_->ResizeInput(static_cast<int>(i), shapes[i]);
+      if (!s.ok()) return s;
+    }
+    return interpreter_->AllocateTensors();
+  }
+
+  // Copies the inputs' bytes in and invokes.
+  absl::Status FillAndInvoke() {
+    for (int i = 0; i < interpreter_->num_inputs(); ++i) {
+      TensorState* t = interpreter_->input(i);
+      const std::vector<uint8_t>& bytes = InputBytes(*t);
+      std::memcpy(t->data, bytes.data(), std::min(bytes.size(), t->bytes));
+    }
+    return interpreter_->Invoke();
+  }
+
+  Interpreter& interpreter() { return *interpreter_; }
+
+ private:
+  const std::vector<uint8_t>& InputBytes(const TensorState& t) {
+    std::vector<uint8_t>& bytes = inputs_[{t.desc, t.bytes}];
+    if (bytes.size() == t.bytes) return bytes;
+    bytes.assign(t.bytes, 0);
+    if (t.desc->type == KILN_TYPE_FLOAT32) {
+      auto* values = reinterpret_cast<float*>(bytes.data());
+      const int64_t n = t.NumElements();
+      for (int64_t k = 0; k < n; ++k) {
+        values[k] = n == 1 ? 3.0f : static_cast<float>(k % 17) / 17.0f;
+      }
+    }
+    return bytes;
+  }
+
+  std::unique_ptr<Interpreter> interpreter_;
+  std::map<std::pair<const TensorDesc*, size_t>, std::vector<uint8_t>> inputs_;
+};
+
+// The case's model path, or "" after skipping the benchmark.
+std::string ShapeSwitchModel(benchmark::State& state) {
+  const std::string path = std::string(KILN_BENCH_SHARED_MODELS_DIR) + "/" +
+                           ShapeSwitchCaseAt(state.range(0)).model;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
+    state.SkipWithError(
+        absl::StrCat(path, " absent (the shared model corpus is not here)")
+            .c_str());
+    return "";
+  }
+  return path;
+}
+
+bool SkipOnError(benchmark::State& state, const absl::Status& s) {
+  if (s.ok()) return false;
+  state.SkipWithError(std::string(s.message()).c_str());
+  return true;
+}
+
+void BM_AlternateShapesFixed(benchmark::State& state) {
+  const std::string path = ShapeSwitchModel(state);
+  if (path.empty()) return;
+  const ShapeSwitchCase& c = ShapeSwitchCaseAt(state.range(0));
+  ShapeSwitchRunner a, b;
+  for (auto [runner, shapes] : {std::pair{&a, &c.a}, std::pair{&b, &c.b}}) {
+    if (SkipOnError(state, runner->Open(path, 4)) ||
+        SkipOnError(state, runner->Switch(*shapes)) ||
+        SkipOnError(state, runner->FillAndInvoke())) {
+      return;
+    }
+  }
+  for (auto _ : state) {
+    if (SkipOnError(state, a.FillAndInvoke()) ||
+        SkipOnError(state, b.FillAndInvoke())) {
+      return;
+    }
+  }
+}
+BENCHMARK(BM_AlternateShapesFixed)
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMicrosecond);
+
+void RunAlternating(benchmark::State& state, int32_t max_plans) {
+  const std::string path = ShapeSwitchModel(state);
+  if (path.empty()) return;
+  const ShapeSwitchCase& c = ShapeSwitchCaseAt(state.range(0));
+  ShapeSwitchRunner r;
+  if (SkipOnError(state, r.Open(path, max_plans))) return;
+  // One untimed round prepares both shapes.
+  for (const auto* shapes : {&c.a, &c.b}) {
+    if (SkipOnError(state, r.Switch(*shapes)) ||
+        SkipOnError(state, r.FillAndInvoke())) {
+      return;
+    }
+  }
+  const PlanCacheStats before = r.interpreter().plan_cache_stats();
+  for (auto _ : state) {
+    for (const auto* shapes : {&c.a, &c.b}) {
+      if (SkipOnError(state, r.Switch(*shapes)) ||
+          SkipOnError(state, r.FillAndInvoke())) {
+        return;
+      }
+    }
+  }
+  const PlanCacheStats after = r.interpreter().plan_cache_stats();
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["hits"] = benchmark::Counter(
+      static_cast<double>(after.hits - before.hits) / iterations);
+  state.counters["misses"] = benchmark::Counter(
+      static_cast<double>(after.misses - before.misses) / iterations);
+  state.counters["plan_cache_bytes"] =
+      benchmark::Counter(static_cast<double>(after.bytes));
+}
+
+void BM_AlternateShapesCached(benchmark::State& state) {
+  RunAlternating(state, 4);
+}
+BENCHMARK(BM_AlternateShapesCached)
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMicrosecond);
+
+void BM_AlternateShapesUncached(benchmark::State& state) {
+  RunAlternating(state, 0);
+}
+BENCHMARK(BM_AlternateShapesUncached)
+    ->DenseRange(0, 3)
+    ->Unit(benchmark::kMicrosecond);
 
 // Model::FromFile only (mmap + FlatBuffers verifier + Kiln's checks); the
 // model's destruction (munmap) is outside the timed region.

@@ -31,6 +31,13 @@ Methodology (see docs/benchmarks.md):
     allocate_tensors() in a fresh process (arena plus anything else allocated
     there, e.g. XNNPack's packed weights) - a different quantity, labelled so.
 
+  * plan cache: a dynamic-shape model alternating between two input shapes
+    (BM_AlternateShapes*): one A-then-B round with both shapes fixed (two
+    interpreters, invoke only) against resize + allocate + invoke of one
+    interpreter per shape (Kiln with the plan cache on and off; LiteRT's
+    resize_tensor_input + allocate_tensors + invoke). Target: Kiln with the
+    cache at most 1.1x its fixed-shape round (CPU time).
+
 Usage:
   compare_with_litert.py [--benchmarks PATH/kiln_benchmarks] [--out FILE]
                          [--model-dir DIR] [--min-time SECONDS]
@@ -181,6 +188,140 @@ def litert_rss_delta(path, config):
     if result.returncode != 0:
         return None
     return int(result.stdout.strip().splitlines()[-1])
+
+
+# ---- Plan cache: a model alternating between two input shapes ----
+
+# Must match ShapeSwitchCaseAt in host/bench/kiln_benchmarks.cc:
+# (label, model relative to the corpus, shapes A, shapes B).
+SHAPE_SWITCH_CASES = [
+    ("transformer_block batch 1<->2",
+     "converter/transformer_block_float32.tflite",
+     [[1, 64, 128]], [[2, 64, 128]]),
+    ("mobilenet_v2 batch 1<->2", "converter/mobilenet_v2_float32.tflite",
+     [[1, 224, 224, 3]], [[2, 224, 224, 3]]),
+    ("unet_small batch 1<->2", "converter/unet_small_float32.tflite",
+     [[1, 128, 128, 3]], [[2, 128, 128, 3]]),
+    ("dynamic_shapes.bin y 90<->30 rows", "tflite-testdata/dynamic_shapes.bin",
+     [[8, 42, 1024], [1, 90, 1024], [1, 1]],
+     [[8, 42, 1024], [1, 30, 1024], [1, 1]]),
+]
+SHAPE_SWITCH_TARGET = 1.1  # cached switch + invoke <= 1.1x fixed invoke
+
+
+def shape_switch_inputs(interpreter):
+    """Input arrays as kiln_benchmarks writes them (pattern k % 17 / 17;
+    single-element inputs 3.0)."""
+    import numpy as np
+    arrays = []
+    for detail in interpreter.get_input_details():
+        shape, dtype = detail["shape"], detail["dtype"]
+        count = int(np.prod(shape)) if len(shape) else 1
+        if count == 1:
+            values = np.full(count, 3.0, dtype)
+        else:
+            values = (np.arange(count) % 17 / 17.0).astype(dtype)
+        arrays.append((detail["index"], values.reshape(shape)))
+    return arrays
+
+
+def litert_resized(path, config, shapes):
+    interpreter = litert_interpreter(path, config)
+    for i, shape in enumerate(shapes):
+        interpreter.resize_tensor_input(i, shape)
+    interpreter.allocate_tensors()
+    return interpreter
+
+
+def litert_shape_switch_us(path, config, a, b, min_time):
+    """Mean wall and CPU microseconds of one A-then-B round, fixed (two
+    interpreters, set_tensor + invoke) and switching (one interpreter,
+    resize_tensor_input + allocate_tensors + set_tensor + invoke)."""
+    fixed = [litert_resized(path, config, a), litert_resized(path, config, b)]
+    inputs = [shape_switch_inputs(it) for it in fixed]
+    switching = litert_resized(path, config, a)
+
+    def fixed_round():
+        for it, arrays in zip(fixed, inputs):
+            for index, values in arrays:
+                it.set_tensor(index, values)
+            it.invoke()
+
+    def switch_round():
+        for shapes, arrays in zip((a, b), inputs):
+            for i, shape in enumerate(shapes):
+                switching.resize_tensor_input(i, shape)
+            switching.allocate_tensors()
+            for index, values in arrays:
+                switching.set_tensor(index, values)
+            switching.invoke()
+
+    results = []
+    for round_fn in (fixed_round, switch_round):
+        round_fn()
+        iterations = 1
+        while True:
+            wall0, cpu0 = time.perf_counter(), time.process_time()
+            for _ in range(iterations):
+                round_fn()
+            wall = time.perf_counter() - wall0
+            cpu = time.process_time() - cpu0
+            if wall >= min_time or iterations >= 10**6:
+                results.append((wall / iterations * 1e6,
+                                cpu / iterations * 1e6))
+                break
+            iterations = max(iterations * 2, int(
+                iterations * min_time / max(wall, 1e-9) * 1.2))
+    return results  # [(fixed wall, cpu), (switch wall, cpu)]
+
+
+def add_shape_switch_rows(rows, notes, kiln, corpus, min_time):
+    """Rows of the plan cache benchmark (docs/benchmarks.md, "Plan cache")."""
+    for case, (label, relative, a, b) in enumerate(SHAPE_SWITCH_CASES):
+        path = os.path.join(corpus, relative)
+        bench = {v: kiln.get("BM_AlternateShapes%s/%d" % (v, case))
+                 for v in ("Fixed", "Cached", "Uncached")}
+        if not os.path.isfile(path) or any(
+                x is None or "error" in x for x in bench.values()):
+            notes.append("%s: skipped (%s)" % (label, next(
+                (x["error"] for x in bench.values() if x and "error" in x),
+                "%s absent" % path)))
+            continue
+        litert = {}
+        for config in ("builtin", "default"):
+            try:
+                litert[config] = litert_shape_switch_us(path, config, a, b,
+                                                        min_time)
+            except Exception as e:  # LiteRT refusing a resize is a result
+                notes.append("%s, LiteRT %s: %s" % (
+                    label, config, str(e).splitlines()[0][:100]))
+        cpu = {v: to_us(x, "cpu_time") for v, x in bench.items()}
+        wall = {v: to_us(x) for v, x in bench.items()}
+        ratio = cpu["Cached"] / cpu["Fixed"]
+        if "builtin" in litert:
+            (fixed_wall, fixed_cpu), (switch_wall, switch_cpu) = \
+                litert["builtin"]
+            add_row(rows, "%s: fixed shapes, invoke, CPU" % label,
+                    cpu["Fixed"], fixed_cpu, "us", target="(info)",
+                    litert_note="builtin")
+            add_row(rows, "%s: resize+allocate+invoke, cache on, CPU" % label,
+                    cpu["Cached"], switch_cpu, "us", target="(info)",
+                    litert_note="builtin")
+            add_row(rows, "%s: resize+allocate+invoke, cache off, CPU" %
+                    label, cpu["Uncached"], switch_cpu, "us",
+                    target="(info)", litert_note="builtin")
+            add_row(rows, "%s: switching / fixed, wall" % label,
+                    wall["Cached"] / wall["Fixed"], switch_wall / fixed_wall,
+                    "x", target="(info)", litert_note="builtin", ratio=False)
+        litert_ratio = {c: r[1][1] / r[0][1] for c, r in litert.items()}
+        for config in ("builtin", "default"):
+            add_row(rows, "%s: switching / fixed, CPU" % label, ratio,
+                    litert_ratio.get(config), "x",
+                    target=("Kiln cache on <= %gx" % SHAPE_SWITCH_TARGET
+                            if config == "builtin" else "(info)"),
+                    met=ratio <= SHAPE_SWITCH_TARGET
+                    if config == "builtin" else None,
+                    litert_note=config, ratio=False)
 
 
 # ---- Table ----
@@ -397,6 +538,11 @@ def main():
                     litert_rss_delta(path, config), "B", target="(info)",
                     litert_note=config + ", RSS delta of allocate_tensors, "
                     "not an arena size", ratio=False)
+
+    # Plan cache: alternating input shapes.
+    print("measuring LiteRT resize + allocate + invoke...", file=sys.stderr,
+          flush=True)
+    add_shape_switch_rows(rows, notes, kiln, args.corpus, args.min_time)
 
     table = print_table(rows)
     print(table)

@@ -1,8 +1,12 @@
 // `kiln bench MODEL [--iterations N] [--warmup N] [--profile] [--trace FILE]
-// [--json] [options]`: model open+verify, interpreter creation (plugins,
-// delegates, compilation), allocation, and invoke latency over N runs on
-// seeded random inputs; with --profile a per-op table of the timed runs
-// (profile_report.h), with --trace a Chrome trace-event file of everything.
+// [--shapes SHAPES]... [--json] [options]`: model open+verify, interpreter
+// creation (plugins, delegates, compilation), allocation, and invoke latency
+// over N runs on seeded random inputs; with --profile a per-op table of the
+// timed runs (profile_report.h), with --trace a Chrome trace-event file of
+// everything. With --shapes (repeated), every run first resizes the inputs
+// to the next shape set in turn and allocates again (the switch, timed apart
+// from invoke), which is what the plan cache (--plan-cache-size) makes
+// cheap; the plan cache's hits, misses and evictions are reported either way.
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -12,7 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "cli_common.h"
 #include "commands.h"
@@ -23,6 +29,9 @@
 namespace kiln::cli {
 namespace {
 
+// The shapes of every input of the main subgraph, in input order.
+using ShapeSet = std::vector<std::vector<int32_t>>;
+
 struct BenchOptions {
   std::string model_path;
   int iterations = 50;
@@ -31,6 +40,7 @@ struct BenchOptions {
   bool profile = false;
   std::string trace_path;  // "" = no trace
   InterpreterOptions interpreter;
+  std::vector<ShapeSet> shape_sets;  // --shapes, in order
 };
 
 struct LatencyStats {
@@ -48,12 +58,37 @@ struct BenchReport {
   double first_invoke_ms = 0;
   int iterations = 0;
   LatencyStats invoke_ms;
+  // With --shapes: resize + AllocateTensors before each run.
+  std::vector<ShapeSet> shape_sets;
+  LatencyStats switch_ms;
   uint64_t arena_bytes = 0;
+  PlanCacheStats plan_cache;
   std::vector<std::string> warnings;
   std::optional<ProfileReport> profile;  // with --profile
   std::string trace_path;                // with --trace
   size_t trace_events = 0;
 };
+
+// "1,64,128:2,64,128" -> {{1,64,128},{2,64,128}}: one shape per input,
+// separated by ':' (as TFLite's benchmark_model writes input shapes).
+absl::Status ParseShapeSet(absl::string_view value, ShapeSet* set) {
+  for (absl::string_view shape : absl::StrSplit(value, ':')) {
+    std::vector<int32_t> dims;
+    for (absl::string_view dim :
+         absl::StrSplit(shape, ',', absl::SkipWhitespace())) {
+      int32_t d = 0;
+      if (!absl::SimpleAtoi(dim, &d) || d < 0) {
+        return UsageError(absl::StrFormat(
+            "--shapes expects non-negative integers like 1,64,128:1,8 (one "
+            "shape per input, ':' between inputs), got '%s'",
+            value));
+      }
+      dims.push_back(d);
+    }
+    set->push_back(std::move(dims));
+  }
+  return absl::OkStatus();
+}
 
 FlagParser BenchFlags(BenchOptions& o) {
   FlagParser flags("kiln bench",
@@ -71,7 +106,23 @@ FlagParser BenchFlags(BenchOptions& o) {
               "write every profile event (creation, allocation, each node "
               "and partition, plugin events) as Chrome trace-event JSON for "
               "Perfetto or chrome://tracing")
-      .Bool("--json", &o.json, "machine-readable output");
+      .Bool("--json", &o.json, "machine-readable output")
+      .Custom(
+          "--shapes", "SHAPES",
+          [&o](absl::string_view value) {
+            ShapeSet set;
+            KILN_RETURN_IF_ERROR(ParseShapeSet(value, &set));
+            o.shape_sets.push_back(std::move(set));
+            return absl::OkStatus();
+          },
+          "input shapes for the runs, one per input separated by ':' (e.g. "
+          "1,64,128); repeat to alternate: each run resizes to the next set "
+          "and allocates again",
+          FlagParser::Repeat::kYes)
+      .Int("--plan-cache-size", "N", &o.interpreter.plan_cache.max_plans,
+           "prepared plans kept per subgraph by input signature (default 4; "
+           "0 turns the plan cache off)",
+           0);
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
   return flags;
@@ -114,11 +165,33 @@ LatencyStats Summarize(const std::vector<double>& times) {
   return s;
 }
 
-// Invokes warmup + iterations times; fills the first-invoke and timed stats.
+// Resizes the main subgraph's inputs to `set` and allocates again.
+absl::Status SwitchShapes(Interpreter& interp, const ShapeSet& set) {
+  if (set.size() != static_cast<size_t>(interp.num_inputs())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--shapes gives %d shape(s) but the model has %d input(s); give one "
+        "shape per input, separated by ':'",
+        set.size(), interp.num_inputs()));
+  }
+  for (size_t i = 0; i < set.size(); ++i) {
+    KILN_RETURN_IF_ERROR(interp.ResizeInput(static_cast<int>(i), set[i]));
+  }
+  return interp.AllocateTensors();
+}
+
+// Invokes warmup + iterations times (with --shapes, each after switching to
+// the next shape set); fills the first-invoke and timed stats.
 absl::Status TimeInvocations(Interpreter& interp, const BenchOptions& o,
                              BenchReport& r) {
-  std::vector<double> times;
+  std::vector<double> times, switches;
   for (int i = 0; i < o.warmup + o.iterations; ++i) {
+    if (!o.shape_sets.empty()) {
+      const Clock::time_point start = Clock::now();
+      KILN_RETURN_IF_ERROR(SwitchShapes(
+          interp, o.shape_sets[static_cast<size_t>(i) % o.shape_sets.size()]));
+      if (i >= o.warmup) switches.push_back(Ms(Clock::now() - start));
+      FillInputs(interp);
+    }
     const Clock::time_point start = Clock::now();
     KILN_RETURN_IF_ERROR(interp.Invoke());
     const double ms = Ms(Clock::now() - start);
@@ -127,6 +200,7 @@ absl::Status TimeInvocations(Interpreter& interp, const BenchOptions& o,
   }
   r.iterations = o.iterations;
   r.invoke_ms = Summarize(times);
+  if (!switches.empty()) r.switch_ms = Summarize(switches);
   return absl::OkStatus();
 }
 
@@ -183,10 +257,20 @@ absl::StatusOr<BenchReport> CollectBench(const BenchOptions& options) {
   FillInputs(*interp);
   KILN_RETURN_IF_ERROR(TimeInvocations(*interp, o, r));
   r.arena_bytes = interp->arena_bytes();
+  r.shape_sets = o.shape_sets;
+  r.plan_cache = interp->plan_cache_stats();
   r.warnings = interp->warnings();
   if (o.interpreter.profile)
     KILN_RETURN_IF_ERROR(CollectProfile(*interp, o, r));
   return r;
+}
+
+Json StatsToJson(const LatencyStats& s) {
+  return {{"mean", s.mean},
+          {"median", s.median},
+          {"p90", s.p90},
+          {"min", s.min},
+          {"max", s.max}};
 }
 
 Json BenchToJson(const BenchReport& r) {
@@ -199,12 +283,19 @@ Json BenchToJson(const BenchReport& r) {
   j["init_ms"] = r.init_ms;
   j["first_invoke_ms"] = r.first_invoke_ms;
   j["iterations"] = r.iterations;
-  j["invoke_ms"] = {{"mean", r.invoke_ms.mean},
-                    {"median", r.invoke_ms.median},
-                    {"p90", r.invoke_ms.p90},
-                    {"min", r.invoke_ms.min},
-                    {"max", r.invoke_ms.max}};
+  j["invoke_ms"] = StatsToJson(r.invoke_ms);
+  if (!r.shape_sets.empty()) {
+    j["shape_sets"] = r.shape_sets;
+    j["switch_ms"] = StatsToJson(r.switch_ms);
+  }
   j["arena_bytes"] = r.arena_bytes;
+  j["plan_cache"] = {{"max_plans", r.plan_cache.max_plans},
+                     {"hits", r.plan_cache.hits},
+                     {"misses", r.plan_cache.misses},
+                     {"evictions", r.plan_cache.evictions},
+                     {"plans", r.plan_cache.plans},
+                     {"bytes", r.plan_cache.bytes},
+                     {"plugin_states", r.plan_cache.plugin_states}};
   j["warnings"] = r.warnings;
   if (r.profile.has_value()) j["profile"] = ProfileToJson(*r.profile);
   if (!r.trace_path.empty()) {
@@ -227,6 +318,22 @@ std::string BenchToText(const BenchReport& r) {
       r.model_path, r.open_verify_ms, r.create_ms, r.allocate_ms, r.init_ms,
       r.first_invoke_ms, r.iterations, r.invoke_ms.mean, r.invoke_ms.median,
       r.invoke_ms.p90, r.invoke_ms.min, r.invoke_ms.max, r.arena_bytes);
+  if (!r.shape_sets.empty()) {
+    absl::StrAppendFormat(
+        &text,
+        "switch (%d runs)  resize + allocate, %d shape sets: mean %.3f ms, "
+        "median %.3f, p90 %.3f, min %.3f, max %.3f\n",
+        r.iterations, r.shape_sets.size(), r.switch_ms.mean, r.switch_ms.median,
+        r.switch_ms.p90, r.switch_ms.min, r.switch_ms.max);
+  }
+  const PlanCacheStats& c = r.plan_cache;
+  absl::StrAppendFormat(
+      &text,
+      "plan cache       %s: %u hits, %u misses, %u evictions; %u plans "
+      "held (%u bytes, %u plugin states of opaque size)\n",
+      c.max_plans > 0 ? absl::StrFormat("%d plans per subgraph", c.max_plans)
+                      : std::string("off"),
+      c.hits, c.misses, c.evictions, c.plans, c.bytes, c.plugin_states);
   if (r.profile.has_value() || !r.trace_path.empty()) {
     text += "(profiling was on: times include its small cost)\n";
   }

@@ -445,6 +445,43 @@ KILN_API_EXPORT KilnError* KilnInterpreterSetTensorBufferHandle(
  * function says why). */
 KILN_API_EXPORT KilnError* KilnTensorSyncToHost(const KilnTensor* tensor);
 
+/* ---- Plan cache ----
+ * AllocateTensors keeps what it prepared for each input signature (the
+ * shapes and types of a subgraph's inputs), so that resizing back to shapes
+ * already prepared costs no kernel or delegate prepare and no memory
+ * planning for plugins that allow it (extension API 1.2 flags); others are
+ * prepared again as before. At most `max_plans` signatures per subgraph are
+ * kept, least recently used evicted first. 0 turns the cache off. Default
+ * 4. INVALID_ARGUMENT when options is NULL or max_plans is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetPlanCacheSize(
+    KilnInterpreterOptions* options, int32_t max_plans);
+
+typedef struct KilnPlanCacheStats {
+  /* In: set by the caller to KILN_PLAN_CACHE_STATS_STRUCT_SIZE. */
+  uint32_t struct_size;
+  int32_t max_plans; /* per subgraph, as configured; 0: off */
+  /* Since the interpreter was created, over all subgraphs: */
+  uint64_t hits;      /* AllocateTensors that restored a cached plan */
+  uint64_t misses;    /* AllocateTensors that prepared (all, when off) */
+  uint64_t evictions; /* plans dropped to stay within max_plans */
+  /* Held now: */
+  uint64_t plans;
+  /* Host memory of the held plans (tensor shapes, arena layouts). The
+   * plugin states they hold are opaque to the host and not included. */
+  uint64_t bytes;
+  uint64_t plugin_states; /* node and partition states held */
+} KilnPlanCacheStats;
+#define KILN_PLAN_CACHE_STATS_STRUCT_SIZE \
+  KILN_STRUCT_SIZE(KilnPlanCacheStats, plugin_states)
+KILN_STATIC_ASSERT(KILN_PLAN_CACHE_STATS_STRUCT_SIZE ==
+                       sizeof(KilnPlanCacheStats),
+                   plan_cache_stats_size_names_last_field);
+
+/* Fills `stats` up to stats->struct_size. INVALID_ARGUMENT for NULL
+ * arguments or a struct_size smaller than this struct. */
+KILN_API_EXPORT KilnError* KilnInterpreterGetPlanCacheStats(
+    const KilnInterpreter* interpreter, KilnPlanCacheStats* stats);
+
 KILN_EXTERN_C_END
 
 #endif /* KILN_KILN_C_API_H_ */

@@ -225,4 +225,52 @@ const char* KilnInterpreterWarning(const KilnInterpreter* interpreter,
       interpreter->interpreter->warnings()[static_cast<size_t>(index)]);
 }
 
+// ---- Plan cache (application C API 1.2) ----
+
+KilnError* KilnInterpreterOptionsSetPlanCacheSize(
+    KilnInterpreterOptions* options, int32_t max_plans) {
+  if (options == nullptr) {
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnInterpreterOptionsSetPlanCacheSize: options is NULL");
+  }
+  if (max_plans < 0) {
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnInterpreterOptionsSetPlanCacheSize: max_plans is " +
+            std::to_string(max_plans) +
+            "; use 0 to turn the plan cache off or a positive number of "
+            "plans per subgraph");
+  }
+  options->plan_cache.max_plans = max_plans;
+  return nullptr;
+}
+
+KilnError* KilnInterpreterGetPlanCacheStats(const KilnInterpreter* interpreter,
+                                            KilnPlanCacheStats* stats) {
+  if (KilnError* e = kiln::CheckStruct(
+          stats, stats == nullptr ? 0 : stats->struct_size,
+          KILN_PLAN_CACHE_STATS_STRUCT_SIZE, "KilnInterpreterGetPlanCacheStats",
+          "KILN_PLAN_CACHE_STATS_STRUCT_SIZE")) {
+    return e;
+  }
+  if (interpreter == nullptr) {
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnInterpreterGetPlanCacheStats: interpreter is NULL");
+  }
+  const kiln::PlanCacheStats s = interpreter->interpreter->plan_cache_stats();
+  KilnPlanCacheStats full;
+  std::memset(&full, 0, sizeof(full));
+  full.max_plans = s.max_plans;
+  full.hits = s.hits;
+  full.misses = s.misses;
+  full.evictions = s.evictions;
+  full.plans = s.plans;
+  full.bytes = s.bytes;
+  full.plugin_states = s.plugin_states;
+  kiln::FillUpTo(full, stats);
+  return nullptr;
+}
+
 }  // extern "C"

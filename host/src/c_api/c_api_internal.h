@@ -31,6 +31,7 @@ struct KilnInterpreterOptions {
   kiln::PluginSearchConfig plugins;
   std::vector<KilnDelegateRequest> delegates;
   bool profile = false;
+  kiln::PlanCacheOptions plan_cache;
 };
 
 struct KilnModel {

@@ -103,6 +103,7 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
   if (options != nullptr) {
     opts.plugins = options->plugins;
     opts.profile = options->profile;
+    opts.plan_cache = options->plan_cache;
     for (const KilnDelegateRequest& r : options->delegates) {
       kiln::DelegateRequest d;
       d.name = r.name;

@@ -1,6 +1,8 @@
 // AllocateTensors: shapes, preparation and memory planning of one subgraph.
 // See interpreter.h for the contract and docs/host-structure.md for how the
 // pieces fit.
+#include "interpreter/allocation.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -15,11 +17,57 @@
 namespace kiln {
 namespace {
 
-// Back to the state before preparation. Inputs of unknown rank become
-// scalars (converters write scalars as shape [] without has_rank; TFLite
-// does the same) until ResizeInput gives them a shape. Tensors a model node
-// writes get unknown shapes; no activation has data; variables keep their
-// values and get memory once their shape is known.
+// Marks `node` to be prepared again at invoke, and its outputs dynamic.
+void Defer(SubgraphState& s, NodeRecord& node) {
+  node.deferred = true;
+  for (int32_t t : node.node().outputs) {
+    if (t >= 0) s.tensor(t).dynamic = true;
+  }
+}
+
+// Inclusive ranges of execution steps during which each tensor is used (-1
+// when never): a partition may fall back to its nodes, so their tensors
+// live at the partition's step; subgraph inputs and outputs live
+// throughout.
+struct Lifetimes {
+  std::vector<int32_t> first, last;
+};
+
+Lifetimes TensorLifetimes(const SubgraphState& s) {
+  Lifetimes life;
+  life.first.assign(s.tensors().size(), -1);
+  life.last.assign(s.tensors().size(), -1);
+  auto touch = [&](const std::vector<int32_t>& tensors, int32_t step) {
+    for (int32_t t : tensors) {
+      if (t < 0) continue;
+      const size_t i = static_cast<size_t>(t);
+      if (life.first[i] < 0 || step < life.first[i]) life.first[i] = step;
+      life.last[i] = std::max(life.last[i], step);
+    }
+  };
+  const int32_t steps = static_cast<int32_t>(s.execution_plan.size());
+  for (int32_t step = 0; step < steps; ++step) {
+    const NodeDesc& node =
+        s.node(s.execution_plan[static_cast<size_t>(step)]).node();
+    touch(node.inputs, step);
+    touch(node.outputs, step);
+    for (int32_t original : node.delegated_nodes) {
+      touch(s.node(original).node().inputs, step);
+      touch(s.node(original).node().outputs, step);
+    }
+  }
+  const int32_t end = std::max(steps - 1, 0);
+  for (const auto* list : {&s.model().inputs, &s.model().outputs}) {
+    for (int32_t t : *list) {
+      life.first[static_cast<size_t>(t)] = 0;
+      life.last[static_cast<size_t>(t)] = end;
+    }
+  }
+  return life;
+}
+
+}  // namespace
+
 void ResetTensors(SubgraphState& s) {
   for (int32_t i : s.model().inputs) {
     TensorRecord& t = s.tensor(i);
@@ -53,93 +101,62 @@ void ResetTensors(SubgraphState& s) {
     t.data = nullptr;
     t.bytes = 0;
     t.storage = TensorStorage::kNone;
-    t.owned.clear();
-    t.owned.shrink_to_fit();
+    // A dynamic tensor keeps its heap buffer, out of reach until invoke
+    // gives the tensor storage again (AllocateDynamicOutputs reuses it when
+    // the size matches; ApplyMemoryPlan frees it when the tensor is no
+    // longer dynamic). Strings are sized by their writers.
+    if (t.desc->type == KILN_TYPE_STRING) {
+      t.owned.clear();
+      t.owned.shrink_to_fit();
+    }
   }
   for (NodeRecord& n : s.nodes()) n.deferred = false;
 }
 
-// Marks `node` to be prepared again at invoke, and its outputs dynamic.
-void Defer(SubgraphState& s, NodeRecord& node) {
-  node.deferred = true;
-  for (int32_t t : node.node().outputs) {
-    if (t >= 0) s.tensor(t).dynamic = true;
-  }
-}
-
-// Inclusive ranges of execution steps during which each tensor is used (-1
-// when never): a partition may fall back to its nodes, so their tensors
-// live at the partition's step; subgraph inputs and outputs live
-// throughout.
-struct Lifetimes {
-  std::vector<int32_t> first, last;
-};
-
-Lifetimes TensorLifetimes(SubgraphState& s) {
-  Lifetimes life;
-  life.first.assign(s.tensors().size(), -1);
-  life.last.assign(s.tensors().size(), -1);
-  auto touch = [&](const std::vector<int32_t>& tensors, int32_t step) {
-    for (int32_t t : tensors) {
-      if (t < 0) continue;
-      const size_t i = static_cast<size_t>(t);
-      if (life.first[i] < 0 || step < life.first[i]) life.first[i] = step;
-      life.last[i] = std::max(life.last[i], step);
-    }
-  };
-  const int32_t steps = static_cast<int32_t>(s.execution_plan.size());
-  for (int32_t step = 0; step < steps; ++step) {
-    const NodeDesc& node =
-        s.node(s.execution_plan[static_cast<size_t>(step)]).node();
-    touch(node.inputs, step);
-    touch(node.outputs, step);
-    for (int32_t original : node.delegated_nodes) {
-      touch(s.node(original).node().inputs, step);
-      touch(s.node(original).node().outputs, step);
-    }
-  }
-  const int32_t end = std::max(steps - 1, 0);
-  for (const auto* list : {&s.model().inputs, &s.model().outputs}) {
-    for (int32_t t : *list) {
-      life.first[static_cast<size_t>(t)] = 0;
-      life.last[static_cast<size_t>(t)] = end;
-    }
-  }
-  return life;
-}
-
-// Gives every activation tensor whose size is known now an offset in the
-// subgraph's arena (arena_planner.h); constants, variables, strings and
-// dynamic tensors get their memory elsewhere.
-void PlanMemory(SubgraphState& s) {
+MemoryPlan PlanMemory(const SubgraphState& s) {
   const Lifetimes life = TensorLifetimes(s);
   std::vector<ArenaRequest> requests;
-  std::vector<TensorRecord*> placed;
+  MemoryPlan memory;
   for (size_t i = 0; i < s.tensors().size(); ++i) {
-    TensorRecord& t = s.tensors()[i];
+    const TensorRecord& t = s.tensors()[i];
     if (t.is_constant() || t.desc->is_variable || t.dynamic ||
         life.first[i] < 0 || !t.has_rank ||
         t.ElementType() == KILN_TYPE_STRING) {
       continue;
     }
     requests.push_back({t.RequiredBytes(), life.first[i], life.last[i]});
-    placed.push_back(&t);
+    memory.placements.push_back(
+        {static_cast<int32_t>(i), 0, requests.back().bytes});
   }
   const ArenaPlan plan = PlanArena(requests);
+  for (size_t r = 0; r < requests.size(); ++r) {
+    memory.placements[r].offset = plan.offsets[r];
+  }
+  memory.arena_bytes = plan.arena_bytes;
+  return memory;
+}
+
+void ApplyMemoryPlan(SubgraphState& s, const MemoryPlan& plan) {
   const size_t capacity = plan.arena_bytes + kArenaAlignment;
   if (s.arena_storage.size() < capacity) s.arena_storage.assign(capacity, 0);
   uint8_t* raw = s.arena_storage.data();
   const uintptr_t misalign = reinterpret_cast<uintptr_t>(raw) % kArenaAlignment;
   uint8_t* base = raw + (misalign == 0 ? 0 : kArenaAlignment - misalign);
-  for (size_t r = 0; r < requests.size(); ++r) {
-    placed[r]->storage = TensorStorage::kArena;
-    placed[r]->data = base + plan.offsets[r];
-    placed[r]->bytes = requests[r].bytes;
+  for (const TensorPlacement& p : plan.placements) {
+    TensorRecord& t = s.tensor(p.tensor);
+    t.storage = TensorStorage::kArena;
+    t.data = base + p.offset;
+    t.bytes = p.bytes;
   }
   s.arena_bytes = plan.arena_bytes;
+  // Heap buffers kept by ResetTensors for tensors that are not dynamic now.
+  for (TensorRecord& t : s.tensors()) {
+    if (!t.dynamic && t.storage != TensorStorage::kOwned && !t.owned.empty()) {
+      t.owned.clear();
+      t.owned.shrink_to_fit();
+    }
+  }
 }
-
-}  // namespace
 
 absl::StatusOr<SubgraphState*> Interpreter::FindSubgraph(int subgraph) {
   if (subgraph < 0 || subgraph >= num_subgraphs()) {
@@ -217,9 +234,9 @@ absl::Status Interpreter::AllocateSubgraph(int subgraph) {
           : 0;
   if (buffer_handles_) ReleasePartitionBuffers(*s);
   ResetTensors(*s);
-  absl::Status status = PrepareAll(*s);
+  // Prepares and plans memory, or restores a cached plan (plan_cache.h).
+  absl::Status status = PrepareThroughPlanCache(*s);
   if (status.ok()) {
-    PlanMemory(*s);
     if (buffer_handles_) KeepApplicationBuffers(*s);
     s->allocated = true;
   }
@@ -227,35 +244,50 @@ absl::Status Interpreter::AllocateSubgraph(int subgraph) {
   return status;
 }
 
-absl::Status Interpreter::PrepareAll(SubgraphState& s) {
+absl::Status Interpreter::PrepareAll(SubgraphState& s,
+                                     const PreparedPlan* cached) {
   for (int32_t index : s.execution_plan) {
     NodeRecord& node = s.node(index);
     if (node.is_partition()) {
-      KILN_RETURN_IF_ERROR(PreparePartition(s, node));
+      KILN_RETURN_IF_ERROR(PreparePartition(s, node, cached));
     } else if (node.host_intrinsic) {
       KILN_RETURN_IF_ERROR(PrepareIntrinsic(s, node));
     } else {
-      KILN_RETURN_IF_ERROR(PrepareKernelNode(s, node, /*at_invoke=*/false));
+      KILN_RETURN_IF_ERROR(PrepareModelNode(s, node, cached));
     }
   }
   return absl::OkStatus();
 }
 
-absl::Status Interpreter::PreparePartition(SubgraphState& s, NodeRecord& node) {
+absl::Status Interpreter::PrepareModelNode(SubgraphState& s, NodeRecord& node,
+                                           const PreparedPlan* cached) {
+  if (cached != nullptr && node.state_per_signature) {
+    RestoreKernelNode(s, node, *cached);
+    return absl::OkStatus();
+  }
+  return PrepareKernelNode(s, node, /*at_invoke=*/false);
+}
+
+absl::Status Interpreter::PreparePartition(SubgraphState& s, NodeRecord& node,
+                                           const PreparedPlan* cached) {
   // The original nodes are prepared with their kernels first: that gives
   // every tensor its shape, and the fallback its preparation.
   bool deferred = false;
   for (int32_t original : node.node().delegated_nodes) {
     NodeRecord& o = s.node(original);
-    KILN_RETURN_IF_ERROR(PrepareKernelNode(s, o, /*at_invoke=*/false));
+    KILN_RETURN_IF_ERROR(PrepareModelNode(s, o, cached));
     deferred = deferred || o.deferred;
   }
+  // The cached plan's partition state, already prepared for these shapes
+  // (or to be prepared at invoke when they depend on values).
+  const bool restored =
+      cached != nullptr && RestorePartitionState(s, node, *cached);
   if (deferred) {
     node.deferred = true;
     return absl::OkStatus();
   }
   const PartitionRecord& p = s.partition_of(node);
-  if (p.fell_back || !p.initialized) return absl::OkStatus();
+  if (p.fell_back || !p.initialized || restored) return absl::OkStatus();
   // A failure falls back to the kernels (CallPartition warns).
   CallPartition(s, node, PluginStage::kPartitionPrepare).IgnoreError();
   return absl::OkStatus();
@@ -306,7 +338,14 @@ absl::Status Interpreter::AllocateDynamicOutputs(SubgraphState& s,
     }
     if (x.ElementType() == KILN_TYPE_STRING) continue;  // sized by its writer
     const size_t need = x.RequiredBytes();
-    if (x.storage != TensorStorage::kOwned || x.bytes != need) {
+    if (x.storage == TensorStorage::kOwned && x.bytes == need) continue;
+    if (x.owned.size() == need) {
+      // The buffer of an earlier invoke, kept across AllocateTensors: its
+      // stale values are overwritten by the node, as on every invoke.
+      x.storage = TensorStorage::kOwned;
+      x.data = x.owned.data();
+      x.bytes = need;
+    } else {
       x.AllocateOwned(need);
     }
   }

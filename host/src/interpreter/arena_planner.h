@@ -33,6 +33,20 @@ struct ArenaPlan {
 
 ArenaPlan PlanArena(const std::vector<ArenaRequest>& requests);
 
+// Where one tensor of a subgraph lives in that subgraph's arena.
+struct TensorPlacement {
+  int32_t tensor = -1;  // tensor index
+  size_t offset = 0;    // from the arena's aligned base
+  size_t bytes = 0;
+};
+
+// The arena layout of one subgraph for one set of shapes: every activation
+// placed, and the arena size (a multiple of kArenaAlignment).
+struct MemoryPlan {
+  std::vector<TensorPlacement> placements;
+  size_t arena_bytes = 0;
+};
+
 // `bytes` rounded up to a multiple of kArenaAlignment.
 size_t AlignArenaSize(size_t bytes);
 

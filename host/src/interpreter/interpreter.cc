@@ -101,9 +101,10 @@ absl::Status SignatureRunner::Invoke() {
 Interpreter::Interpreter() = default;
 
 Interpreter::~Interpreter() {
-  // Buffer handles, partition states, then kernel states, then delegates,
-  // then plugins.
+  // Buffer handles, states of cached plans, then partition states, then
+  // kernel states, then delegates, then plugins.
   ReleaseAllBuffers();
+  ReleasePlanCaches();
   for (auto& s : subgraphs_) {
     for (PartitionRecord& p : s->partitions()) {
       if (p.initialized && p.delegate->iface->partition_free != nullptr) {
@@ -154,8 +155,14 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   }
   // The model's checks (model_checks.h) proved every index the state and
   // the plan below rely on.
+  if (options.plan_cache.max_plans < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan cache size ", options.plan_cache.max_plans,
+                     " is negative; use 0 to turn the plan cache off"));
+  }
   for (int i = 0; i < model_->num_subgraphs(); ++i) {
     subgraphs_.push_back(std::make_unique<SubgraphState>(i, model_->graph(i)));
+    subgraphs_.back()->plan_cache.Configure(options.plan_cache);
   }
   KILN_RETURN_IF_ERROR(ResolveKernels());
   KILN_RETURN_IF_ERROR(ValidateIntrinsicNodes());
@@ -179,8 +186,12 @@ absl::Status Interpreter::ResolveKernels() {
     const std::vector<KernelChoice>& of_subgraph =
         choices[static_cast<size_t>(s->index())];
     for (int32_t n = 0; n < s->num_model_nodes(); ++n) {
-      s->node(n).kernel = of_subgraph[static_cast<size_t>(n)].kernel;
-      s->node(n).plugin = of_subgraph[static_cast<size_t>(n)].plugin;
+      NodeRecord& node = s->node(n);
+      node.kernel = of_subgraph[static_cast<size_t>(n)].kernel;
+      node.plugin = of_subgraph[static_cast<size_t>(n)].plugin;
+      node.state_per_signature =
+          node.kernel != nullptr &&
+          KernelStatePerSignature(*node.kernel, *node.plugin);
     }
   }
   return absl::OkStatus();

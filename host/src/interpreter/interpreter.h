@@ -40,6 +40,20 @@
 // AllocateTensors again before Invoke. Invoke before AllocateTensors is
 // FAILED_PRECONDITION.
 //
+// Plan cache (plan_cache.h; InterpreterOptions.plan_cache): AllocateTensors
+// keeps what it prepared per input signature (input shapes and types) of
+// each subgraph, up to max_plans per subgraph (LRU). Returning to a cached
+// signature restores every tensor's shape and the arena layout and switches
+// the kernels and partitions that allow one state per signature
+// (KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE,
+// KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE) to the state prepared for
+// it, without calling their prepare; all other kernels and partitions are
+// prepared again as without the cache. Input data does not survive
+// AllocateTensors either way. A failed AllocateTensors leaves every cached
+// plan intact. When many different signatures are prepared within a few
+// application calls, a retracing warning names the inputs whose shapes keep
+// changing (once per subgraph; warnings() and stderr).
+//
 // Host-intrinsic ops, run by the interpreter itself because they schedule
 // other subgraphs or own state that lives across nodes, subgraphs and
 // invocations, which no kernel can reach through the extension API:
@@ -130,6 +144,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "interpreter/plan_cache.h"
 #include "model/model.h"
 #include "plugin/plugin_loader.h"
 #include "runtime/graph.h"
@@ -168,6 +183,8 @@ struct InterpreterOptions {
   std::vector<DelegateRequest> delegates;
   // Record profile events from creation on (see the file comment).
   bool profile = false;
+  // Prepared plans kept per input signature (see the file comment).
+  PlanCacheOptions plan_cache;
 };
 
 // What `kiln inspect` shows about one node of the execution.
@@ -275,6 +292,10 @@ class Interpreter {
   const TensorState* output(int index) const;
   // Bytes of the activation arenas of every subgraph allocated so far.
   uint64_t arena_bytes() const;
+  // Hits, misses, evictions and holdings of the plan caches of every
+  // subgraph. `bytes` counts what the host holds (shapes, arena layouts);
+  // the plugin states the plans keep are opaque and only counted.
+  PlanCacheStats plan_cache_stats() const;
 
   // ---- Any subgraph ----
   int num_subgraphs() const { return static_cast<int>(subgraphs_.size()); }
@@ -371,12 +392,39 @@ class Interpreter {
   // Allocation (allocation.cc).
   absl::StatusOr<SubgraphState*> FindSubgraph(int subgraph);
   absl::Status CheckNoNodeWritesAnInput(const SubgraphState& s) const;
-  absl::Status PrepareAll(SubgraphState& s);
-  absl::Status PreparePartition(SubgraphState& s, NodeRecord& node);
+  // Prepares every node in plan order. With a cached plan, the kernels and
+  // partitions that keep one state per signature get the plan's instead.
+  absl::Status PrepareAll(SubgraphState& s, const PreparedPlan* cached);
+  absl::Status PrepareModelNode(SubgraphState& s, NodeRecord& node,
+                                const PreparedPlan* cached);
+  absl::Status PreparePartition(SubgraphState& s, NodeRecord& node,
+                                const PreparedPlan* cached);
   // Prepares a kernel node; `at_invoke` allocates its dynamic outputs.
   absl::Status PrepareKernelNode(SubgraphState& s, NodeRecord& node,
                                  bool at_invoke);
   absl::Status AllocateDynamicOutputs(SubgraphState& s, const NodeRecord& node);
+
+  // Plan cache (plan_cache_allocation.cc): preparation and memory
+  // planning of an AllocateTensors after ResetTensors.
+  absl::Status PrepareThroughPlanCache(SubgraphState& s);
+  absl::Status PrepareNewPlan(SubgraphState& s,
+                              const InputSignature& signature);
+  // False when the plan turned out stale and a new one was prepared.
+  absl::StatusOr<bool> RestoreCachedPlan(SubgraphState& s, PreparedPlan& plan,
+                                         const InputSignature& signature);
+  void RestoreKernelNode(SubgraphState& s, NodeRecord& node,
+                         const PreparedPlan& plan);
+  // False when the partition is prepared as without the cache.
+  bool RestorePartitionState(SubgraphState& s, NodeRecord& node,
+                             const PreparedPlan& plan);
+  // A new state (init) for every per-signature node and partition whose
+  // state belongs to a cached plan.
+  absl::Status UseUncachedStates(SubgraphState& s);
+  // Frees the plan's states, except the ones the nodes use now, which the
+  // nodes keep.
+  void ReleasePlanStates(SubgraphState& s, PreparedPlan& plan);
+  void ReleasePlanCaches();
+  void WarnRetracing(const SubgraphState& s);
 
   // Execution (interpreter.cc).
   absl::Status RunNode(SubgraphState& s, NodeRecord& node);

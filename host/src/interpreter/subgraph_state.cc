@@ -38,6 +38,8 @@ int32_t SubgraphState::AddPartition(NodeDesc desc, DelegateInstance* delegate) {
   PartitionRecord& partition = partitions_.emplace_back();
   partition.node = std::move(desc);
   partition.delegate = delegate;
+  partition.state_per_signature =
+      DelegateStatePerSignature(*delegate->iface, *delegate->plugin);
   NodeRecord& record = nodes_.emplace_back();
   record.desc = &partition.node;
   record.plugin = delegate->plugin.get();

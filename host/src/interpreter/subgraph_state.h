@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "interpreter/plan_cache.h"
 #include "kiln/kiln_capabilities.h"
 #include "kiln/kiln_plugin.h"
 #include "plugin/plugin_loader.h"
@@ -59,6 +60,13 @@ struct NodeRecord : NodeRef {
   // A model node a partition took over: that partition's index.
   int32_t delegated_to = -1;
   bool deferred = false;  // prepared again at invoke (see interpreter.h)
+  // The kernel lets the host keep one node state per input signature
+  // (KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE, honoured from extension API
+  // 1.2): on a plan-cache hit it is not prepared again.
+  bool state_per_signature = false;
+  // Id of the cached plan that owns kernel_state (PreparedPlan::id; the
+  // plan frees it); 0: the node owns it.
+  uint64_t state_plan = 0;
 
   bool is_partition() const { return partition >= 0; }
 };
@@ -71,6 +79,9 @@ struct PartitionRecord {
   bool initialized = false;  // partition_init succeeded
   bool fell_back = false;    // runs the original nodes on kernels
   std::string fallback_reason;
+  // As NodeRecord's, for KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE.
+  bool state_per_signature = false;
+  uint64_t state_plan = 0;
 };
 
 // Run state of one subgraph. The GraphView plugins see through
@@ -97,6 +108,7 @@ class SubgraphState final : public GraphView {
     return tensors_[static_cast<size_t>(i)];
   }
   std::vector<TensorRecord>& tensors() { return tensors_; }
+  const std::vector<TensorRecord>& tensors() const { return tensors_; }
   NodeRecord& node(int32_t i) { return nodes_[static_cast<size_t>(i)]; }
   const NodeRecord& node(int32_t i) const {
     return nodes_[static_cast<size_t>(i)];
@@ -124,6 +136,8 @@ class SubgraphState final : public GraphView {
   bool running = false;
   std::vector<uint8_t> arena_storage;
   size_t arena_bytes = 0;
+  // Prepared plans of this subgraph by input signature.
+  PlanCache plan_cache;
 
   // GraphView.
   int32_t NumTensors() const override {

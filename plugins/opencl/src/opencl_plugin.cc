@@ -59,6 +59,10 @@ sdk::DelegateManifest Manifest() {
 }
 
 const KilnPluginDescriptor* Describe() {
+  // No KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE: a Partition binds its
+  // output cl_mem buffers to the partition's tensors (buffer handles), and
+  // those bindings are not kept per input signature, so the host prepares
+  // the one Partition again after a shape change.
   static sdk::DelegateDefinition delegate("opencl", &Delegate::Create,
                                           Manifest(), &kStatsExtension.base,
                                           sdk::BufferHandles::kYes);

@@ -244,13 +244,16 @@ KilnStatus CreateAcmeDelegate(kiln::sdk::DelegateContext& context,
 }
 
 const KilnPluginDescriptor* Describe() {
+  // An AcmePartition's steps come from the graph and its scratch is sized
+  // per invoke, so the host may keep one per input signature.
   static kiln::sdk::DelegateDefinition delegate(
       "acme", &CreateAcmeDelegate,
       kiln::sdk::DelegateManifest()
           .Op(KILN_OP_ADD, 1, MaxOpVersion(KILN_OP_ADD), {KILN_TYPE_FLOAT32})
           .Op(KILN_OP_MUL, 1, MaxOpVersion(KILN_OP_MUL), {KILN_TYPE_FLOAT32})
           .VendorSettings("acme.AcmeSettings", kAcmeSettingsDescriptorSet,
-                          sizeof(kAcmeSettingsDescriptorSet)));
+                          sizeof(kAcmeSettingsDescriptorSet))
+          .Flags(KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE));
   static kiln::sdk::PluginDefinition definition =
       kiln::sdk::PluginDefinition("acme_delegate", "1.0.0")
           .MinHostAbiVersion(KILN_MAKE_VERSION(1, 0, 0))

@@ -377,6 +377,8 @@ const KilnTestDelegateBuffers kBuffers = {
     [](void* delegate) { MemoryOf(delegate)->log.clear(); }};
 
 const KilnPluginDescriptor* Describe() {
+  // Each TestPartition checks and computes the shapes it is invoked with,
+  // so one per input signature is correct.
   static sdk::DelegateDefinition delegate(
       "test_delegate", &CreateTestDelegate,
       sdk::DelegateManifest()
@@ -384,7 +386,8 @@ const KilnPluginDescriptor* Describe() {
           .Op(KILN_OP_MUL, 1, 4, {KILN_TYPE_FLOAT32})
           .VendorSettings("kiln_test.TestDelegateSettings",
                           kTestDelegateSettingsDescriptorSet,
-                          sizeof(kTestDelegateSettingsDescriptorSet)),
+                          sizeof(kTestDelegateSettingsDescriptorSet))
+          .Flags(KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE),
       &kBuffers.base, sdk::BufferHandles::kYes);
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_test_delegate", "1.0.0")

@@ -65,15 +65,19 @@ void AddKernelForVersions(sdk::PluginDefinition& def, int32_t builtin_code,
   }
 }
 
-// Registers one stateful kernel per version range.
+// Registers one stateful kernel per version range. Every elementwise state
+// is what prepare derives from the node and the shapes it was prepared for
+// (broadcast plan, types, quantization), so the host may keep one per input
+// signature.
 template <typename State, KilnStatus (*Prepare)(sdk::KernelContext&, State&),
           KilnStatus (*Invoke)(sdk::KernelContext&, State&)>
 void AddStatefulKernelForVersions(sdk::PluginDefinition& def,
                                   int32_t builtin_code,
                                   std::initializer_list<VersionRange> ranges) {
   for (const VersionRange& r : ranges) {
-    def.AddKernel(sdk::MakeStatefulKernel<State, Prepare, Invoke>(
-        builtin_code, r.min, r.max));
+    def.AddKernel(sdk::StatePerShapeSignature(
+        sdk::MakeStatefulKernel<State, Prepare, Invoke>(builtin_code, r.min,
+                                                        r.max)));
   }
 }
 

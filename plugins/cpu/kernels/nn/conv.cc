@@ -324,22 +324,27 @@ using TransposeConvOps =
 }  // namespace
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def) {
+  // Each kernel's state is what its prepare built for one set of shapes,
+  // so the host may keep one per input signature.
   // CONV_2D v1: float32 (and uint8) with dilation and fused activation;
   // v2: hybrid (float input, int8 filter); v3: int8 with per-channel
   // filters; v4: int16x8; v5: hybrid with per-channel filter scales. The
   // kernel dispatches on the input and filter types (a converter may write
   // a lower version than the types need). Not declared: v6 (grouped), v7
   // (int4 filters), v8 (int16x8 with an int32 bias).
-  def.AddKernel(VariantKernel<ConvOps>(KILN_OP_CONV_2D, 1, 5));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      VariantKernel<ConvOps>(KILN_OP_CONV_2D, 1, 5)));
   // DEPTHWISE_CONV_2D v1: float32 (and uint8) with depth_multiplier; v2:
   // dilation; v3: int8 with per-channel filters; v4: hybrid; v5: int16x8;
   // v6: hybrid with per-channel filter scales. Not declared: v7 (int4
   // filters).
-  def.AddKernel(VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D, 1, 6));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      VariantKernel<DepthwiseOps>(KILN_OP_DEPTHWISE_CONV_2D, 1, 6)));
   // TRANSPOSE_CONV v1: float32 (and uint8); v2: int8 filters (int8,
   // int16x8 and hybrid with a float input); v3: optional bias input; v4:
   // fused activation. Not declared: v5 (int16x8 with an int32 bias).
-  def.AddKernel(VariantKernel<TransposeConvOps>(KILN_OP_TRANSPOSE_CONV, 1, 4));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      VariantKernel<TransposeConvOps>(KILN_OP_TRANSPOSE_CONV, 1, 4)));
 }
 
 }  // namespace kiln::cpu::nn

@@ -175,13 +175,14 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
   // uint8 weights), v10 (int4 weights), v11 (int16x8 with an int32 bias).
   for (const auto& [min_version, max_version] :
        {std::pair{1, 1}, {3, 9}, {12, 12}}) {
-    def.AddKernel(VariantKernel<FullyConnectedOps>(KILN_OP_FULLY_CONNECTED,
-                                                   min_version, max_version));
+    def.AddKernel(sdk::StatePerShapeSignature(VariantKernel<FullyConnectedOps>(
+        KILN_OP_FULLY_CONNECTED, min_version, max_version)));
   }
   // BATCH_MATMUL v1: float32 with adj_x/adj_y and broadcast batch dims,
   // and hybrid (float lhs, int8 rhs); v2: int8; v3: int16x8; v4: hybrid
   // with asymmetric_quantize_inputs.
-  def.AddKernel(VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 4));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      VariantKernel<BatchMatMulOps>(KILN_OP_BATCH_MATMUL, 1, 4)));
 }
 
 }  // namespace kiln::cpu::nn

@@ -473,8 +473,9 @@ void RegisterReductionKernels(sdk::PluginDefinition& def) {
       KILN_OP_ARG_MIN, 1, 3));
   // TOPK_V2 v1: float32/int32/int64 input, int32 k and indices (v2 int8,
   // v3 int16 not implemented).
-  def.AddKernel(sdk::MakeStatefulKernel<TopKState, TopKPrepare, TopKInvoke>(
-      KILN_OP_TOPK_V2, 1, 1));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      sdk::MakeStatefulKernel<TopKState, TopKPrepare, TopKInvoke>(
+          KILN_OP_TOPK_V2, 1, 1)));
 }
 
 }  // namespace kiln::cpu::nn

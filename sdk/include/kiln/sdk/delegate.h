@@ -367,6 +367,19 @@ class DelegateManifest {
     return *this;
   }
 
+  // KilnDelegateInterface.flags (KILN_DELEGATE_FLAG_*). With
+  // KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE a host that keeps plans per
+  // input signature (extension API 1.2) may create one PartitionKernel per
+  // signature of a partition (Init and Prepare each) and invoke each only
+  // with the shapes it was prepared for, without calling Prepare again when
+  // shapes return to a signature it keeps. Correct when a PartitionKernel
+  // owns what its Prepare builds (buffers, plans) and shares nothing
+  // mutable with other kernels of the same partition.
+  DelegateManifest& Flags(uint32_t flags) {
+    flags_ = flags;
+    return *this;
+  }
+
   const std::vector<Row>& rows() const { return rows_; }
   // Empty when no row declares `node`'s op, version and types; else why
   // not, phrased to follow "Supports() accepted <OP> version <V>, but ".
@@ -414,6 +427,7 @@ class DelegateManifest {
   const char* settings_type_ = nullptr;
   const uint8_t* descriptor_set_ = nullptr;
   size_t descriptor_set_size_ = 0;
+  uint32_t flags_ = 0;
 };
 
 // Makes a delegate instance from `settings` (all defaults when the
@@ -563,6 +577,7 @@ class DelegateDefinition {
           internal::Concat("the '", name, "' delegate's ", kStageNames[i]);
     }
     FillTables(more_extensions, buffer_handles);
+    interface_.flags = manifest_.flags_;
     internal::RegisterInstanceBoundDelegate(&interface_);
   }
   DelegateDefinition(const DelegateDefinition&) = delete;
@@ -575,6 +590,7 @@ class DelegateDefinition {
   const KilnDelegateInterface* delegate_interface() const {
     return &interface_;
   }
+
   // For PluginDefinition::Extensions: kiln.delegate_decline_reasons/1, then
   // `more_extensions`.
   const KilnExtensionBase* extensions() const { return &decline_reasons_.base; }

@@ -284,6 +284,12 @@ using KernelFn = KilnStatus (*)(KernelContext&);
 // A stateless kernel from a prepare (may be nullptr) and an invoke function.
 // Its callbacks run only through a descriptor the entry point returned
 // (KILN_DEFINE_PLUGIN), which binds them to their load instance.
+// It sets KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE: without node state,
+// all a prepare leaves behind is the output shapes, which a host that keeps
+// plans per input signature restores itself, so it need not call prepare
+// again when shapes return to ones it has prepared (hosts before extension
+// API 1.2 ignore the flag). A kernel whose prepare has effects beyond
+// sizing its outputs clears it: kernel.flags = 0.
 template <KernelFn Prepare, KernelFn Invoke>
 KilnKernel MakeKernel(int32_t builtin_code, int32_t min_version,
                       int32_t max_version, const char* custom_name = nullptr) {
@@ -294,6 +300,7 @@ KilnKernel MakeKernel(int32_t builtin_code, int32_t min_version,
   k.custom_name = custom_name;
   k.min_version = min_version;
   k.max_version = max_version;
+  k.flags = KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE;
   k.user_data = internal::InstanceBoundTag();
   if (Prepare != nullptr) {
     k.prepare = [](void* user_data, void*, KilnOpaqueContext* c,
@@ -318,6 +325,8 @@ KilnKernel MakeKernel(int32_t builtin_code, int32_t min_version,
 
 // A kernel with per-node state of type State (default-constructed at init,
 // destroyed at free). Functions: KilnStatus Fn(KernelContext&, State&).
+// Its flags are 0: the host prepares the one state again after every shape
+// change. Wrap it in StatePerShapeSignature when the state is per shape.
 template <typename State, KilnStatus (*Prepare)(KernelContext&, State&),
           KilnStatus (*Invoke)(KernelContext&, State&)>
 KilnKernel MakeStatefulKernel(int32_t builtin_code, int32_t min_version,
@@ -356,6 +365,21 @@ KilnKernel MakeStatefulKernel(int32_t builtin_code, int32_t min_version,
     });
   };
   return k;
+}
+
+// Sets KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE on `kernel`: the host may
+// keep one node state per input signature (each made by init and prepared
+// once) and switch among them without calling prepare again. Correct when
+// everything prepare puts into the state depends only on the node (options,
+// constant tensors) and the shapes it was prepared for, and invoke needs
+// nothing from a previous prepare of another shape. Each state holds its
+// own copy of whatever prepare builds (e.g. packed weights), once per
+// cached signature.
+//   def.AddKernel(sdk::StatePerShapeSignature(
+//       sdk::MakeStatefulKernel<ConvState, ConvPrepare, ConvInvoke>(...)));
+inline KilnKernel StatePerShapeSignature(KilnKernel kernel) {
+  kernel.flags |= KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE;
+  return kernel;
 }
 
 // Owns the storage behind the plugin's template descriptor. Keep it in a
