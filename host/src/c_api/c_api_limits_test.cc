@@ -35,10 +35,10 @@ KilnStatus Code(KilnError* e) {
 }
 
 // A model and an interpreter over it with options set by `configure`.
-class Run {
+class LimitsRun {
  public:
   template <typename Configure>
-  Run(const std::string& path, Configure configure) {
+  LimitsRun(const std::string& path, Configure configure) {
     error_ = Message(KilnModelCreateFromFile(path.c_str(), &model_));
     if (!error_.empty()) return;
     KilnInterpreterOptions* o = KilnInterpreterOptionsCreate();
@@ -49,7 +49,7 @@ class Run {
     error_ = Message(KilnInterpreterCreate(model_, o, &interpreter_));
     KilnInterpreterOptionsDestroy(o);
   }
-  ~Run() {
+  ~LimitsRun() {
     KilnInterpreterDestroy(interpreter_);
     KilnModelDestroy(model_);
   }
@@ -85,22 +85,26 @@ TEST(CApiLimitsTest, SettersRefuseBadArguments) {
 }
 
 TEST(CApiLimitsTest, MaxArenaBytesRefusesALargerTensorAtCreation) {
-  Run run(HardeningModel("big_input.tflite"), [](KilnInterpreterOptions* o) {
-    EXPECT_EQ(KilnInterpreterOptionsSetMaxArenaBytes(o, 1000), nullptr);
-  });
+  LimitsRun run(
+      HardeningModel("big_input.tflite"), [](KilnInterpreterOptions* o) {
+        EXPECT_EQ(KilnInterpreterOptionsSetMaxArenaBytes(o, 1000), nullptr);
+      });
   EXPECT_THAT(run.error(), HasSubstr("tensor 0 'x' with shape [256,1024] of "
                                      "FLOAT32 needs 1048576 bytes, more than "
                                      "the limit of 1000 bytes"));
-  Run lifted(HardeningModel("big_input.tflite"), [](KilnInterpreterOptions* o) {
-    EXPECT_EQ(KilnInterpreterOptionsSetMaxArenaBytes(o, 0), nullptr);
-  });
+  LimitsRun lifted(
+      HardeningModel("big_input.tflite"), [](KilnInterpreterOptions* o) {
+        EXPECT_EQ(KilnInterpreterOptionsSetMaxArenaBytes(o, 0), nullptr);
+      });
   EXPECT_EQ(lifted.error(), "");
 }
 
 TEST(CApiLimitsTest, MaxWhileIterations) {
-  Run run(HardeningModel("while_flag.tflite"), [](KilnInterpreterOptions* o) {
-    EXPECT_EQ(KilnInterpreterOptionsSetMaxWhileIterations(o, 1000), nullptr);
-  });
+  LimitsRun run(
+      HardeningModel("while_flag.tflite"), [](KilnInterpreterOptions* o) {
+        EXPECT_EQ(KilnInterpreterOptionsSetMaxWhileIterations(o, 1000),
+                  nullptr);
+      });
   ASSERT_EQ(run.error(), "");
   ASSERT_EQ(Message(run.Prepare(true)), "");
   KilnError* e = KilnInterpreterInvoke(run.get());
@@ -111,9 +115,10 @@ TEST(CApiLimitsTest, MaxWhileIterations) {
 }
 
 TEST(CApiLimitsTest, InvokeTimeout) {
-  Run run(HardeningModel("while_flag.tflite"), [](KilnInterpreterOptions* o) {
-    EXPECT_EQ(KilnInterpreterOptionsSetInvokeTimeout(o, 20), nullptr);
-  });
+  LimitsRun run(
+      HardeningModel("while_flag.tflite"), [](KilnInterpreterOptions* o) {
+        EXPECT_EQ(KilnInterpreterOptionsSetInvokeTimeout(o, 20), nullptr);
+      });
   ASSERT_EQ(run.error(), "");
   ASSERT_EQ(Message(run.Prepare(true)), "");
   EXPECT_EQ(Code(KilnInterpreterInvoke(run.get())),
@@ -121,7 +126,8 @@ TEST(CApiLimitsTest, InvokeTimeout) {
 }
 
 TEST(CApiLimitsTest, CancelFromAnotherThreadThenInvokeAgain) {
-  Run run(HardeningModel("while_flag.tflite"), [](KilnInterpreterOptions*) {});
+  LimitsRun run(HardeningModel("while_flag.tflite"),
+                [](KilnInterpreterOptions*) {});
   ASSERT_EQ(run.error(), "");
   ASSERT_EQ(Message(run.Prepare(true)), "");
   std::atomic<bool> done{false};
