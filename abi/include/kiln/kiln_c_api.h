@@ -7,7 +7,8 @@
  *
  * Threading: a KilnModel is immutable after creation and may be shared by
  * any number of interpreters on any threads. A KilnInterpreter (and its
- * signature runners and tensors) must be used by one thread at a time.
+ * signature runners and tensors) must be used by one thread at a time;
+ * only KilnInterpreterCancel may be called from another thread meanwhile.
  * KilnInterpreterOptions may be destroyed once interpreters are created.
  */
 #ifndef KILN_KILN_C_API_H_
