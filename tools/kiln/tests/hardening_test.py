@@ -211,6 +211,16 @@ def check_json(cli, tmp):
     check(code == 0, f"inspect --json on an invalid UTF-8 name: {code} {err}")
     if code == 0:
         json.loads(out)
+    trace = os.path.join(tmp, "trace.json")
+    code, out, err = kiln(cli, ["bench", bad, "--json", "--iterations", "1",
+                                "--warmup", "0", "--trace", trace] +
+                          plugins(cli))
+    check(code == 0, f"bench --json --trace on an invalid UTF-8 name: {code} "
+          f"{err}")
+    if code == 0:
+        json.loads(out)
+        with open(trace, "rb") as f:
+            json.loads(f.read().decode("utf-8"))
 
 
 CHECKS = {"files": check_files, "npy": check_npy, "flags": check_flags,
