@@ -123,6 +123,7 @@ FlagParser BenchFlags(BenchOptions& o) {
            "prepared plans kept per subgraph by input signature (default 4; "
            "0 turns the plan cache off)",
            0);
+  AddLimitFlags(flags, &o.interpreter);
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
   return flags;
