@@ -86,6 +86,7 @@ FlagParser RunFlags(RunOptions& o) {
             "print outputs.json instead of one line per output");
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
+  AddThreadsFlag(flags, &o.interpreter.num_threads);
   return flags;
 }
 

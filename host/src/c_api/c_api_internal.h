@@ -32,6 +32,8 @@ struct KilnInterpreterOptions {
   std::vector<KilnDelegateRequest> delegates;
   bool profile = false;
   kiln::PlanCacheOptions plan_cache;
+  bool use_default_delegates = true;
+  int32_t num_threads = 0;
 };
 
 struct KilnModel {

@@ -104,6 +104,8 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
     opts.plugins = options->plugins;
     opts.profile = options->profile;
     opts.plan_cache = options->plan_cache;
+    opts.use_default_delegates = options->use_default_delegates;
+    opts.num_threads = options->num_threads;
     for (const KilnDelegateRequest& r : options->delegates) {
       kiln::DelegateRequest d;
       d.name = r.name;
