@@ -675,6 +675,11 @@ def main():
                     f"default {FLOAT_TOLERANCE}")
     ap.add_argument("--quantized-tolerance", type=int, default=0,
                     help="quanta int8/uint8 outputs may differ by (default 0)")
+    ap.add_argument("--model-quantized-tolerance", action="append",
+                    default=[], metavar="MODEL=N",
+                    help="--quantized-tolerance for one model (path "
+                    "relative to --models), e.g. where errors compound "
+                    "across probed layers")
     ap.add_argument("--no-probe", action="store_true",
                     help="compare only the models' outputs, never "
                     "intermediate tensors (a delegate keeps a partition's "
@@ -704,6 +709,11 @@ def main():
     if args.float_tolerance is not None:
         globals()["FLOAT_TOLERANCE"] = args.float_tolerance
     globals()["QUANTIZED_TOLERANCE"] = args.quantized_tolerance
+    for item in args.model_quantized_tolerance:
+        model, _, quanta = item.rpartition("=")
+        INTEGER_TOLERANCE[model] = (
+            int(quanta), "--model-quantized-tolerance (see the test's "
+            "definition for why)")
     if args.no_probe:
         PROBE_ALL_TENSORS.clear()
     if args.no_allow_lists:
