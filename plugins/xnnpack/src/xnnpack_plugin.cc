@@ -222,10 +222,13 @@ sdk::DelegateManifest Manifest() {
 }
 
 const KilnPluginDescriptor* Describe() {
-  // No KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE: a partition keeps one
-  // runtime and rebuilds it when its input shapes change.
-  static sdk::DelegateDefinition delegate("xnnpack", &CreateDelegate,
-                                          Manifest());
+  // A partition kernel owns its runtime, packed weights and constant
+  // copies (the thread pool is the delegate's, used by one thread at a
+  // time), so the host may keep one kernel per input signature: switching
+  // back to a prepared shape costs no rebuild.
+  static sdk::DelegateDefinition delegate(
+      "xnnpack", &CreateDelegate,
+      Manifest().Flags(KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE));
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_xnnpack", KILN_RUNTIME_VERSION_STRING)
           .Delegate(delegate.delegate_interface())
