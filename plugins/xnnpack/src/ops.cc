@@ -315,12 +315,15 @@ NodeSupport CheckFullyConnected(const GraphNode& node) {
   }
   KILN_SDK_RETURN_IF_UNSUPPORTED(ExpectRank(node, filter, "filter", 2));
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckWeighted(node, 1, 2, -1));
+  // An input whose last dimension differs is flattened to [-1, input
+  // channels] as TFLite does (DefineNode adds the reshape), unless
+  // keep_num_dims asks to keep its dimensions.
   const int32_t rank = input.rank();
-  if (rank < 1 || input.dim(rank - 1) != filter.dim(1)) {
+  if (rank > 0 && node.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0 &&
+      input.dim(rank - 1) != filter.dim(1)) {
     return NodeSupport::Unsupported(
-        OpName(node), " input's last dimension is not the filter's ",
-        filter.dim(1),
-        " input channels (TFLite reshapes such inputs; XNNPACK does not)");
+        OpName(node), " keeps its input's dimensions but the last one is "
+        "not the filter's ", filter.dim(1), " input channels");
   }
   return NodeSupport::Supported();
 }
@@ -801,12 +804,35 @@ KilnStatus SubgraphBuilder::DefineNode(const GraphNode& node,
       }
       break;
     }
-    case KILN_OP_FULLY_CONNECTED:
+    case KILN_OP_FULLY_CONNECTED: {
+      const Tensor input = node.input(0);
+      const int64_t channels = node.input(1).dim(1);
       KILN_SDK_RETURN_IF_ERROR(in(0, &a));
+      if (input.rank() < 1 || input.dim(input.rank() - 1) != channels) {
+        // TFLite flattens the input to [elements / channels, channels].
+        const int64_t n = input.num_elements();
+        if (channels <= 0 || n % channels != 0) {
+          return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node),
+                           " input of ", n, " elements does not split into "
+                           "rows of ", channels, " input channels");
+        }
+        const std::vector<size_t> rows = {static_cast<size_t>(n / channels),
+                                          static_cast<size_t>(channels)};
+        uint32_t flat = 0;
+        KILN_SDK_RETURN_IF_ERROR(
+            InternalValue(node, node.input_index(0), rows, &flat));
+        KILN_SDK_RETURN_IF_ERROR(Check(
+            node,
+            xnn_define_static_reshape(subgraph_, rows.size(), rows.data(), a,
+                                      flat, 0),
+            "node definition"));
+        a = flat;
+      }
       KILN_SDK_RETURN_IF_ERROR(weights(1, &b));
       KILN_SDK_RETURN_IF_ERROR(weights(2, &c));
       s = xnn_define_fully_connected(subgraph_, lo, hi, a, b, c, out, 0);
       break;
+    }
     case KILN_OP_TRANSPOSE_CONV: {
       KILN_SDK_RETURN_IF_ERROR(weights(1, &b));
       KILN_SDK_RETURN_IF_ERROR(in(2, &a));
