@@ -13,8 +13,12 @@ threads, in fresh processes, one configuration after another per model:
   litert-builtin  OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
                 num_threads=T (its builtin kernels)
 
-Each figure: invoke latency = median of --iterations invokes after --warmup
-untimed ones on fixed inputs; init = model open + interpreter creation +
+Each figure: invoke latency = median wall time of 3 x --iterations invokes
+after --warmup untimed ones on fixed inputs; CPU ms = the process CPU time
+(user + system, all threads) one more invoke adds, from two runs of n and 3n
+invokes, (CPU(3n) - CPU(n)) / 2n, so init and warm-up cancel: on a shared,
+loaded machine wall time mostly measures the scheduler, CPU time the work
+(at 2 threads it adds both threads' time, spinning included); init = model open + interpreter creation +
 tensor allocation (Kiln's `init_ms`; LiteRT: Interpreter(model_path) +
 allocate_tensors(), measured in the child); peak RSS = the child process'
 ru_maxrss (os.wait4), which for LiteRT includes the Python interpreter and
@@ -73,7 +77,7 @@ print(json.dumps({"init_ms": init_ms, "invoke_ms": statistics.median(times)}))
 
 
 def run_measured(command):
-    """Runs `command`, returning (stdout or None, peak RSS MiB)."""
+    """Runs `command`: (stdout or None, peak RSS MiB, CPU seconds)."""
     p = subprocess.Popen(command, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     # Read the pipes without reaping, then reap with wait4 for the rusage.
@@ -82,38 +86,56 @@ def run_measured(command):
     _, status, usage = os.wait4(p.pid, 0)
     p.returncode = os.waitstatus_to_exitcode(status)
     rss_mib = usage.ru_maxrss / 1024.0
+    cpu_s = usage.ru_utime + usage.ru_stime
     if p.returncode != 0:
         print(f"  failed ({p.returncode}): {' '.join(command)}\n"
               f"{err.strip()[-800:]}", file=sys.stderr)
-        return None, rss_mib
-    return out, rss_mib
+        return None, rss_mib, cpu_s
+    return out, rss_mib, cpu_s
+
+
+def marginal(run, warmup, iterations):
+    """Runs `run(iterations)` with `iterations` and 3x as many invokes: the
+    figures of the longer run plus cpu_ms, the process CPU time one more
+    invoke adds ((CPU(3n) - CPU(n)) / 2n: init and warm-up cancel), which
+    the load of a shared machine disturbs far less than wall time."""
+    short, _, cpu_short = run(iterations)
+    long, rss, cpu_long = run(3 * iterations)
+    if short is None or long is None:
+        return None
+    long["rss_mib"] = rss
+    long["cpu_ms"] = (cpu_long - cpu_short) * 1e3 / (2 * iterations)
+    return long
 
 
 def kiln_figures(kiln, model, threads, delegate_none, warmup, iterations):
-    command = [kiln, "bench", model, "--json", "--warmup", str(warmup),
-               "--iterations", str(iterations), "--threads", str(threads)]
-    if delegate_none:
-        command += ["--delegate", "none"]
-    out, rss = run_measured(command)
-    if out is None:
-        return None
-    j = json.loads(out)
-    return {"invoke_ms": j["invoke_ms"]["median"], "init_ms": j["init_ms"],
-            "rss_mib": rss, "delegates": j.get("delegates", [])}
+    def run(n):
+        command = [kiln, "bench", model, "--json", "--warmup", str(warmup),
+                   "--iterations", str(n), "--threads", str(threads)]
+        if delegate_none:
+            command += ["--delegate", "none"]
+        out, rss, cpu = run_measured(command)
+        if out is None:
+            return None, rss, cpu
+        j = json.loads(out)
+        return ({"invoke_ms": j["invoke_ms"]["median"], "init_ms": j["init_ms"],
+                 "delegates": j.get("delegates", [])}, rss, cpu)
+    return marginal(run, warmup, iterations)
 
 
 def litert_figures(model, config, threads, warmup, iterations):
-    out, rss = run_measured([sys.executable, "-c", LITERT_CHILD, model, config,
-                             str(threads), str(warmup), str(iterations)])
-    if out is None:
-        return None
-    j = json.loads(out.strip().splitlines()[-1])
-    j["rss_mib"] = rss
-    return j
+    def run(n):
+        out, rss, cpu = run_measured([sys.executable, "-c", LITERT_CHILD, model,
+                                      config, str(threads), str(warmup),
+                                      str(n)])
+        if out is None:
+            return None, rss, cpu
+        return json.loads(out.strip().splitlines()[-1]), rss, cpu
+    return marginal(run, warmup, iterations)
 
 
 def geomean(values):
-    values = [v for v in values if v]
+    values = [v for v in values if v and v > 0]
     if not values:
         return None
     return math.exp(sum(math.log(v) for v in values) / len(values))
@@ -166,40 +188,61 @@ def main(argv=None):
                                                     args.iterations)}
             results.append(row)
     header = ("model", "thr", "kiln def ms", "litert def ms", "ratio",
-              "litert builtin ms", "kiln cpu ms", "cpu/builtin",
+              "CPU ms kiln/litert def", "CPU ratio", "litert builtin ms",
+              "kiln cpu ms", "cpu/builtin", "CPU ratio cpu/builtin",
               "init kiln/litert ms", "RSS kiln/litert MiB")
     lines = [header]
     summary = {}
     for t in threads:
-        ratios, cpu_ratios = [], []
+        ratios, cpu_ratios, cpu_time_ratios, cpu_time_cpu_ratios = (
+            [], [], [], [])
         for r in (r for r in results if r["threads"] == t):
             kd, ld = r["kiln_default"], r["litert_default"]
             lb, kc = r["litert_builtin"], r["kiln_cpu"]
-            ratio = kd["invoke_ms"] / ld["invoke_ms"] if kd and ld else None
-            cpu_ratio = kc["invoke_ms"] / lb["invoke_ms"] if kc and lb else None
+            def div(a, b, key):
+                return a[key] / b[key] if a and b and b[key] > 0 else None
+            ratio = div(kd, ld, "invoke_ms")
+            cpu_ratio = div(kc, lb, "invoke_ms")
+            ratio_cpu_time = div(kd, ld, "cpu_ms")
+            cpu_ratio_cpu_time = div(kc, lb, "cpu_ms")
             r["ratio_default"] = ratio
             r["ratio_cpu_vs_builtin"] = cpu_ratio
+            r["ratio_default_cpu_time"] = ratio_cpu_time
+            r["ratio_cpu_vs_builtin_cpu_time"] = cpu_ratio_cpu_time
             ratios.append(ratio)
             cpu_ratios.append(cpu_ratio)
+            cpu_time_ratios.append(ratio_cpu_time)
+            cpu_time_cpu_ratios.append(cpu_ratio_cpu_time)
             lines.append((
                 r["model"], str(t), fmt(kd and kd["invoke_ms"]),
                 fmt(ld and ld["invoke_ms"]), fmt(ratio),
+                f"{fmt(kd and kd['cpu_ms'])}/{fmt(ld and ld['cpu_ms'])}",
+                fmt(ratio_cpu_time),
                 fmt(lb and lb["invoke_ms"]), fmt(kc and kc["invoke_ms"]),
-                fmt(cpu_ratio),
+                fmt(cpu_ratio), fmt(cpu_ratio_cpu_time),
                 f"{fmt(kd and kd['init_ms'], 1)}/{fmt(ld and ld['init_ms'], 1)}",
                 f"{fmt(kd and kd['rss_mib'], 0)}/{fmt(ld and ld['rss_mib'], 0)}"))
         present = [x for x in ratios if x]
+        present_cpu = [x for x in cpu_time_ratios if x]
         summary[t] = {"geomean_default": geomean(ratios),
                       "max_default": max(present) if present else None,
-                      "geomean_cpu_vs_builtin": geomean(cpu_ratios)}
+                      "geomean_cpu_vs_builtin": geomean(cpu_ratios),
+                      "geomean_default_cpu_time": geomean(cpu_time_ratios),
+                      "max_default_cpu_time":
+                          max(present_cpu) if present_cpu else None,
+                      "geomean_cpu_vs_builtin_cpu_time":
+                          geomean(cpu_time_cpu_ratios)}
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     for line in lines:
         print("  ".join(c.ljust(w) for c, w in zip(line, widths)))
     for t, s in summary.items():
         print(f"{t} thread(s): Kiln default / LiteRT default geometric mean "
-              f"{fmt(s['geomean_default'])}x (max {fmt(s['max_default'])}x); "
-              f"Kiln CPU plugin / LiteRT builtin "
-              f"{fmt(s['geomean_cpu_vs_builtin'])}x")
+              f"{fmt(s['geomean_default'])}x wall (max "
+              f"{fmt(s['max_default'])}x), "
+              f"{fmt(s['geomean_default_cpu_time'])}x CPU time (max "
+              f"{fmt(s['max_default_cpu_time'])}x); Kiln CPU plugin / LiteRT "
+              f"builtin {fmt(s['geomean_cpu_vs_builtin'])}x wall, "
+              f"{fmt(s['geomean_cpu_vs_builtin_cpu_time'])}x CPU time")
     load_after = os.getloadavg()
     print(f"load average before {load_before[0]:.2f}, after "
           f"{load_after[0]:.2f} ({os.cpu_count()} CPUs); "

@@ -322,8 +322,10 @@ NodeSupport CheckFullyConnected(const GraphNode& node) {
   if (rank > 0 && node.OptionInt(KILN_OPTION_KEEP_NUM_DIMS, 0) != 0 &&
       input.dim(rank - 1) != filter.dim(1)) {
     return NodeSupport::Unsupported(
-        OpName(node), " keeps its input's dimensions but the last one is "
-        "not the filter's ", filter.dim(1), " input channels");
+        OpName(node),
+        " keeps its input's dimensions but the last one is "
+        "not the filter's ",
+        filter.dim(1), " input channels");
   }
   return NodeSupport::Supported();
 }
@@ -813,19 +815,21 @@ KilnStatus SubgraphBuilder::DefineNode(const GraphNode& node,
         const int64_t n = input.num_elements();
         if (channels <= 0 || n % channels != 0) {
           return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node),
-                           " input of ", n, " elements does not split into "
-                           "rows of ", channels, " input channels");
+                           " input of ", n,
+                           " elements does not split into "
+                           "rows of ",
+                           channels, " input channels");
         }
         const std::vector<size_t> rows = {static_cast<size_t>(n / channels),
                                           static_cast<size_t>(channels)};
         uint32_t flat = 0;
         KILN_SDK_RETURN_IF_ERROR(
             InternalValue(node, node.input_index(0), rows, &flat));
-        KILN_SDK_RETURN_IF_ERROR(Check(
-            node,
-            xnn_define_static_reshape(subgraph_, rows.size(), rows.data(), a,
-                                      flat, 0),
-            "node definition"));
+        KILN_SDK_RETURN_IF_ERROR(
+            Check(node,
+                  xnn_define_static_reshape(subgraph_, rows.size(), rows.data(),
+                                            a, flat, 0),
+                  "node definition"));
         a = flat;
       }
       KILN_SDK_RETURN_IF_ERROR(weights(1, &b));

@@ -142,9 +142,8 @@ class XnnpackPartition : public sdk::PartitionKernel {
     // With a pool, its workers yield to the scheduler after each invoke
     // instead of spinning until the next one (which starves the calling
     // thread when the machine has no idle core).
-    s = xnn_create_runtime_v2(raw, pool_,
-                              pool_ != nullptr ? XNN_FLAG_YIELD_WORKERS : 0,
-                              &runtime);
+    s = xnn_create_runtime_v2(
+        raw, pool_, pool_ != nullptr ? XNN_FLAG_YIELD_WORKERS : 0, &runtime);
     if (s != xnn_status_success) {
       return p.Fail(
           KILN_STATUS_INTERNAL, "xnn_create_runtime_v2 failed (xnn_status ",
