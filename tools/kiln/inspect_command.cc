@@ -60,6 +60,8 @@ struct NodeFacts {
   std::optional<std::string> runs_on;     // "host" or a plugin path
   std::string unsupported_reason;         // when nothing runs it
   std::optional<DelegateFacts> delegate;  // only with --delegate
+  // Evaluated once at creation (constant folding; only with --delegate).
+  bool folded = false;
 };
 
 struct SubgraphFacts {
@@ -255,6 +257,9 @@ SubgraphFacts CollectSubgraph(const Graph& g, int index, CollectContext& ctx) {
     ctx.release.Add(n);
     if (ctx.delegation != nullptr) {
       node.delegate = DelegateFactsFor(n, index, infos, *ctx.delegation);
+      for (const NodeInfo& info : infos) {
+        if (info.index == n.index) node.folded = info.folded;
+      }
     }
     sg.nodes.push_back(std::move(node));
   }
@@ -361,6 +366,7 @@ Json NodeToJson(const NodeFacts& n) {
   j["outputs"] = n.outputs;
   j["runs_on"] = StringOrNull(n.runs_on);
   if (!n.runs_on) j["unsupported_reason"] = n.unsupported_reason;
+  if (n.folded) j["folded"] = true;
   if (n.delegate) {
     const DelegateFacts& d = *n.delegate;
     j["delegate"] = d.claimed ? Json{{"claimed", true},
@@ -445,7 +451,9 @@ std::string NodeToText(const NodeFacts& n) {
                    CompactList(n.inputs), " -> ", CompactList(n.outputs), "  ");
   absl::StrAppend(&s, n.runs_on ? "runs on " + *n.runs_on
                                 : "CANNOT RUN: " + n.unsupported_reason);
-  if (n.delegate) {
+  if (n.folded) {
+    absl::StrAppend(&s, "; folded at creation (constant inputs)");
+  } else if (n.delegate) {
     absl::StrAppend(&s, n.delegate->claimed
                             ? "; claimed by " + n.delegate->name
                             : "; not delegated: " + n.delegate->reason);

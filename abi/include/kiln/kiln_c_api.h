@@ -457,6 +457,21 @@ KILN_API_EXPORT KilnError* KilnTensorSyncToHost(const KilnTensor* tensor);
 KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetPlanCacheSize(
     KilnInterpreterOptions* options, int32_t max_plans);
 
+/* ---- Default delegates and threads ----
+ * enabled != 0 (the default): when no delegate is added, an interpreter
+ * applies the default delegate "xnnpack" if a loaded plugin provides it
+ * (as LiteRT applies XNNPACK by default); when its plugin was found but
+ * could not load, the interpreter warns why (KilnInterpreterWarning) and
+ * runs on kernel plugins. enabled = 0: only the added delegates. Adding a
+ * delegate named "none" also turns the default off. */
+KILN_API_EXPORT void KilnInterpreterOptionsSetUseDefaultDelegates(
+    KilnInterpreterOptions* options, int32_t enabled);
+/* Threads the default delegate (and an added "xnnpack" delegate whose
+ * settings name no num_threads) may use; 0 = its default, one thread.
+ * INVALID_ARGUMENT when options is NULL or num_threads is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetNumThreads(
+    KilnInterpreterOptions* options, int32_t num_threads);
+
 typedef struct KilnPlanCacheStats {
   /* In: set by the caller to KILN_PLAN_CACHE_STATS_STRUCT_SIZE. */
   uint32_t struct_size;
