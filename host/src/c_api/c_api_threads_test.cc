@@ -36,15 +36,9 @@ KilnInterpreterOptions* CpuOptions() {
   return o;
 }
 
-// Creates an interpreter over `model`, runs it `invokes` times on the
-// example input and checks the output; returns "" or what went wrong.
-std::string RunOnce(const KilnModel* model,
-                    const KilnInterpreterOptions* options, int invokes) {
-  KilnInterpreter* it = nullptr;
-  if (std::string e = Message(KilnInterpreterCreate(model, options, &it));
-      !e.empty()) {
-    return "create: " + e;
-  }
+// Allocates `it`, runs it `invokes` times on the example input and checks
+// the output; returns "" or what went wrong.
+std::string AllocateInvokeAndCheck(KilnInterpreter* it, int invokes) {
   std::string problem = Message(KilnInterpreterAllocateTensors(it));
   const std::vector<float> input = kiln::ExampleCnnInput();
   for (int i = 0; problem.empty() && i < invokes; ++i) {
@@ -66,6 +60,18 @@ std::string RunOnce(const KilnModel* model,
       }
     }
   }
+  return problem;
+}
+
+// Creates an interpreter over `model`, runs and checks it, destroys it.
+std::string RunOnce(const KilnModel* model,
+                    const KilnInterpreterOptions* options, int invokes) {
+  KilnInterpreter* it = nullptr;
+  if (std::string e = Message(KilnInterpreterCreate(model, options, &it));
+      !e.empty()) {
+    return "create: " + e;
+  }
+  std::string problem = AllocateInvokeAndCheck(it, invokes);
   KilnInterpreterDestroy(it);
   return problem;
 }
@@ -117,28 +123,11 @@ TEST_F(ThreadsTest, ModelReleasedWhileItsInterpretersRunElsewhere) {
   std::atomic<int> ready{0};
   std::vector<std::string> problems(kThreads);
   std::vector<std::thread> threads;
-  const std::vector<float> input = kiln::ExampleCnnInput();
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       KilnInterpreter* it = interpreters[t];
       ++ready;
-      std::string& p = problems[t];
-      p = Message(KilnInterpreterAllocateTensors(it));
-      for (int r = 0; p.empty() && r < kRounds; ++r) {
-        p = Message(KilnTensorCopyFromBuffer(KilnInterpreterInput(it, 0),
-                                             input.data(),
-                                             input.size() * sizeof(float)));
-        if (p.empty()) p = Message(KilnInterpreterInvoke(it));
-      }
-      float out[10] = {};
-      if (p.empty()) {
-        p = Message(KilnTensorCopyToBuffer(KilnInterpreterOutput(it, 0), out,
-                                           sizeof(out)));
-      }
-      if (p.empty() &&
-          std::fabs(out[0] - kiln::kExampleCnnExpectedOutput[0]) > 1e-4f) {
-        p = "output 0 is " + std::to_string(out[0]);
-      }
+      problems[t] = AllocateInvokeAndCheck(it, kRounds);
       KilnInterpreterDestroy(it);
     });
   }
