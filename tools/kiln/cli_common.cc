@@ -207,6 +207,9 @@ void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config) {
       .Bool("--no-default-plugins", &config->use_default_locations,
             "skip $KILN_PLUGIN_PATH and the installed\nplugin directory",
             /*set_to=*/false)
+      .Bool("--allow-insecure-plugins", &config->allow_insecure_plugins,
+            "load plugins that other users could replace\n(world-writable "
+            "file or directory, owned by\nanother user)")
       .Custom(
           "--verbose", "",
           [](absl::string_view) {

@@ -69,7 +69,7 @@ absl::StatusOr<VersionReport> CollectVersion(const VersionOptions& o) {
   r.default_plugin_origin = lookup.origin;
   r.default_plugin_directory_exists = lookup.exists;
   r.default_plugin_directory_searched = o.plugins.use_default_locations;
-  if (const char* env = std::getenv("KILN_PLUGIN_PATH")) {
+  if (const char* env = secure_getenv("KILN_PLUGIN_PATH")) {
     r.kiln_plugin_path = env;
   }
   r.plugin_search_path = o.plugins.directories;

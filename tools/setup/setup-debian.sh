@@ -18,6 +18,9 @@ PACKAGES=(
   # dpkg-architecture. The Python package's native module: Python headers.
   # ccache lets the .deb and wheel builds reuse the main build's objects.
   dpkg-dev python3-dev ccache
+  # Fuzzing (cmake --preset fuzz, fuzz/run_fuzzers.sh): clang with the
+  # libFuzzer and sanitizer runtimes, llvm-symbolizer for readable reports.
+  clang libclang-rt-dev llvm
 )
 
 SUDO=""

@@ -269,6 +269,11 @@ KilnError* KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options,
   return nullptr;
 }
 
+void KilnInterpreterOptionsSetAllowInsecurePlugins(
+    KilnInterpreterOptions* options, int32_t allow) {
+  if (options != nullptr) options->plugins.allow_insecure_plugins = allow != 0;
+}
+
 KilnError* KilnInterpreterGetPlanCacheStats(const KilnInterpreter* interpreter,
                                             KilnPlanCacheStats* stats) {
   if (KilnError* e = kiln::CheckStruct(
