@@ -207,6 +207,9 @@ void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config) {
       .Bool("--no-default-plugins", &config->use_default_locations,
             "skip $KILN_PLUGIN_PATH and the installed\nplugin directory",
             /*set_to=*/false)
+      .Bool("--allow-insecure-plugins", &config->allow_insecure_plugins,
+            "load plugins that other users could replace\n(world-writable "
+            "file or directory, owned by\nanother user)")
       .Custom(
           "--verbose", "",
           [](absl::string_view) {
@@ -224,7 +227,11 @@ void AddDelegateFlags(FlagParser& flags,
           [delegates](absl::string_view spec) {
             return AddDelegate(spec, delegates);
           },
-          "apply a delegate (e.g. opencl:device=cpu)", FlagParser::Repeat::kYes)
+          "apply a delegate (e.g. opencl:device=cpu); without\n"
+          "one the default delegate xnnpack runs what it\n"
+          "supports when its plugin is present; 'none':\n"
+          "no default delegate (CPU plugin kernels only)",
+          FlagParser::Repeat::kYes)
       .Custom(
           "--delegate-settings", "FILE",
           [delegates](absl::string_view path) {
@@ -235,6 +242,13 @@ void AddDelegateFlags(FlagParser& flags,
           "the vendor's, see kiln plugin inspect), text\n"
           "(.txtpb) or binary (.binpb)",
           FlagParser::Repeat::kYes);
+}
+
+void AddThreadsFlag(FlagParser& flags, int32_t* num_threads) {
+  flags.Int("--threads", "N", num_threads,
+            "threads the delegates may use (default 1; the\n"
+            "default xnnpack delegate runs on N threads)",
+            int32_t{1});
 }
 
 std::vector<PluginFacts> CollectPluginFacts(

@@ -86,6 +86,10 @@ void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config);
 void AddDelegateFlags(FlagParser& flags,
                       std::vector<DelegateRequest>* delegates);
 
+// --threads N: threads the delegates may use (InterpreterOptions::
+// num_threads; the default xnnpack delegate runs on a pool of N threads).
+void AddThreadsFlag(FlagParser& flags, int32_t* num_threads);
+
 // Turns "key=value,key2=value2" into text-format kiln.DelegateSettings
 // (options map entries; min_partition_size goes to its typed field).
 absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec);

@@ -87,6 +87,7 @@ FlagParser RunFlags(RunOptions& o) {
   AddLimitFlags(flags, &o.interpreter);
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
+  AddThreadsFlag(flags, &o.interpreter.num_threads);
   return flags;
 }
 

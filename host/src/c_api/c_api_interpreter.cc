@@ -108,6 +108,8 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
     opts.max_arena_bytes = options->max_arena_bytes;
     opts.max_while_iterations = options->max_while_iterations;
     opts.invoke_timeout = std::chrono::milliseconds(options->invoke_timeout_ms);
+    opts.use_default_delegates = options->use_default_delegates;
+    opts.num_threads = options->num_threads;
     for (const KilnDelegateRequest& r : options->delegates) {
       kiln::DelegateRequest d;
       d.name = r.name;

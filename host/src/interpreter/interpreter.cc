@@ -178,7 +178,8 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   KILN_RETURN_IF_ERROR(CheckNoConstantInputs(*model_));
   KILN_RETURN_IF_ERROR(ValidateIntrinsicNodes());
   KILN_RETURN_IF_ERROR(InitKernels());
-  for (const DelegateRequest& request : options.delegates) {
+  for (auto& s : subgraphs_) KILN_RETURN_IF_ERROR(FoldConstants(*s));
+  for (const DelegateRequest& request : DelegatesToApply(options)) {
     KILN_RETURN_IF_ERROR(ApplyDelegate(request));
   }
   call_once_done_.assign(subgraphs_.size(), false);
@@ -206,6 +207,57 @@ absl::Status Interpreter::ResolveKernels() {
     }
   }
   return absl::OkStatus();
+}
+
+std::vector<DelegateRequest> Interpreter::DelegatesToApply(
+    const InterpreterOptions& options) {
+  // "none" (`--delegate none`) turns the default delegates off.
+  std::vector<DelegateRequest> requests;
+  bool use_default = options.use_default_delegates;
+  for (const DelegateRequest& request : options.delegates) {
+    if (request.name == kNoDelegate) {
+      use_default = false;
+    } else {
+      requests.push_back(request);
+    }
+  }
+  if (requests.empty() && use_default) {
+    if (FindDelegatePlugin(kDefaultDelegate).ok()) {
+      DelegateRequest request;
+      request.name = kDefaultDelegate;
+      request.is_text = true;
+      requests.push_back(std::move(request));
+    } else {
+      for (const PluginLoadRecord& r : plugin_records_) {
+        const std::string base = r.path.substr(r.path.rfind('/') + 1);
+        if (r.plugin != nullptr ||
+            base.find(std::string("kiln_") + kDefaultDelegate) ==
+                std::string::npos) {
+          continue;
+        }
+        const std::string text = absl::StrCat(
+            "the default delegate '", kDefaultDelegate,
+            "' is unavailable: ", r.refusal,
+            ". Running on kernel plugins instead (install the missing "
+            "library, e.g. libxnnpack0, or pass --delegate none to silence "
+            "this)");
+        warnings_.push_back(text);
+        std::fprintf(stderr, "kiln: warning: %s\n", text.c_str());
+      }
+    }
+  }
+  if (options.num_threads > 0) {
+    for (DelegateRequest& request : requests) {
+      if (request.name != kDefaultDelegate || !request.is_text ||
+          request.text_settings.find("num_threads") != std::string::npos) {
+        continue;
+      }
+      absl::StrAppend(&request.text_settings,
+                      "\noptions { key: \"num_threads\" value: \"",
+                      options.num_threads, "\" }\n");
+    }
+  }
+  return requests;
 }
 
 absl::Status Interpreter::InitKernels() {
@@ -380,6 +432,7 @@ std::vector<NodeInfo> Interpreter::DescribeNodes(int subgraph) const {
     info.op = n.node().OpName();
     info.version = n.node().version;
     info.host_intrinsic = n.host_intrinsic;
+    info.folded = n.folded;
     if (n.plugin != nullptr) info.plugin_path = n.plugin->path();
     if (IsNodeDelegated(subgraph, i)) {
       const PartitionRecord& p =

@@ -219,7 +219,24 @@ struct InterpreterOptions {
   uint64_t max_while_iterations = 0;
   // Wall-clock time one Invoke may take; zero or negative: no limit.
   std::chrono::nanoseconds invoke_timeout{0};
+  // Default delegates, as LiteRT applies XNNPACK by default: when no
+  // delegate is requested and a loaded plugin provides the delegate named
+  // kDefaultDelegate ("xnnpack"), it is applied with default settings (and
+  // num_threads). When the plugin that should provide it was found but
+  // could not load (e.g. libXNNPACK missing), a warning says why and the
+  // model runs on kernel plugins. false: only the requested delegates.
+  bool use_default_delegates = true;
+  // Threads a delegate may use (0: its default, one thread). Passed to the
+  // default delegate, and to a requested "xnnpack" delegate that sets no
+  // num_threads itself, as DelegateSettings.options["num_threads"].
+  int32_t num_threads = 0;
 };
+
+// The delegate applied by default (InterpreterOptions::use_default_delegates).
+inline constexpr const char* kDefaultDelegate = "xnnpack";
+// A DelegateRequest of this name applies nothing and turns the default
+// delegates off (`--delegate none`).
+inline constexpr const char* kNoDelegate = "none";
 
 // What `kiln inspect` shows about one node of the execution.
 struct NodeInfo {
@@ -232,6 +249,9 @@ struct NodeInfo {
   bool delegated = false;
   std::string delegate_name;    // when delegated
   int32_t partition_node = -1;  // index of the partition node, when delegated
+  // Evaluated once at creation (all inputs constant): its outputs are
+  // constants and it never runs.
+  bool folded = false;
 };
 
 // One partition a delegate took over.
@@ -303,6 +323,9 @@ class Interpreter {
   const std::vector<PluginLoadRecord>& plugin_records() const {
     return plugin_records_;
   }
+  // Names of the delegates applied (requested or default), in order; a
+  // delegate skipped at creation (UNAVAILABLE) is not among them.
+  std::vector<std::string> ActiveDelegates() const;
   // Warnings issued so far (delegate skipped or fallen back), also printed.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -419,6 +442,15 @@ class Interpreter {
   absl::Status ValidateIntrinsicNode(const SubgraphState& s,
                                      const NodeRecord& node) const;
   absl::Status InitKernels();
+  // Constant folding (constant_folding.cc): runs every pure node whose
+  // inputs are all constants once, makes its outputs constants and drops it
+  // from the plan. FoldNode returns false (state unchanged) when it cannot.
+  absl::Status FoldConstants(SubgraphState& s);
+  bool FoldNode(SubgraphState& s, NodeRecord& node);
+  // The requested delegates, or the default one (see InterpreterOptions),
+  // with num_threads passed on.
+  std::vector<DelegateRequest> DelegatesToApply(
+      const InterpreterOptions& options);
   absl::Status ApplyDelegate(const DelegateRequest& request);
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> FindDelegatePlugin(
       const std::string& name) const;
