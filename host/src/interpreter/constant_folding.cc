@@ -73,6 +73,10 @@ bool Interpreter::FoldNode(SubgraphState& s, NodeRecord& node) {
       status = absl::FailedPreconditionError("output shape unknown");
       break;
     }
+    // Sized by the kernel from model data: within max_arena_bytes, or not
+    // folded (AllocateTensors then refuses it with the message).
+    status = CheckTensorBytes("constant folding", x);
+    if (!status.ok()) break;
     x.AllocateOwned(x.RequiredBytes());
   }
   if (status.ok()) status = CallKernel(s, node, PluginStage::kInvoke);

@@ -140,7 +140,15 @@ absl::StatusOr<std::unique_ptr<Interpreter>> Interpreter::Create(
   }
   std::unique_ptr<Interpreter> interpreter(new Interpreter());
   interpreter->model_ = std::move(model);
-  KILN_RETURN_IF_ERROR(interpreter->Initialize(options));
+  absl::Status status;
+  try {
+    status = interpreter->Initialize(options);
+  } catch (const std::bad_alloc& e) {
+    status = interpreter->AllocationFailure("creation", e);
+  } catch (const std::length_error& e) {
+    status = interpreter->AllocationFailure("creation", e);
+  }
+  KILN_RETURN_IF_ERROR(status);
   return interpreter;
 }
 
