@@ -9,9 +9,6 @@
 // What it claims is SupportedOps (ops.cc), checked node by node by
 // Supports; `kiln inspect --delegate xnnpack` shows why a node is declined.
 // Exports only KilnPluginEntry.
-#include <pthreadpool.h>
-#include <xnnpack.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -24,6 +21,7 @@
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
 #include "ops.h"
+#include "xnn_api.h"
 
 namespace kiln::xnnpack {
 namespace {
@@ -221,6 +219,11 @@ KilnStatus CreateDelegate(sdk::DelegateContext& context,
       return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "option num_threads='",
                           value, "' is not a thread count from 1 to 1024");
     }
+  }
+  std::string error;
+  if (!LoadXnnApi(&error)) {
+    return context.Fail(KILN_STATUS_UNAVAILABLE, "the xnnpack delegate ",
+                        error);
   }
   const xnn_status s = xnn_initialize(nullptr);
   if (s != xnn_status_success) {

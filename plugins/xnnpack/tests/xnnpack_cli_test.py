@@ -16,6 +16,9 @@
    at creation and the delegate claims the convolutions that read them.
 5. Plugin missing: a plugin directory whose libkiln_xnnpack.so cannot load
    makes `kiln run` warn why and still run on the CPU plugin.
+6. libXNNPACK missing (KILN_XNNPACK_LIBRARY names a file that is not
+   there): the delegate is unavailable, `kiln run` says why and what to
+   install, and runs on the CPU plugin.
 
 Exits 77 (CTest SKIP_RETURN_CODE: Skipped) when the model corpus is absent.
 The LiteRT comparison of every corpus model is differential.litert.xnnpack.
@@ -158,6 +161,17 @@ def main():
         check("default delegate 'xnnpack' is unavailable" in p.stderr and
               "libkiln_xnnpack.so" in p.stderr,
               "the host says why the default delegate is unavailable")
+        # 6. Plugin loaded, libXNNPACK missing (what a machine without
+        # libxnnpack0 sees): the delegate is UNAVAILABLE, the host says why.
+        missing_env = dict(os.environ, KILN_PLUGIN_PATH="",
+                           KILN_XNNPACK_LIBRARY=os.path.join(
+                               tmp, "libXNNPACK.so.0"))
+        outs_m, p = run_outputs(args, mobilenet8, os.path.join(tmp, "m"),
+                                plugins, missing_env)
+        check(outs_m is not None, "kiln run without libXNNPACK succeeds")
+        check("cannot load" in p.stderr and "libxnnpack0" in p.stderr and
+              "Running on kernel plugins instead" in p.stderr,
+              "without libXNNPACK the host says why and what to install")
     print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
     return 1 if failures else 0
 
