@@ -4,8 +4,6 @@
 #ifndef KILN_PLUGINS_XNNPACK_SRC_OPS_H_
 #define KILN_PLUGINS_XNNPACK_SRC_OPS_H_
 
-#include <xnnpack.h>
-
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -14,6 +12,7 @@
 
 #include "kiln/sdk/checks.h"
 #include "kiln/sdk/delegate.h"
+#include "xnn_api.h"
 
 namespace kiln::xnnpack {
 

@@ -1,14 +1,14 @@
 // Kiln's XNNPACK delegate plugin (delegate name "xnnpack"): runs each
 // claimed partition as one XNNPACK subgraph (libXNNPACK's subgraph API),
 // with weights packed once per prepare and threads from a pthreadpool of
-// DelegateSettings.options["num_threads"] threads (default 1).
+// DelegateSettings.options["num_threads"] threads (default 1). Float32 nodes
+// are claimed only with options["float32"] = "true": on the machines
+// measured (docs/benchmarks.md) Debian's libXNNPACK runs float32 slower
+// than Kiln's CPU kernels and 8-bit quantized nodes much faster.
 //
 // What it claims is SupportedOps (ops.cc), checked node by node by
 // Supports; `kiln inspect --delegate xnnpack` shows why a node is declined.
 // Exports only KilnPluginEntry.
-#include <pthreadpool.h>
-#include <xnnpack.h>
-
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -21,6 +21,7 @@
 #include "kiln/sdk/delegate.h"
 #include "kiln/sdk/plugin.h"
 #include "ops.h"
+#include "xnn_api.h"
 
 namespace kiln::xnnpack {
 namespace {
@@ -165,11 +166,22 @@ class XnnpackPartition : public sdk::PartitionKernel {
 
 class XnnpackDelegate : public sdk::Delegate {
  public:
-  XnnpackDelegate(int32_t min_partition_size, pthreadpool_t pool)
-      : min_partition_size_(min_partition_size), pool_(pool) {}
+  XnnpackDelegate(int32_t min_partition_size, pthreadpool_t pool, bool float32)
+      : min_partition_size_(min_partition_size),
+        pool_(pool),
+        float32_(float32) {}
 
   NodeSupport Supports(const GraphNode& node) override {
-    return xnnpack::Supports(node);
+    NodeSupport support = xnnpack::Supports(node);
+    if (support.supported() && !float32_ &&
+        node.output(0).type() == KILN_TYPE_FLOAT32) {
+      return NodeSupport::Unsupported(
+          sdk::OpName(node),
+          " on float32 runs on Kiln's CPU kernels, which are faster than "
+          "this libXNNPACK's float32 kernels (docs/benchmarks.md); set the "
+          "xnnpack option float32=true to claim float32 nodes");
+    }
+    return support;
   }
   int32_t min_partition_size() const override { return min_partition_size_; }
   std::unique_ptr<sdk::PartitionKernel> CreatePartitionKernel() override {
@@ -179,17 +191,27 @@ class XnnpackDelegate : public sdk::Delegate {
  private:
   const int32_t min_partition_size_;
   std::unique_ptr<pthreadpool, PoolDeleter> pool_;
+  const bool float32_;
 };
 
 KilnStatus CreateDelegate(sdk::DelegateContext& context,
                           const sdk::DelegateSettings& settings,
                           std::unique_ptr<sdk::Delegate>* delegate) {
   int64_t threads = 1;
+  bool float32 = false;
   for (const auto& [key, value] : settings.options) {
+    if (key == "float32") {
+      if (value != "true" && value != "false" && value != "1" && value != "0") {
+        return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "option float32='",
+                            value, "' is not true/false (1/0)");
+      }
+      float32 = value == "true" || value == "1";
+      continue;
+    }
     if (key != "num_threads") {
       return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown option '", key,
-                          "': the xnnpack delegate's only option is "
-                          "num_threads");
+                          "': the xnnpack delegate's options are num_threads "
+                          "and float32");
     }
     char* end = nullptr;
     threads = std::strtoll(value.c_str(), &end, 10);
@@ -197,6 +219,11 @@ KilnStatus CreateDelegate(sdk::DelegateContext& context,
       return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "option num_threads='",
                           value, "' is not a thread count from 1 to 1024");
     }
+  }
+  std::string error;
+  if (!LoadXnnApi(&error)) {
+    return context.Fail(KILN_STATUS_UNAVAILABLE, "the xnnpack delegate ",
+                        error);
   }
   const xnn_status s = xnn_initialize(nullptr);
   if (s != xnn_status_success) {
@@ -213,7 +240,8 @@ KilnStatus CreateDelegate(sdk::DelegateContext& context,
     }
   }
   *delegate = std::make_unique<XnnpackDelegate>(
-      settings.min_partition_size > 0 ? settings.min_partition_size : 1, pool);
+      settings.min_partition_size > 0 ? settings.min_partition_size : 1, pool,
+      float32);
   return KILN_STATUS_OK;
 }
 

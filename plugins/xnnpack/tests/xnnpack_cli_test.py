@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """The xnnpack delegate as the default CPU delegate, through the kiln CLI.
 
-1. Default on: `kiln run` without --delegate claims nodes with the xnnpack
-   delegate (its info log says so); `--delegate none` runs without it.
+1. Default on: `kiln run` without --delegate applies the xnnpack delegate
+   (its info log says so), which claims the int8 nodes of int8 MobileNetV2
+   and leaves float32 nodes to the CPU plugin unless float32=true;
+   `--delegate none` runs without it.
 2. Declines with reasons: `kiln inspect --delegate xnnpack --json` on the
    transformer block claims its FULLY_CONNECTED nodes and declines ops the
    libXNNPACK subgraph API lacks (BATCH_MATMUL, GELU, ...) with a reason
    naming the op.
-3. Threads: `--threads 1` and `--threads 2` give the same outputs (XNNPACK
-   splits work across threads, never one sum).
+3. Threads: `--threads 1` and `--threads 2` give the same outputs on int8
+   and float32 MobileNetV2 (XNNPACK splits work across threads, never one
+   sum).
 4. Constant folding: on the float16-weight model every DEQUANTIZE is folded
    at creation and the delegate claims the convolutions that read them.
 5. Plugin missing: a plugin directory whose libkiln_xnnpack.so cannot load
    makes `kiln run` warn why and still run on the CPU plugin.
+6. libXNNPACK missing (KILN_XNNPACK_LIBRARY names a file that is not
+   there): the delegate is unavailable, `kiln run` says why and what to
+   install, and runs on the CPU plugin.
 
 Exits 77 (CTest SKIP_RETURN_CODE: Skipped) when the model corpus is absent.
 The LiteRT comparison of every corpus model is differential.litert.xnnpack.
@@ -61,9 +67,10 @@ def main():
     args = ap.parse_args()
     conv = os.path.join(args.models, "converter")
     mobilenet = os.path.join(conv, "mobilenet_v2_float32.tflite")
+    mobilenet8 = os.path.join(conv, "mobilenet_v2_int8.tflite")
     fp16 = os.path.join(conv, "mobilenet_v2_fp16.tflite")
     transformer = os.path.join(conv, "transformer_block_float32.tflite")
-    for m in (mobilenet, fp16, transformer):
+    for m in (mobilenet, mobilenet8, fp16, transformer):
         if not os.path.exists(m):
             print(f"SKIPPED: {m} is absent (shared model corpus not installed)")
             return 77
@@ -71,25 +78,31 @@ def main():
     plugins = ["--no-default-plugins", "--plugin-dir", args.plugin_dir]
     with tempfile.TemporaryDirectory() as tmp:
         # 1. Default on, and --delegate none.
-        outs, p = run_outputs(args, mobilenet, os.path.join(tmp, "d"),
+        outs, p = run_outputs(args, mobilenet8, os.path.join(tmp, "d"),
                               plugins, env)
         check(outs is not None, "kiln run with the default delegate succeeds")
-        check("delegate 'xnnpack' claims" in p.stderr,
-              "the default delegate is xnnpack")
-        outs_none, p = run_outputs(args, mobilenet, os.path.join(tmp, "n"),
+        check("delegate 'xnnpack' claims 63 of 65 nodes" in p.stderr,
+              "the default delegate xnnpack claims int8 MobileNetV2's "
+              "convolutions, adds and mean")
+        outs_none, p = run_outputs(args, mobilenet8, os.path.join(tmp, "n"),
                                    plugins + ["--delegate", "none"], env)
         check(outs_none is not None and
               "delegate 'xnnpack' claims" not in p.stderr,
               "--delegate none runs without the xnnpack delegate")
-        if outs is not None and outs_none is not None:
-            err = max(float(np.max(np.abs(a - b)))
-                      for a, b in zip(outs, outs_none))
-            check(err < 1e-4, f"xnnpack and the CPU plugin agree (max abs "
-                  f"difference {err:.3g})")
+        p = kiln(args, ["inspect", mobilenet, "--json", "--delegate",
+                        "xnnpack"] + plugins)
+        if p.returncode == 0:
+            nodes = json.loads(p.stdout)["subgraphs"][0]["nodes"]
+            check(not any(n["delegate"]["claimed"] for n in nodes) and
+                  all("float32=true" in n["delegate"]["reason"]
+                      for n in nodes if n["op"] == "CONV_2D"),
+                  "float32 nodes are left to the CPU plugin, saying why")
+        else:
+            check(False, "kiln inspect on the float32 model: " + p.stderr)
 
         # 2. Declines with reasons.
         p = kiln(args, ["inspect", transformer, "--json", "--delegate",
-                        "xnnpack"] + plugins)
+                        "xnnpack:float32=true"] + plugins)
         check(p.returncode == 0, "kiln inspect --delegate xnnpack succeeds")
         if p.returncode == 0:
             nodes = json.loads(p.stdout)["subgraphs"][0]["nodes"]
@@ -107,17 +120,20 @@ def main():
                       f"{op} is declined with a reason naming it")
 
         # 3. Threads.
-        one, _ = run_outputs(args, mobilenet, os.path.join(tmp, "t1"),
-                             plugins + ["--threads", "1"])
-        two, _ = run_outputs(args, mobilenet, os.path.join(tmp, "t2"),
-                             plugins + ["--threads", "2"])
-        check(one is not None and two is not None and
-              all(np.array_equal(a, b) for a, b in zip(one, two)),
-              "--threads 1 and --threads 2 give the same outputs")
+        for model, extra in ((mobilenet8, []),
+                             (mobilenet, ["--delegate", "xnnpack:float32=true"])):
+            one, _ = run_outputs(args, model, os.path.join(tmp, "t1"),
+                                 plugins + extra + ["--threads", "1"])
+            two, _ = run_outputs(args, model, os.path.join(tmp, "t2"),
+                                 plugins + extra + ["--threads", "2"])
+            check(one is not None and two is not None and
+                  all(np.array_equal(a, b) for a, b in zip(one, two)),
+                  f"{os.path.basename(model)}: --threads 1 and --threads 2 "
+                  "give the same outputs")
 
         # 4. Constant folding of the float16 weights.
-        p = kiln(args, ["inspect", fp16, "--json", "--delegate", "xnnpack"] +
-                 plugins)
+        p = kiln(args, ["inspect", fp16, "--json", "--delegate",
+                        "xnnpack:float32=true"] + plugins)
         if p.returncode == 0:
             nodes = json.loads(p.stdout)["subgraphs"][0]["nodes"]
             deq = [n for n in nodes if n["op"] == "DEQUANTIZE"]
@@ -138,13 +154,24 @@ def main():
         with open(os.path.join(broken, "libkiln_xnnpack.so"), "wb") as f:
             f.write(b"not an ELF file: stands for a plugin whose libXNNPACK "
                     b"is missing")
-        outs_b, p = run_outputs(args, mobilenet, os.path.join(tmp, "b"),
+        outs_b, p = run_outputs(args, mobilenet8, os.path.join(tmp, "b"),
                                 ["--no-default-plugins", "--plugin-dir",
                                  broken])
         check(outs_b is not None, "kiln run succeeds on the CPU plugin")
         check("default delegate 'xnnpack' is unavailable" in p.stderr and
               "libkiln_xnnpack.so" in p.stderr,
               "the host says why the default delegate is unavailable")
+        # 6. Plugin loaded, libXNNPACK missing (what a machine without
+        # libxnnpack0 sees): the delegate is UNAVAILABLE, the host says why.
+        missing_env = dict(os.environ, KILN_PLUGIN_PATH="",
+                           KILN_XNNPACK_LIBRARY=os.path.join(
+                               tmp, "libXNNPACK.so.0"))
+        outs_m, p = run_outputs(args, mobilenet8, os.path.join(tmp, "m"),
+                                plugins, missing_env)
+        check(outs_m is not None, "kiln run without libXNNPACK succeeds")
+        check("cannot load" in p.stderr and "libxnnpack0" in p.stderr and
+              "Running on kernel plugins instead" in p.stderr,
+              "without libXNNPACK the host says why and what to install")
     print(f"{'0 failed' if not failures else str(len(failures)) + ' failed'}")
     return 1 if failures else 0
 

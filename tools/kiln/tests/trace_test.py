@@ -179,7 +179,7 @@ def main():
             if args.opencl:
                 cases.append((corpus, "opencl:device=cpu"))
             elif args.xnnpack:
-                cases.append((corpus, "xnnpack"))
+                cases.append((corpus, "xnnpack:float32=true"))
         else:
             print("note: %s absent; tracing the example model only" % corpus)
         for model, delegate in cases:
