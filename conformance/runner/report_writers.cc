@@ -85,8 +85,23 @@ std::string ReportToJson(const Report& r) {
                                  {"min_version", k.min_version},
                                  {"max_version", k.max_version}});
   }
+  if (!r.delegate.name.empty()) {
+    nlohmann::ordered_json d;
+    d["name"] = r.delegate.name;
+    d["ops_declared"] = r.delegate.ops_declared;
+    d["ops"] = nlohmann::ordered_json::array();
+    for (const KernelInfo& k : r.delegate.ops) {
+      d["ops"].push_back({{"builtin_code", k.builtin_code},
+                          {"custom_name", k.custom_name},
+                          {"min_version", k.min_version},
+                          {"max_version", k.max_version},
+                          {"types", k.types}});
+    }
+    plugin["delegate"] = d;
+  }
   j["plugin"] = plugin;
   j["reference"] = r.reference_path;
+  j["reference_outputs"] = r.reference_dir;
   j["abi_levels_tested"] = nlohmann::ordered_json::array();
   for (uint32_t level : r.abi_levels) {
     j["abi_levels_tested"].push_back(AbiLevelName(level));
@@ -176,10 +191,13 @@ std::string ReportToHtml(const Report& r) {
     << (r.plugin_min_host_abi_version
             ? VersionString(r.plugin_min_host_abi_version)
             : "?")
-    << ")</td></tr><tr><th>reference</th><td>" << Escape(r.reference_path)
-    << "</td></tr><tr><th>Kiln</th><td>runtime " << KILN_RUNTIME_VERSION_STRING
-    << ", extension API " << KILN_EXT_API_VERSION_STRING
-    << "</td></tr></table>\n";
+    << ")</td></tr><tr><th>reference outputs</th><td>"
+    << Escape(r.reference_dir)
+    << " (LiteRT reference kernels)</td></tr><tr><th>kernels for nodes a "
+       "delegate leaves</th><td>"
+    << Escape(r.reference_path) << "</td></tr><tr><th>Kiln</th><td>runtime "
+    << KILN_RUNTIME_VERSION_STRING << ", extension API "
+    << KILN_EXT_API_VERSION_STRING << "</td></tr></table>\n";
 
   // The ABI-level matrix: rows are negotiation and kernel versions, columns
   // the host levels.
@@ -215,6 +233,21 @@ std::string ReportToHtml(const Report& r) {
     h << "</tr>\n";
   }
   h << "</table>\n";
+
+  // The delegate: one row per declared op version and graph, with why.
+  if (!r.delegate.name.empty()) {
+    h << "<h2>Delegate '" << Escape(r.delegate.name)
+      << "': declared ops and graphs</h2>\n<table><tr><th>check</th>"
+         "<th>verdict</th><th>why</th></tr>\n";
+    for (const CheckResult& c : r.checks) {
+      if (c.category != "delegate") continue;
+      h << "<tr><th>" << Escape(c.name)
+        << "</th><td style=\"background:" << Colour(c.verdict) << "\">"
+        << VerdictName(c.verdict) << "</td><td>" << Escape(c.message)
+        << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
 
   h << "<h2>All checks</h2>\n<table><tr><th>#</th><th>check</th>"
        "<th>verdict</th><th>time</th><th>message</th></tr>\n";
