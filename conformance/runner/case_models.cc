@@ -55,8 +55,12 @@ absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
                                          int32_t version, uint64_t seed,
                                          int32_t interrupt_op,
                                          bool same_shape) {
-  absl::StatusOr<GeneratedCase> c = GenerateCase(op, seed);
+  absl::StatusOr<GeneratedCase> c = GenerateCase(op, seed, version);
   if (!c.ok()) return c.status();
+  if (same_shape &&
+      c->tensors[static_cast<size_t>(c->inputs[0])].type != KILN_TYPE_FLOAT32) {
+    return absl::NotFoundError("same-shape variants are float only");
+  }
   if (same_shape) {
     if (!HasSameShapeVariant(op) || c->inputs.size() != 2) {
       return absl::NotFoundError(
@@ -169,6 +173,7 @@ absl::StatusOr<std::vector<uint8_t>> BuildGraphModel(const GeneratedGraph& g) {
     TensorSpec spec;
     spec.name = absl::StrCat("t", i);
     spec.type = t.type;
+    spec.quantization = t.quantization;
     if (t.constant) {
       spec.shape = t.shape;
       index.push_back(
@@ -270,10 +275,11 @@ absl::StatusOr<int> WriteCaseModels(const std::string& dir, uint64_t seed) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   int written = 0;
+  int32_t version = 1;
   const auto write = [&](const std::string& kind, int32_t op, int32_t u,
                          bool same_shape) -> absl::Status {
     absl::StatusOr<GeneratedGraph> g =
-        MakeGraph(kind, op, 1, seed, u, same_shape);
+        MakeGraph(kind, op, version, seed, u, same_shape);
     if (!g.ok()) return absl::OkStatus();  // no such graph
     absl::Status s = WriteGraph(dir, *g);
     if (s.code() == absl::StatusCode::kUnimplemented) return absl::OkStatus();
@@ -282,6 +288,15 @@ absl::StatusOr<int> WriteCaseModels(const std::string& dir, uint64_t seed) {
   };
   for (int32_t op = 0; op <= KILN_OP_STABLEHLO_CASE; ++op) {
     if (op == KILN_OP_CUSTOM) continue;
+    // Version-true inputs beyond version 1: single-op models only.
+    for (int32_t v : InputVersions(op)) {
+      if (v == 1) continue;
+      version = v;
+      if (absl::Status s = write(kGraphSingle, op, 0, false); !s.ok()) {
+        return s;
+      }
+    }
+    version = 1;
     for (bool same_shape : {false, true}) {
       if (same_shape && !HasSameShapeVariant(op)) continue;
       for (const char* kind : {kGraphSingle, kGraphChain, kGraphBranch}) {

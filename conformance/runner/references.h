@@ -26,6 +26,9 @@ struct ReferenceOutput {
   KilnTensorType type = KILN_TYPE_FLOAT32;
   std::vector<int32_t> shape;
   std::vector<double> values;
+  // A quantized integer output: may differ from the reference by one
+  // quantization step (rounding of the rescale), not more.
+  bool quantized = false;
 };
 
 struct Reference {
@@ -46,8 +49,9 @@ absl::StatusOr<Reference> LoadReference(const std::string& dir,
 
 // Compares an output (element type, shape, `bytes` at `data`) with the
 // reference output: same type and shape; FLOAT32/FLOAT16-free floats within
-// |got - want| <= abs + rel * |want| (NaN matches NaN); integer and bool
-// types exactly. "" when equal, else what differs.
+// |got - want| <= abs + rel * |want| (NaN matches NaN); quantized integer
+// outputs within one step; other integer and bool types exactly. "" when
+// equal, else what differs.
 std::string CompareWithReference(KilnTensorType type,
                                  const std::vector<int32_t>& shape,
                                  const void* data, size_t bytes,

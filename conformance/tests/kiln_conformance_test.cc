@@ -133,6 +133,18 @@ TEST(KilnConformanceBadPluginTest, LyingDescriptorIsCaughtPerVersion) {
   ExpectCheck(run, "version_ranges", "pass", "ADD v10");
 }
 
+TEST(KilnConformanceBadPluginTest, FloatOnlyKernelClaimingNewerVersionsFails) {
+  // ABS v2..v5 get int8 / int16 (quantized), int16 and int32 inputs, what
+  // those versions introduced; a float-only kernel fails them.
+  const ConformanceRun run =
+      RunConformance(BadPlugin("float_only_abs"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ABS/v1@1.2", "pass", "matches LiteRT");
+  ExpectCheck(run, "execute:ABS/v2@1.2", "fail", "");
+  ExpectCheck(run, "execute:ABS/v3@1.2", "fail", "");
+  ExpectCheck(run, "execute:ABS/v5@1.2", "fail", "");
+}
+
 TEST(KilnConformanceBadPluginTest, LeakIsReported) {
   const ConformanceRun run = RunConformance(BadPlugin("leaks"), kQuick);
   EXPECT_EQ(run.exit_code, 1) << run.output;
