@@ -106,6 +106,15 @@ std::string ReportToJson(const Report& r) {
   for (uint32_t level : r.abi_levels) {
     j["abi_levels_tested"].push_back(AbiLevelName(level));
   }
+  // Which columns ran on a real host: the newest is this host; the older
+  // ones are this host capped (conformance/releases runs released hosts).
+  j["host_levels"] = nlohmann::ordered_json::array();
+  for (uint32_t level : r.abi_levels) {
+    j["host_levels"].push_back(
+        {{"level", AbiLevelName(level)},
+         {"host",
+          level == r.abi_levels.back() ? "this host" : "this host, capped"}});
+  }
   j["summary"] = {{"total", r.checks.size()},
                   {"pass", r.Count(Verdict::kPass)},
                   {"fail", r.Count(Verdict::kFail)},
@@ -201,9 +210,22 @@ std::string ReportToHtml(const Report& r) {
 
   // The ABI-level matrix: rows are negotiation and kernel versions, columns
   // the host levels.
-  h << "<h2>Extension API level matrix</h2>\n<table><tr><th>check</th>";
+  // Older levels are today's host capped to that level (a simulation);
+  // conformance/releases runs real released hosts.
+  h << "<h2>Extension API level matrix</h2>\n<p>Columns: the host levels. "
+       "The newest is this host; older ones are this host capped to that "
+       "level (same code, the older host table and negotiation), not a "
+       "released host &mdash; real released hosts run in Kiln's CI "
+       "(conformance/releases).</p>\n<table><tr><th>check</th>";
   for (uint32_t level : r.abi_levels) {
     h << "<th>host " << AbiLevelName(level) << "</th>";
+  }
+  h << "</tr>\n<tr><th>host kind</th>";
+  for (uint32_t level : r.abi_levels) {
+    h << "<td>"
+      << (level == r.abi_levels.back() ? "this host (real)"
+                                       : "this host, capped (simulated)")
+      << "</td>";
   }
   h << "</tr>\n";
   std::map<std::string, std::map<uint32_t, const CheckResult*>> rows;

@@ -217,6 +217,14 @@ TEST(KilnConformanceInTreeTest, SdkExampleDelegatePasses) {
               "2 of 3 node(s) delegated in 2 partition(s)");
   ExpectCheck(run, "delegate:ADD/v2:outside_declaration", "pass",
               "left ADD v2");
+  // The reports name the delegate, its declaration and per-op verdicts.
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["plugin"]["delegate"]["name"], "acme");
+  EXPECT_EQ(run.report["plugin"]["delegate"]["ops"].size(), 2u);
+  EXPECT_EQ(run.report["host_levels"].back()["host"], "this host");
+  EXPECT_THAT(run.html, HasSubstr("Delegate 'acme': declared ops and graphs"));
+  EXPECT_THAT(run.html, HasSubstr("this host, capped (simulated)"));
+  EXPECT_THAT(run.junit, HasSubstr("name=\"delegate:MUL/v1\""));
 }
 
 TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {
