@@ -10,8 +10,9 @@
 2. Each model runs through LiteRT's *reference* kernels
    (ai_edge_litert, OpResolverType.BUILTIN_REF), one child process per model
    because LiteRT may abort on a model it rejects.
-3. The outputs are written to OUT/<key>.json with the model's hash (the
-   runner uses a reference only for the exact model it was computed for), the
+3. The outputs are written to OUT/<key>.json with the hash of the case's
+   content (computed by kiln: the runner uses a reference only for exactly
+   the content it was computed for), the
    LiteRT version and a tolerance per op and type.
 
 The files are checked in, so vendors running the suite need no Python. A

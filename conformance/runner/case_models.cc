@@ -256,7 +256,7 @@ absl::Status WriteGraph(const std::string& dir, const GeneratedGraph& g) {
         {{"type", TypeName(t.type)}, {"shape", t.shape}, {"values", *values}});
   }
   const nlohmann::json meta = {{"key", g.key},
-                               {"model_hash", ModelHash(*bytes)},
+                               {"model_hash", GraphHash(g)},
                                {"family", g.family},
                                {"inputs", inputs}};
   const std::string text = meta.dump();
@@ -315,12 +315,64 @@ absl::StatusOr<int> WriteCaseModels(const std::string& dir, uint64_t seed) {
   return written;
 }
 
-std::string ModelHash(const std::vector<uint8_t>& bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint8_t b : bytes) {
-    h ^= b;
-    h *= 0x100000001b3ull;
+absl::StatusOr<Reference> FindGraphReference(const std::string& dir,
+                                             const GeneratedGraph& g) {
+  if (dir.empty()) return absl::NotFoundError("no reference directory");
+  absl::StatusOr<Reference> r = LoadReference(dir, g.key);
+  if (!r.ok()) return r.status();
+  if (r->model_hash != GraphHash(g)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the reference ", r->path, " was computed for other content (hash ",
+        r->model_hash, ", this case ", GraphHash(g),
+        "): stale; regenerate with "
+        "conformance/references/generate_references.py"));
   }
+  return r;
+}
+
+std::string GraphHash(const GeneratedGraph& g) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto bytes = [&h](const void* data, size_t size) {
+    const auto* p = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < size; ++i) {
+      h ^= p[i];
+      h *= 0x100000001b3ull;
+    }
+  };
+  const auto i64 = [&](int64_t v) { bytes(&v, sizeof(v)); };
+  const auto ints = [&](const std::vector<int32_t>& v) {
+    i64(static_cast<int64_t>(v.size()));
+    for (int32_t x : v) i64(x);
+  };
+  i64(static_cast<int64_t>(g.tensors.size()));
+  for (const GeneratedTensor& t : g.tensors) {
+    i64(t.type);
+    ints(t.shape);
+    i64(t.constant ? 1 : 0);
+    i64(static_cast<int64_t>(t.bytes.size()));
+    bytes(t.bytes.data(), t.bytes.size());
+    i64(static_cast<int64_t>(t.quantization.scales.size()));
+    for (float s : t.quantization.scales) bytes(&s, sizeof(s));
+    for (int64_t z : t.quantization.zero_points) i64(z);
+  }
+  i64(static_cast<int64_t>(g.nodes.size()));
+  for (const GeneratedNode& n : g.nodes) {
+    i64(n.builtin_code);
+    i64(n.version);
+    ints(n.inputs);
+    ints(n.outputs);
+    i64(static_cast<int64_t>(n.options.size()));
+    for (const auto& [key, value] : n.options) {
+      i64(key);
+      i64(static_cast<int64_t>(value.kind));
+      i64(value.i);
+      bytes(&value.f, sizeof(value.f));
+      ints(value.array);
+      bytes(value.s.data(), value.s.size());
+    }
+  }
+  ints(g.inputs);
+  ints(g.outputs);
   char out[17];
   std::snprintf(out, sizeof(out), "%016llx",
                 static_cast<unsigned long long>(h));

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "op_generators.h"
+#include "references.h"
 
 namespace kiln::conformance {
 
@@ -76,9 +77,17 @@ absl::StatusOr<std::vector<uint8_t>> BuildGraphModel(const GeneratedGraph& g);
 // conformance/references/generate_references.py. Returns how many.
 absl::StatusOr<int> WriteCaseModels(const std::string& dir, uint64_t seed);
 
-// 64-bit FNV-1a of `bytes`, as 16 hex digits: identifies the model a
-// reference was computed for (generate_references.py computes the same).
-std::string ModelHash(const std::vector<uint8_t>& bytes);
+// 64-bit FNV-1a, as 16 hex digits, of the graph's content (tensors with
+// type, shape, data, quantization; nodes with op, version, operands and
+// options; inputs and outputs): identifies the computation a reference was
+// computed for, independently of how ModelBuilder lays out the file.
+std::string GraphHash(const GeneratedGraph& g);
+
+// The independent reference of `g` in `dir` (references.h): NotFound when
+// there is none, FailedPrecondition when it was computed for other content
+// (stale), each with the message to show.
+absl::StatusOr<Reference> FindGraphReference(const std::string& dir,
+                                             const GeneratedGraph& g);
 
 }  // namespace kiln::conformance
 

@@ -269,23 +269,12 @@ Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
   std::optional<Reference> reference;
   absl::StatusOr<GeneratedGraph> g =
       MakeGraph(kGraphSingle, s.op, InputVersion(s.op, s.version), s.seed);
-  absl::StatusOr<std::vector<uint8_t>> bytes =
-      g.ok() ? BuildGraphModel(*g)
-             : absl::StatusOr<std::vector<uint8_t>>(g.status());
-  if (!bytes.ok()) {
-    missing = std::string(bytes.status().message());
-  } else if (s.references.empty()) {
-    missing = "no reference directory";
-  } else if (absl::StatusOr<Reference> r = LoadReference(s.references, g->key);
-             !r.ok()) {
-    missing = std::string(r.status().message());
-  } else if (r->model_hash != ModelHash(*bytes)) {
-    missing = absl::StrCat("the reference ", r->path,
-                           " is stale (computed for another model); "
-                           "regenerate it with "
-                           "conformance/references/generate_references.py");
-  } else {
+  absl::StatusOr<Reference> r = g.ok() ? FindGraphReference(s.references, *g)
+                                       : absl::StatusOr<Reference>(g.status());
+  if (r.ok()) {
     reference = *std::move(r);
+  } else {
+    missing = std::string(r.status().message());
   }
   bool narrow_ints = false;
   for (const GeneratedTensor& t : run.c.tensors) {
