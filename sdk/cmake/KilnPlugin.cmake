@@ -30,8 +30,12 @@ function(kiln_add_plugin name)
     LINK_DEPENDS "${_map}")
   target_link_options(${name} PRIVATE
     "LINKER:--version-script=${_map}"
-    "LINKER:--no-undefined"
     "LINKER:--exclude-libs,ALL")
+  # KILN_PLUGIN_ALLOW_UNDEFINED: clang sanitizer and fuzzing builds, whose
+  # runtimes live in the executable that loads the plugin.
+  if(NOT KILN_PLUGIN_ALLOW_UNDEFINED)
+    target_link_options(${name} PRIVATE "LINKER:--no-undefined")
+  endif()
   # Checked once the calling directory is fully processed, so that a later
   # target_link_libraries(NAME ... kiln) is caught too.
   # (EVAL expands ${name} now; DEFER alone would expand it at the end.)

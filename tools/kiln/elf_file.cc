@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -11,59 +12,24 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "plugin/plugin_file_check.h"
 
 namespace kiln::cli {
 namespace {
-
-uint16_t HostMachine() {
-#if defined(__x86_64__)
-  return EM_X86_64;
-#elif defined(__aarch64__)
-  return EM_AARCH64;
-#elif defined(__i386__)
-  return EM_386;
-#elif defined(__arm__)
-  return EM_ARM;
-#elif defined(__riscv)
-  return EM_RISCV;
-#elif defined(__powerpc64__)
-  return EM_PPC64;
-#else
-  return EM_NONE;
-#endif
-}
-
-std::string MachineName(uint16_t machine) {
-  switch (machine) {
-    case EM_X86_64:
-      return "x86-64";
-    case EM_AARCH64:
-      return "AArch64";
-    case EM_386:
-      return "i386";
-    case EM_ARM:
-      return "ARM";
-    case EM_RISCV:
-      return "RISC-V";
-    case EM_PPC64:
-      return "PowerPC64";
-    default:
-      return "machine " + std::to_string(machine);
-  }
-}
 
 // Bounds-checked view of the file's bytes.
 class Bytes {
  public:
   explicit Bytes(std::vector<char> data) : data_(std::move(data)) {}
   size_t size() const { return data_.size(); }
+  bool ReadInto(uint64_t offset, void* out, size_t size) const {
+    if (offset > data_.size() || data_.size() - offset < size) return false;
+    std::memcpy(out, data_.data() + offset, size);
+    return true;
+  }
   template <typename T>
   bool Read(uint64_t offset, T* out) const {
-    if (offset > data_.size() || data_.size() - offset < sizeof(T)) {
-      return false;
-    }
-    std::memcpy(out, data_.data() + offset, sizeof(T));
-    return true;
+    return ReadInto(offset, out, sizeof(T));
   }
   // NUL-terminated string at table_offset + index inside [table_offset,
   // table_offset + table_size); false when out of bounds or unterminated.
@@ -130,23 +96,8 @@ class ElfParser {
       return absl::InvalidArgumentError(
           "the file is shorter than an ELF header");
     }
-    if (ehdr.e_type != ET_DYN) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("it is an ELF ",
-                       ehdr.e_type == ET_EXEC  ? "executable"
-                       : ehdr.e_type == ET_REL ? "object file (.o)"
-                                               : "file of another kind",
-                       ", not a shared object; build it with kiln_add_plugin "
-                       "(add_library(... MODULE ...))"));
-    }
-    if (ehdr.e_machine != HostMachine()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("it is built for ", MachineName(ehdr.e_machine),
-                       ", but this host is ", MachineName(HostMachine()),
-                       "; rebuild it for this machine"));
-    }
     elf->description = absl::StrCat("ELF ", Types::kName, " shared object for ",
-                                    MachineName(ehdr.e_machine));
+                                    ElfMachineName(ehdr.e_machine));
     if (ehdr.e_shoff == 0 || ehdr.e_shnum == 0 ||
         ehdr.e_shentsize != sizeof(Shdr)) {
       return absl::InvalidArgumentError(
@@ -290,6 +241,12 @@ class ElfParser {
 }  // namespace
 
 absl::StatusOr<ElfFile> ReadElfFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) &&
+      !std::filesystem::is_regular_file(path, ec)) {
+    return absl::InvalidArgumentError(
+        "it is not a regular file; give the path of a shared library");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     return absl::NotFoundError(
@@ -314,11 +271,19 @@ absl::StatusOr<ElfFile> ReadElfFile(const std::string& path) {
         "its byte order differs from this host's; rebuild it for this "
         "machine");
   }
-  if (ident[EI_CLASS] == ELFCLASS64)
-    return ElfParser<Elf64Types>(bytes).Parse();
-  if (ident[EI_CLASS] == ELFCLASS32)
-    return ElfParser<Elf32Types>(bytes).Parse();
-  return absl::InvalidArgumentError("its ELF class byte is invalid");
+  if (ident[EI_CLASS] != ELFCLASS64 && ident[EI_CLASS] != ELFCLASS32) {
+    return absl::InvalidArgumentError("its ELF class byte is invalid");
+  }
+  // The checks the host makes before dlopen (a shared object for this
+  // machine, segments inside the file): the dependency check opens the
+  // plugin too.
+  KILN_RETURN_IF_ERROR(CheckElfSharedObject(
+      [&bytes](uint64_t offset, void* out, size_t size) {
+        return bytes.ReadInto(offset, out, size);
+      },
+      bytes.size()));
+  return ident[EI_CLASS] == ELFCLASS64 ? ElfParser<Elf64Types>(bytes).Parse()
+                                       : ElfParser<Elf32Types>(bytes).Parse();
 }
 
 std::vector<const DynamicSymbol*> ExportedSymbols(const ElfFile& elf) {

@@ -57,9 +57,14 @@ struct NodeFacts {
   std::string op;
   int32_t version = 1;
   std::vector<int32_t> inputs, outputs;
-  std::optional<std::string> runs_on;     // "host" or a plugin path
+  std::optional<std::string> runs_on;  // "host" or a plugin path
+  // Every loaded plugin with a kernel for this op version, in priority
+  // order (plugin_loader.h); the first is runs_on.
+  std::vector<std::string> candidates;
   std::string unsupported_reason;         // when nothing runs it
   std::optional<DelegateFacts> delegate;  // only with --delegate
+  // Evaluated once at creation (constant folding; only with --delegate).
+  bool folded = false;
 };
 
 struct SubgraphFacts {
@@ -137,12 +142,17 @@ void ResolveNode(const Node& node,
         continue;
       }
       if (node.version >= k->min_version && node.version <= k->max_version) {
-        facts->runs_on = p->path();
-        return;
+        facts->candidates.push_back(p->path());
+      } else {
+        offers.push_back(absl::StrCat("v", k->min_version, "..v",
+                                      k->max_version, " from ", p->name()));
       }
-      offers.push_back(absl::StrCat("v", k->min_version, "..v", k->max_version,
-                                    " from ", p->name()));
     }
+  }
+  // `plugins` is in priority order: the first candidate runs the node.
+  if (!facts->candidates.empty()) {
+    facts->runs_on = facts->candidates.front();
+    return;
   }
   if (node.builtin_code == KILN_OP_CUSTOM &&
       node.custom_name.rfind("Flex", 0) == 0) {
@@ -255,6 +265,9 @@ SubgraphFacts CollectSubgraph(const Graph& g, int index, CollectContext& ctx) {
     ctx.release.Add(n);
     if (ctx.delegation != nullptr) {
       node.delegate = DelegateFactsFor(n, index, infos, *ctx.delegation);
+      for (const NodeInfo& info : infos) {
+        if (info.index == n.index) node.folded = info.folded;
+      }
     }
     sg.nodes.push_back(std::move(node));
   }
@@ -360,7 +373,9 @@ Json NodeToJson(const NodeFacts& n) {
   j["inputs"] = n.inputs;
   j["outputs"] = n.outputs;
   j["runs_on"] = StringOrNull(n.runs_on);
+  if (n.candidates.size() > 1) j["candidates"] = n.candidates;
   if (!n.runs_on) j["unsupported_reason"] = n.unsupported_reason;
+  if (n.folded) j["folded"] = true;
   if (n.delegate) {
     const DelegateFacts& d = *n.delegate;
     j["delegate"] = d.claimed ? Json{{"claimed", true},
@@ -445,7 +460,16 @@ std::string NodeToText(const NodeFacts& n) {
                    CompactList(n.inputs), " -> ", CompactList(n.outputs), "  ");
   absl::StrAppend(&s, n.runs_on ? "runs on " + *n.runs_on
                                 : "CANNOT RUN: " + n.unsupported_reason);
-  if (n.delegate) {
+  if (n.candidates.size() > 1) {
+    absl::StrAppend(
+        &s, " (", n.candidates.size(),
+        " candidates, won by plugin priority; "
+        "also offered by ",
+        absl::StrJoin(n.candidates.begin() + 1, n.candidates.end(), ", "), ")");
+  }
+  if (n.folded) {
+    absl::StrAppend(&s, "; folded at creation (constant inputs)");
+  } else if (n.delegate) {
     absl::StrAppend(&s, n.delegate->claimed
                             ? "; claimed by " + n.delegate->name
                             : "; not delegated: " + n.delegate->reason);

@@ -24,6 +24,7 @@ struct InspectPluginOptions {
   std::string path;
   bool json = false;
   uint32_t max_abi_version = 0;  // 0: this host's newest
+  bool allow_insecure_plugins = false;
 };
 
 // "1.1" or "1.1.0" as KILN_MAKE_VERSION.
@@ -58,6 +59,8 @@ FlagParser InspectPluginFlags(InspectPluginOptions& o) {
             return ParseExtensionApi(v, &o.max_abi_version);
           },
           "negotiate as a host serving at most this\nextension API version")
+      .Bool("--allow-insecure-plugins", &o.allow_insecure_plugins,
+            "load it even if other users could replace it")
       .Epilog(
           "Exit code: 0 if this host accepts the plugin, 1 if it refuses "
           "it,\n2 on usage error.\n");
@@ -70,7 +73,7 @@ absl::StatusOr<PluginDeclarations> CollectPlugin(
                         PluginLoader::MakeOffer(o.max_abi_version));
   PluginLoadRecord record;
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> loaded =
-      PluginLoader::Load(o.path, offer, &record);
+      PluginLoader::Load(o.path, offer, &record, {}, o.allow_insecure_plugins);
   if (loaded.ok()) {
     record.plugin = *std::move(loaded);
   } else {
@@ -95,14 +98,14 @@ std::string PluginToText(const PluginDeclarations& p) {
 
 int PluginInspectCommand(std::vector<std::string> args) {
   InspectPluginOptions options;
-  return CommandMain(
-      InspectPluginFlags(options), args, [&]() -> absl::StatusOr<int> {
-        KILN_ASSIGN_OR_RETURN(const PluginDeclarations p,
-                              CollectPlugin(options));
-        std::cout << (options.json ? PluginToJson(p).dump(2) + "\n"
-                                   : PluginToText(p));
-        return p.accepted ? kExitSuccess : kExitFailure;
-      });
+  return CommandMain(InspectPluginFlags(options), args,
+                     [&]() -> absl::StatusOr<int> {
+                       KILN_ASSIGN_OR_RETURN(const PluginDeclarations p,
+                                             CollectPlugin(options));
+                       std::cout << (options.json ? JsonText(PluginToJson(p))
+                                                  : PluginToText(p));
+                       return p.accepted ? kExitSuccess : kExitFailure;
+                     });
 }
 
 }  // namespace kiln::cli

@@ -59,6 +59,7 @@ struct ValidateOptions {
   std::string path;
   bool json = false;
   std::vector<std::string> allowed_library_prefixes;  // --allow-lib
+  bool allow_insecure_plugins = false;
 };
 
 struct Check {
@@ -97,6 +98,8 @@ FlagParser ValidateFlags(ValidateOptions& o) {
       .Strings("--allow-lib", "PREFIX", &o.allowed_library_prefixes,
                "also allow symbols from libraries whose file name\n"
                "starts with PREFIX (e.g. libacme_driver.so)")
+      .Bool("--allow-insecure-plugins", &o.allow_insecure_plugins,
+            "load it even if other users could replace it")
       .Epilog(
           "Exit code: 0 if every check passes, 1 if any fails, 2 on usage "
           "error.\n");
@@ -315,6 +318,7 @@ Check CheckDependencies(const std::string& path, const ElfFile& elf,
 // The load check: the host's real loader on the file, unless it links
 // libkiln. Fills *declarations as far as the loader read the descriptor.
 Check CheckLoad(const std::string& path, bool links_libkiln,
+                bool allow_insecure,
                 std::optional<PluginDeclarations>* declarations) {
   Check load{"load", false, ""};
   if (links_libkiln) {
@@ -333,7 +337,7 @@ Check CheckLoad(const std::string& path, bool links_libkiln,
   }
   PluginLoadRecord record;
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> loaded =
-      PluginLoader::Load(path, *offer, &record);
+      PluginLoader::Load(path, *offer, &record, {}, allow_insecure);
   if (loaded.ok()) {
     load.passed = true;
     load.detail =
@@ -367,7 +371,8 @@ ValidationReport CollectValidation(const ValidateOptions& o) {
       r.checks.push_back(NotCheckedBecauseNotElf(name));
     }
   }
-  r.checks.push_back(CheckLoad(o.path, links_libkiln, &r.plugin));
+  r.checks.push_back(
+      CheckLoad(o.path, links_libkiln, o.allow_insecure_plugins, &r.plugin));
   return r;
 }
 
@@ -407,7 +412,7 @@ int ValidateCommand(std::vector<std::string> args) {
   return CommandMain(
       ValidateFlags(options), args, [&]() -> absl::StatusOr<int> {
         const ValidationReport report = CollectValidation(options);
-        std::cout << (options.json ? ValidationToJson(report).dump(2) + "\n"
+        std::cout << (options.json ? JsonText(ValidationToJson(report))
                                    : ValidationToText(report));
         return report.passed() ? kExitSuccess : kExitFailure;
       });

@@ -9,6 +9,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxnnpack-dev libpthreadpool-dev
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   nlohmann-json3-dev
   abigail-tools binutils clang-format
@@ -17,6 +18,9 @@ PACKAGES=(
   # dpkg-architecture. The Python package's native module: Python headers.
   # ccache lets the .deb and wheel builds reuse the main build's objects.
   dpkg-dev python3-dev ccache
+  # Fuzzing (cmake --preset fuzz, fuzz/run_fuzzers.sh): clang with the
+  # libFuzzer and sanitizer runtimes, llvm-symbolizer for readable reports.
+  clang libclang-rt-dev llvm
 )
 
 SUDO=""

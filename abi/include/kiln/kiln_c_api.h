@@ -7,7 +7,8 @@
  *
  * Threading: a KilnModel is immutable after creation and may be shared by
  * any number of interpreters on any threads. A KilnInterpreter (and its
- * signature runners and tensors) must be used by one thread at a time.
+ * signature runners and tensors) must be used by one thread at a time;
+ * only KilnInterpreterCancel may be called from another thread meanwhile.
  * KilnInterpreterOptions may be destroyed once interpreters are created.
  */
 #ifndef KILN_KILN_C_API_H_
@@ -79,11 +80,13 @@ KILN_API_EXPORT KilnInterpreterOptions* KilnInterpreterOptionsCreate(void);
 KILN_API_EXPORT void KilnInterpreterOptionsDestroy(
     KilnInterpreterOptions* options);
 /* Plugins load in this order: explicit paths (in the order added), then
- * every *.so in each added directory (directories in the order added, files
- * sorted by name), then the installed default plugin directory (unless
- * disabled). A plugin whose name is already loaded is skipped with a
- * warning. A plugin that fails to load is reported and skipped; the others
- * still load. */
+ * every *.so in each added directory (directories in the order added), then
+ * the installed default plugin directory (unless disabled). When several
+ * plugins implement a node's op version, the first in this order runs it;
+ * inside one directory Kiln's own plugins come first, then the others by
+ * plugin name and version (never by file name). A plugin whose name is
+ * already loaded is skipped with a warning. A plugin that fails to load is
+ * reported and skipped; the others still load. */
 KILN_API_EXPORT void KilnInterpreterOptionsAddPluginPath(
     KilnInterpreterOptions* options, const char* path);
 KILN_API_EXPORT void KilnInterpreterOptionsAddPluginDirectory(
@@ -338,6 +341,17 @@ KILN_API_EXPORT const char* KilnInterpreterWarning(
 
 /* ==== Added in application C API 1.2 ==== */
 
+/* ---- Plugin file security ----
+ * Before loading a plugin the host refuses a file that other users could
+ * have replaced: a file or directory writable by every user (a directory
+ * with the sticky bit excepted), or one owned by a user other than the
+ * caller (effective uid) or root, as ld.so and the Vulkan loader do.
+ * allow != 0 turns these checks off for interpreters created with these
+ * options; the checks that the file is a complete ELF shared object for
+ * this machine always run. Default 0. */
+KILN_API_EXPORT void KilnInterpreterOptionsSetAllowInsecurePlugins(
+    KilnInterpreterOptions* options, int32_t allow);
+
 /* ---- Profiling ---- */
 /* enabled != 0: interpreters created with these options record profile
  * events from their creation on (delegate create and partition, kernel
@@ -456,6 +470,21 @@ KILN_API_EXPORT KilnError* KilnTensorSyncToHost(const KilnTensor* tensor);
 KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetPlanCacheSize(
     KilnInterpreterOptions* options, int32_t max_plans);
 
+/* ---- Default delegates and threads ----
+ * enabled != 0 (the default): when no delegate is added, an interpreter
+ * applies the default delegate "xnnpack" if a loaded plugin provides it
+ * (as LiteRT applies XNNPACK by default); when its plugin was found but
+ * could not load, the interpreter warns why (KilnInterpreterWarning) and
+ * runs on kernel plugins. enabled = 0: only the added delegates. Adding a
+ * delegate named "none" also turns the default off. */
+KILN_API_EXPORT void KilnInterpreterOptionsSetUseDefaultDelegates(
+    KilnInterpreterOptions* options, int32_t enabled);
+/* Threads the default delegate (and an added "xnnpack" delegate whose
+ * settings name no num_threads) may use; 0 = its default, one thread.
+ * INVALID_ARGUMENT when options is NULL or num_threads is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetNumThreads(
+    KilnInterpreterOptions* options, int32_t num_threads);
+
 typedef struct KilnPlanCacheStats {
   /* In: set by the caller to KILN_PLAN_CACHE_STATS_STRUCT_SIZE. */
   uint32_t struct_size;
@@ -481,6 +510,38 @@ KILN_STATIC_ASSERT(KILN_PLAN_CACHE_STATS_STRUCT_SIZE ==
  * arguments or a struct_size smaller than this struct. */
 KILN_API_EXPORT KilnError* KilnInterpreterGetPlanCacheStats(
     const KilnInterpreter* interpreter, KilnPlanCacheStats* stats);
+
+/* ---- Limits for models from untrusted sources (docs/security.md) ---- */
+/* Bytes of tensor memory an interpreter may plan and allocate: any one
+ * tensor, and the activation arenas of all its subgraphs together. A model
+ * that needs more is refused with RESOURCE_EXHAUSTED, the message naming
+ * the tensor and the limit: at KilnInterpreterCreate (declared shapes),
+ * resize, KilnInterpreterAllocateTensors or, for tensors sized while
+ * running, KilnInterpreterInvoke. 0 restores the default, 4 GiB
+ * (4294967296). INVALID_ARGUMENT when options is NULL. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetMaxArenaBytes(
+    KilnInterpreterOptions* options, uint64_t max_bytes);
+/* Iterations one WHILE node may run in one Invoke; a loop that would run
+ * more fails the Invoke with RESOURCE_EXHAUSTED naming the node. 0 (the
+ * default): no limit. INVALID_ARGUMENT when options is NULL. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetMaxWhileIterations(
+    KilnInterpreterOptions* options, uint64_t max_iterations);
+/* Wall-clock limit of one Invoke, in milliseconds: past it the Invoke stops
+ * before its next node or WHILE iteration and returns DEADLINE_EXCEEDED
+ * naming where it stopped. 0 (the default): no limit. INVALID_ARGUMENT when
+ * options is NULL or timeout_ms is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetInvokeTimeout(
+    KilnInterpreterOptions* options, int64_t timeout_ms);
+/* Stops the Invoke in progress on `interpreter` (KilnInterpreterInvoke or
+ * KilnSignatureRunnerInvoke, any subgraph) before its next node or WHILE
+ * iteration: that Invoke returns CANCELLED. A node already running
+ * finishes first. Has no effect on Invokes that start after it returns (a
+ * call while nothing runs does nothing). The interpreter stays usable: the
+ * next Invoke runs the model from the start.
+ * Thread-safety: the one function that may be called from another thread
+ * while the interpreter runs; not concurrently with KilnInterpreterDestroy.
+ * NULL is ignored. */
+KILN_API_EXPORT void KilnInterpreterCancel(KilnInterpreter* interpreter);
 
 KILN_EXTERN_C_END
 

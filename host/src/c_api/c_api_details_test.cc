@@ -2,7 +2,9 @@
 // Expected values come from the model files as LiteRT reads them
 // (ai_edge_litert Interpreter.get_tensor_details), not from Kiln's code.
 #include <dlfcn.h>
+#include <sys/stat.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -71,7 +73,8 @@ TEST(CApi11Test, DefaultPluginDirectoryIsBesideLibkiln) {
   // The build tree keeps the installed layout: the CPU plugin is there.
   EXPECT_TRUE(std::filesystem::exists(
       std::filesystem::path(KilnDefaultPluginDirectory()) / "libkiln_cpu.so"));
-  EXPECT_THAT(KilnCApiVersionString(), StartsWith("1.1."));
+  // Built from this tree: at least C API 1.1, where these functions appeared.
+  EXPECT_GE(KilnCApiVersion(), KILN_MAKE_VERSION(1, 1, 0));
 }
 
 TEST(CApi11Test, TensorsByIndexQuantizationAndShapeSignature) {
@@ -228,6 +231,35 @@ TEST(CApi11Test, NullArgumentsAreSafe) {
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(KilnErrorCode(e), KILN_STATUS_INVALID_ARGUMENT);
   KilnErrorDestroy(e);
+}
+
+TEST(CApi12Test, InsecurePluginDirectoryRefusedUnlessAllowed) {
+  // A copy of the CPU plugin in a directory every user may write to.
+  char pattern[] = "/tmp/kiln-c-api-insecure-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  std::filesystem::copy_file(
+      std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so",
+      dir + "/libkiln_cpu.so");
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);
+  for (int32_t allow : {0, 1}) {
+    KilnInterpreterOptions* o = KilnInterpreterOptionsCreate();
+    KilnInterpreterOptionsSetUseDefaultPlugins(o, 0);
+    KilnInterpreterOptionsAddPluginDirectory(o, dir.c_str());
+    if (allow) KilnInterpreterOptionsSetAllowInsecurePlugins(o, 1);
+    KilnPluginProbe* probe = nullptr;
+    ASSERT_EQ(KilnPluginProbeCreate(o, &probe), nullptr);
+    ASSERT_EQ(KilnPluginProbeCount(probe), 1);
+    EXPECT_EQ(KilnPluginProbeLoaded(probe, 0), allow);
+    if (!allow) {
+      EXPECT_THAT(KilnPluginProbeRefusalReason(probe, 0),
+                  HasSubstr("is writable by every user (mode 0777)"));
+    }
+    KilnPluginProbeDestroy(probe);
+    KilnInterpreterOptionsDestroy(o);
+  }
+  KilnInterpreterOptionsSetAllowInsecurePlugins(nullptr, 1);  // ignored
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <system_error>
+#include <tuple>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -16,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
+#include "plugin/plugin_file_check.h"
 #include "runtime/graph.h"
 #include "runtime/host_api.h"
 #include "runtime/host_log.h"
@@ -229,11 +231,19 @@ absl::Status ValidateExtensions(const std::string& path,
 }
 
 // dlopen()s the plugin file; the caller owns the handle.
-absl::StatusOr<void*> OpenLibrary(const std::string& path) {
+absl::StatusOr<void*> OpenLibrary(const std::string& path,
+                                  bool allow_insecure) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     return absl::NotFoundError(
         absl::StrCat("plugin '", path, "' not found; check the path"));
+  }
+  // Before dlopen: a truncated ELF kills the process with SIGBUS there.
+  if (absl::Status checked = CheckPluginFile(path, allow_insecure);
+      !checked.ok()) {
+    return absl::Status(
+        checked.code(),
+        absl::StrCat("plugin '", path, "' refused: ", checked.message()));
   }
   dlerror();
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -486,36 +496,46 @@ struct AcceptedInstance {
 
 absl::StatusOr<AcceptedInstance> LoadInstance(
     const std::string& path, const HostOffer& offer, PluginLoadRecord& rec,
-    const std::set<std::string>& taken_names) {
-  KILN_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path));
+    const std::set<std::string>& taken_names, bool allow_insecure) {
+  KILN_ASSIGN_OR_RETURN(void* handle, OpenLibrary(path, allow_insecure));
   LoadInstanceCloser closer(handle);
   KILN_ASSIGN_OR_RETURN(const KilnPluginDescriptor* d,
                         CallEntry(path, handle, offer, &rec.messages));
   if (RunsLifecycle(d, offer, kDescriptorSizeWithShutdown)) {
     closer.SetShutdown(d, d->shutdown);
   }
-  KILN_ASSIGN_OR_RETURN(const Negotiation n,
-                        NegotiateDescriptor(path, d, offer, rec));
-  std::vector<const KilnKernel*> kernels;
-  DelegateDeclaration delegate;
+  KILN_ASSIGN_OR_RETURN(
+      ValidatedDescriptor valid,
+      PluginLoader::ValidateDescriptor(path, d, offer, rec, taken_names));
   KILN_RETURN_IF_ERROR(
-      ValidateContents(path, d, taken_names, &kernels, &delegate));
-  KILN_RETURN_IF_ERROR(
-      CallInitialize(path, d, offer, n.version, &rec.messages));
+      CallInitialize(path, d, offer, valid.negotiated_version, &rec.messages));
   AcceptedInstance accepted;
   accepted.descriptor = d;
-  accepted.negotiated_version = n.version;
-  accepted.kernels = std::move(kernels);
-  accepted.delegate = std::move(delegate);
+  accepted.negotiated_version = valid.negotiated_version;
+  accepted.kernels = std::move(valid.kernels);
+  accepted.delegate = std::move(valid.delegate);
   accepted.closer = std::move(closer);
   return accepted;
 }
 
 }  // namespace
 
+absl::StatusOr<ValidatedDescriptor> PluginLoader::ValidateDescriptor(
+    const std::string& path, const KilnPluginDescriptor* d,
+    const HostOffer& offer, PluginLoadRecord& rec,
+    const std::set<std::string>& taken_names) {
+  KILN_ASSIGN_OR_RETURN(const Negotiation n,
+                        NegotiateDescriptor(path, d, offer, rec));
+  ValidatedDescriptor valid;
+  valid.negotiated_version = n.version;
+  KILN_RETURN_IF_ERROR(
+      ValidateContents(path, d, taken_names, &valid.kernels, &valid.delegate));
+  return valid;
+}
+
 absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
     const std::string& path, const HostOffer& offer, PluginLoadRecord* record,
-    const std::set<std::string>& taken_names) {
+    const std::set<std::string>& taken_names, bool allow_insecure) {
   PluginLoadRecord scratch;
   PluginLoadRecord& rec = record != nullptr ? *record : scratch;
   rec.path = path;
@@ -523,7 +543,7 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
   {
     // Entry, initialize, and a refused instance's shutdown.
     const PluginLogCapture capture(&rec.messages);
-    accepted = LoadInstance(path, offer, rec, taken_names);
+    accepted = LoadInstance(path, offer, rec, taken_names, allow_insecure);
   }
   if (!accepted.ok()) {
     return WithPluginMessages(accepted.status(), rec.messages);
@@ -543,12 +563,62 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> PluginLoader::Load(
   return plugin;
 }
 
-std::vector<std::string> PluginLoader::Candidates(
+namespace {
+
+// Kiln's own plugins: in a directory they come before the other plugins.
+bool IsKilnPluginFile(const std::string& path) {
+  const std::string file = fs::path(path).filename().string();
+  return file == "libkiln_cpu.so" || file == "libkiln_opencl.so" ||
+         file == "libkiln_xnnpack.so";
+}
+
+// The files of one plugin directory in load order: Kiln's own plugins
+// first, then the others by file name (the order only decides which of two
+// plugins with the same name is refused as the duplicate; the priority of
+// the loaded ones is set by PriorityOrder below).
+std::vector<std::string> DirectoryPlugins(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() == ".so" &&
+        (it->is_regular_file(ec) || it->is_symlink(ec))) {
+      files.push_back(it->path().string());
+    }
+  }
+  std::sort(files.begin(), files.end(),
+            [](const std::string& a, const std::string& b) {
+              return std::make_pair(!IsKilnPluginFile(a), a) <
+                     std::make_pair(!IsKilnPluginFile(b), b);
+            });
+  return files;
+}
+
+// Orders the records of one directory by priority: Kiln's own plugins,
+// then the other loaded plugins by descriptor name and version (never by
+// file name: renaming a file does not change what runs), then the refused.
+void PriorityOrder(std::vector<PluginLoadRecord>::iterator begin,
+                   std::vector<PluginLoadRecord>::iterator end) {
+  const auto key = [](const PluginLoadRecord& r) {
+    return std::make_tuple(r.plugin == nullptr, !IsKilnPluginFile(r.path),
+                           r.name, r.version, r.path);
+  };
+  std::stable_sort(begin, end,
+                   [&](const PluginLoadRecord& a, const PluginLoadRecord& b) {
+                     return key(a) < key(b);
+                   });
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> PluginLoader::CandidateLocations(
     const PluginSearchConfig& config) {
-  std::vector<std::string> out = config.paths;
+  std::vector<std::vector<std::string>> out;
+  for (const std::string& path : config.paths) out.push_back({path});
   std::vector<std::string> dirs = config.directories;
   if (config.use_default_locations) {
-    if (const char* env = std::getenv("KILN_PLUGIN_PATH"); env != nullptr) {
+    // secure_getenv: a setuid host ignores the caller's plugin path.
+    if (const char* env = secure_getenv("KILN_PLUGIN_PATH"); env != nullptr) {
       for (absl::string_view d : absl::StrSplit(env, ':', absl::SkipEmpty())) {
         dirs.emplace_back(d);
       }
@@ -560,16 +630,16 @@ std::vector<std::string> PluginLoader::Candidates(
     std::error_code ec;
     const std::string key = fs::weakly_canonical(dir, ec).string();
     if (!seen_dirs.insert(ec ? dir : key).second) continue;
-    std::vector<std::string> files;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
-         it.increment(ec)) {
-      if (it->path().extension() == ".so" &&
-          (it->is_regular_file(ec) || it->is_symlink(ec))) {
-        files.push_back(it->path().string());
-      }
-    }
-    std::sort(files.begin(), files.end());
-    out.insert(out.end(), files.begin(), files.end());
+    out.push_back(DirectoryPlugins(dir));
+  }
+  return out;
+}
+
+std::vector<std::string> PluginLoader::Candidates(
+    const PluginSearchConfig& config) {
+  std::vector<std::string> out;
+  for (const std::vector<std::string>& location : CandidateLocations(config)) {
+    out.insert(out.end(), location.begin(), location.end());
   }
   return out;
 }
@@ -580,26 +650,34 @@ std::vector<PluginLoadRecord> PluginLoader::LoadAll(
   absl::StatusOr<HostOffer> offer = MakeOffer(config.max_abi_version);
   std::set<std::string> loaded_names;
   std::set<std::string> loaded_paths;
-  for (const std::string& path : Candidates(config)) {
-    std::error_code ec;
-    const std::string canonical = fs::weakly_canonical(path, ec).string();
-    if (!loaded_paths.insert(ec ? path : canonical).second) continue;
-    PluginLoadRecord rec;
-    if (!offer.ok()) {
-      rec.path = path;
-      rec.refusal = std::string(offer.status().message());
+  const std::vector<std::vector<std::string>> locations =
+      CandidateLocations(config);
+  for (size_t location = 0; location < locations.size(); ++location) {
+    const size_t first = records.size();
+    for (const std::string& path : locations[location]) {
+      std::error_code ec;
+      const std::string canonical = fs::weakly_canonical(path, ec).string();
+      if (!loaded_paths.insert(ec ? path : canonical).second) continue;
+      PluginLoadRecord rec;
+      rec.location = location;
+      if (!offer.ok()) {
+        rec.path = path;
+        rec.refusal = std::string(offer.status().message());
+        records.push_back(std::move(rec));
+        continue;
+      }
+      absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
+          Load(path, *offer, &rec, loaded_names, config.allow_insecure_plugins);
+      if (!plugin.ok()) {
+        rec.refusal = std::string(plugin.status().message());
+      } else {
+        loaded_names.insert((*plugin)->name());
+        rec.plugin = *std::move(plugin);
+      }
       records.push_back(std::move(rec));
-      continue;
     }
-    absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
-        Load(path, *offer, &rec, loaded_names);
-    if (!plugin.ok()) {
-      rec.refusal = std::string(plugin.status().message());
-    } else {
-      loaded_names.insert((*plugin)->name());
-      rec.plugin = *std::move(plugin);
-    }
-    records.push_back(std::move(rec));
+    PriorityOrder(records.begin() + static_cast<ptrdiff_t>(first),
+                  records.end());
   }
   return records;
 }

@@ -1,14 +1,24 @@
 // Loads Kiln plugins (shared libraries exporting KilnPluginEntry), validates
 // their descriptors and negotiates the extension API version.
 //
-// Search order (documented for users in docs/host-guide.md):
-//   1. explicit plugin paths, in the order given;
-//   2. every *.so in each configured directory (directories in the order
-//      given, files sorted by name);
-//   3. unless disabled: each directory in $KILN_PLUGIN_PATH (':'-separated),
-//      then the installed default plugin directory (DefaultPluginDirectory).
-// A plugin whose name is already loaded is refused as a duplicate. A refused
-// plugin never stops the others.
+// Search order and priority (documented for users in docs/host-guide.md and
+// docs/security.md). Plugins load from search locations, highest priority
+// first:
+//   1. explicit plugin paths, in the order given (each its own location);
+//   2. each configured directory, in the order given;
+//   3. unless disabled: each directory in $KILN_PLUGIN_PATH (':'-separated,
+//      read with secure_getenv), then the installed default plugin
+//      directory (DefaultPluginDirectory).
+// Inside one directory Kiln's own plugins (libkiln_cpu.so,
+// libkiln_opencl.so, libkiln_xnnpack.so) come first, then the other loaded
+// plugins ordered by descriptor name and version, never by file name. LoadAll returns the
+// records in this priority order and a node runs on the first plugin in it
+// that implements its op version. A plugin whose name is already loaded is
+// refused as a duplicate. A refused plugin never stops the others.
+//
+// Before dlopen every file is checked (plugin_file_check.h): a complete ELF
+// shared object for this machine and, unless insecure plugins are allowed,
+// not replaceable by other users (owner, world-writable file or directory).
 //
 // Load instances (kiln_plugin.h): every Load is one load instance. The entry
 // point runs with the table of the offered version; once the descriptor is
@@ -109,6 +119,9 @@ struct PluginLoadRecord {
   // What the plugin logged while it loaded (entry point, initialize, and
   // shutdown when refused), in order, each "<level>: <message>".
   std::vector<std::string> messages;
+  // Index of the search location it came from (LoadAll; 0 = highest
+  // priority).
+  size_t location = 0;
 };
 
 struct PluginSearchConfig {
@@ -117,10 +130,29 @@ struct PluginSearchConfig {
   bool use_default_locations = true;
   // Cap on the extension API version served; 0 = newest.
   uint32_t max_abi_version = 0;
+  // Load plugins that other users could have replaced (plugin_file_check.h).
+  bool allow_insecure_plugins = false;
+};
+
+// A descriptor that passed PluginLoader::ValidateDescriptor.
+struct ValidatedDescriptor {
+  uint32_t negotiated_version = 0;
+  std::vector<const KilnKernel*> kernels;
+  DelegateDeclaration delegate;
 };
 
 class PluginLoader {
  public:
+  // The checks of a descriptor an entry point returned, before initialize:
+  // version negotiation, then name, version string, kernels, delegate
+  // declaration, extension chain and the duplicate-name check against
+  // `taken_names`. `rec` receives the fields read before a refusal. (Part
+  // of Load; public for the descriptor fuzz target.)
+  static absl::StatusOr<ValidatedDescriptor> ValidateDescriptor(
+      const std::string& path, const KilnPluginDescriptor* d,
+      const HostOffer& offer, PluginLoadRecord& rec,
+      const std::set<std::string>& taken_names);
+
   // Offer with max version capped to `max_abi_version` (0 = newest).
   // Fails if the cap is not a version this host can serve.
   static absl::StatusOr<HostOffer> MakeOffer(uint32_t max_abi_version);
@@ -130,18 +162,23 @@ class PluginLoader {
   // to do, and quotes what the plugin logged; the instance is shut down and
   // the library handle closed. `record`, when given, receives what was read
   // before refusal. A plugin whose name is in `taken_names` is refused as a
-  // duplicate before its initialize runs.
+  // duplicate before its initialize runs. `allow_insecure`: skip the owner
+  // and permission checks (the ELF checks always run).
   static absl::StatusOr<std::shared_ptr<LoadedPlugin>> Load(
       const std::string& path, const HostOffer& offer,
       PluginLoadRecord* record = nullptr,
-      const std::set<std::string>& taken_names = {});
+      const std::set<std::string>& taken_names = {},
+      bool allow_insecure = false);
 
   // Loads every candidate of `config`, in search order.
   static std::vector<PluginLoadRecord> LoadAll(
       const PluginSearchConfig& config);
 
-  // Candidate file paths of `config`, in search order.
+  // Candidate file paths of `config`, in load order.
   static std::vector<std::string> Candidates(const PluginSearchConfig& config);
+  // The same, one list per search location, highest priority first.
+  static std::vector<std::vector<std::string>> CandidateLocations(
+      const PluginSearchConfig& config);
 };
 
 // Installed default plugin directory, found relative to where the host code

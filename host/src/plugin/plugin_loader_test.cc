@@ -1,7 +1,16 @@
 #include "plugin/plugin_loader.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <system_error>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -67,7 +76,7 @@ TEST(PluginLoaderTest, MissingFile) {
 TEST(PluginLoaderTest, NotASharedLibrary) {
   EXPECT_THAT(RefusalOf("not_a_library"),
               AllOf(HasSubstr("libtest_not_a_library.so"),
-                    HasSubstr("could not be loaded as a shared library")));
+                    HasSubstr("it is not an ELF file")));
 }
 
 TEST(PluginLoaderTest, NoEntrySymbol) {
@@ -217,7 +226,7 @@ TEST(PluginLoaderTest, OneBadPluginDoesNotStopOthers) {
             KILN_MAKE_VERSION(KILN_EXT_API_VERSION_MAJOR + 1, 0, 0));
 }
 
-TEST(PluginLoaderTest, DirectorySearchIsSortedAndDuplicateNamesRefused) {
+TEST(PluginLoaderTest, DirectorySearchIsOrderedAndDuplicateNamesRefused) {
   PluginSearchConfig config;
   config.use_default_locations = false;
   config.paths = {TestPlugin("good")};
@@ -226,11 +235,203 @@ TEST(PluginLoaderTest, DirectorySearchIsSortedAndDuplicateNamesRefused) {
   ASSERT_GT(records.size(), 10u);
   ASSERT_NE(records[0].plugin, nullptr);
   // The explicit path comes first and is not loaded twice; the directory's
-  // files follow sorted by name.
-  for (size_t i = 2; i < records.size(); ++i) {
-    EXPECT_LT(records[i - 1].path, records[i].path);
+  // loaded plugins follow by plugin name, then the refused ones.
+  bool refused_seen = false;
+  for (size_t i = 1; i < records.size(); ++i) {
     EXPECT_NE(records[i].path, TestPlugin("good"));
+    EXPECT_EQ(records[i].location, 1u);
+    const bool refused = records[i].plugin == nullptr;
+    EXPECT_FALSE(refused_seen && !refused) << records[i].path;
+    refused_seen |= refused;
+    if (i >= 2 && !refused) {
+      EXPECT_LE(records[i - 1].name, records[i].name);
+    }
+    // Another file declaring "test_plugin" is a duplicate (or refused for
+    // what else is wrong with it).
+    if (records[i].name == "test_plugin") {
+      EXPECT_TRUE(refused);
+    }
   }
+}
+
+// A private directory (mkdtemp: mode 0700) holding copies of plugins.
+class PluginDir {
+ public:
+  PluginDir() {
+    char pattern[] = "/tmp/kiln-plugin-loader-test-XXXXXX";
+    if (mkdtemp(pattern) != nullptr) path_ = pattern;
+  }
+  ~PluginDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+  // Copies `from` to <dir>/<name>, the first `max_bytes` bytes only when
+  // given; returns the copy's path.
+  std::string Copy(const std::string& from, const std::string& name,
+                   size_t max_bytes = SIZE_MAX) const {
+    std::ifstream in(from, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    EXPECT_GT(bytes.size(), 4096u) << from;
+    const std::string to = path_ + "/" + name;
+    std::ofstream(to, std::ios::binary)
+        << bytes.substr(0, std::min(bytes.size(), max_bytes));
+    return to;
+  }
+
+ private:
+  std::string path_;
+};
+
+// LoadAll over `directory` alone.
+std::vector<PluginLoadRecord> LoadDirectory(const std::string& directory) {
+  PluginSearchConfig config;
+  config.use_default_locations = false;
+  config.directories = {directory};
+  return PluginLoader::LoadAll(config);
+}
+
+std::string CpuPlugin() {
+  return std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so";
+}
+
+std::string Refusal(const std::string& path, bool allow_insecure = false) {
+  absl::StatusOr<HostOffer> offer = PluginLoader::MakeOffer(0);
+  EXPECT_TRUE(offer.ok());
+  auto plugin = PluginLoader::Load(path, *offer, nullptr, {}, allow_insecure);
+  return plugin.ok() ? "" : std::string(plugin.status().message());
+}
+
+TEST(PluginFileCheckTest, TruncatedPluginIsRefusedBeforeDlopen) {
+  // The first 4 KB of a real plugin: dlopen maps its segments past the end
+  // of the file and dies with SIGBUS when it touches them.
+  PluginDir dir;
+  const std::string truncated =
+      dir.Copy(CpuPlugin(), "libkiln_truncated.so", 4096);
+  EXPECT_THAT(
+      Refusal(truncated),
+      AllOf(HasSubstr(truncated), HasSubstr("not a complete ELF shared object"),
+            HasSubstr("but the file has only 4096 bytes"),
+            HasSubstr("reinstall or rebuild")));
+  // The same through a directory search, next to a good plugin.
+  dir.Copy(CpuPlugin(), "libkiln_cpu.so");
+  const std::vector<PluginLoadRecord> records = LoadDirectory(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_NE(records[0].plugin, nullptr) << records[0].refusal;
+  EXPECT_EQ(records[1].plugin, nullptr);
+}
+
+TEST(PluginFileCheckTest, HeaderOnlyAndEmptyFilesAreRefused) {
+  PluginDir dir;
+  for (size_t size : {0, 16, 64, 100}) {
+    const std::string path =
+        dir.Copy(CpuPlugin(), "libcut" + std::to_string(size) + ".so", size);
+    EXPECT_THAT(Refusal(path), HasSubstr("refused")) << size;
+  }
+}
+
+TEST(PluginFileCheckTest, WorldWritableFileIsRefusedUnlessAllowed) {
+  PluginDir dir;
+  const std::string copy = dir.Copy(TestPlugin("good"), "libgood.so");
+  ASSERT_EQ(chmod(copy.c_str(), 0755), 0);
+  EXPECT_EQ(Refusal(copy), "");
+  ASSERT_EQ(chmod(copy.c_str(), 0757), 0);  // o+w
+  EXPECT_THAT(Refusal(copy), AllOf(HasSubstr(copy),
+                                   HasSubstr("the file is writable by every "
+                                             "user (mode 0757)"),
+                                   HasSubstr("chmod o-w"),
+                                   HasSubstr("--allow-insecure-plugins")));
+  EXPECT_EQ(Refusal(copy, /*allow_insecure=*/true), "");
+}
+
+TEST(PluginFileCheckTest, WorldWritableDirectoryIsRefusedUnlessSticky) {
+  PluginDir dir;
+  const std::string copy = dir.Copy(TestPlugin("good"), "libgood.so");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0777), 0);  // o+w
+  EXPECT_THAT(Refusal(copy),
+              AllOf(HasSubstr("its directory '" + dir.path() +
+                              "' is writable by every user (mode 0777)")));
+  EXPECT_EQ(Refusal(copy, /*allow_insecure=*/true), "");
+  // The loader's option does the same.
+  PluginSearchConfig config;
+  config.use_default_locations = false;
+  config.directories = {dir.path()};
+  ASSERT_EQ(PluginLoader::LoadAll(config).size(), 1u);
+  EXPECT_EQ(PluginLoader::LoadAll(config)[0].plugin, nullptr);
+  config.allow_insecure_plugins = true;
+  EXPECT_NE(PluginLoader::LoadAll(config)[0].plugin, nullptr);
+  // Sticky (like /tmp): only a file's owner may replace it.
+  ASSERT_EQ(chmod(dir.path().c_str(), 01777), 0);
+  EXPECT_EQ(Refusal(copy), "");
+  ASSERT_EQ(chmod(dir.path().c_str(), 0700), 0);
+}
+
+TEST(PluginFileCheckTest, FileOwnedByAnotherUserIsRefused) {
+  PluginDir dir;
+  const std::string copy = dir.Copy(TestPlugin("good"), "libgood.so");
+  const uid_t other = geteuid() == 0 ? 65534 : 0;
+  if (geteuid() != 0) {
+    GTEST_SKIP() << "only root can give a file to another user";
+  }
+  ASSERT_EQ(chown(copy.c_str(), other, static_cast<gid_t>(-1)), 0);
+  EXPECT_THAT(Refusal(copy),
+              AllOf(HasSubstr("the file is owned by uid 65534, neither you"),
+                    HasSubstr("--allow-insecure-plugins")));
+  EXPECT_EQ(Refusal(copy, /*allow_insecure=*/true), "");
+}
+
+TEST(PluginFileCheckTest, NotARegularFileIsRefused) {
+  EXPECT_THAT(Refusal(KILN_TEST_BAD_PLUGIN_DIR),
+              HasSubstr("not a regular file"));
+  PluginDir dir;
+  const std::string fifo = dir.path() + "/libfifo.so";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(Refusal(fifo), HasSubstr("not a regular file"));
+}
+
+TEST(PluginPriorityTest, KilnPluginKeepsItsOpsWhateverTheOtherFileIsCalled) {
+  // libaaa.so sorts before libkiln_cpu.so; both implement ADD v1.
+  PluginDir dir;
+  dir.Copy(TestPlugin("good"), "libaaa.so");
+  dir.Copy(CpuPlugin(), "libkiln_cpu.so");
+  const std::vector<PluginLoadRecord> records = LoadDirectory(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_NE(records[0].plugin, nullptr) << records[0].refusal;
+  ASSERT_NE(records[1].plugin, nullptr) << records[1].refusal;
+  EXPECT_EQ(records[0].name, "kiln_cpu");
+  EXPECT_EQ(records[1].name, "test_plugin");
+  EXPECT_EQ(records[0].location, 0u);
+  EXPECT_EQ(records[1].location, 0u);
+}
+
+TEST(PluginPriorityTest, OtherPluginsOfOneDirectoryGoByPluginName) {
+  // File names in the opposite order of the plugin names.
+  PluginDir dir;
+  dir.Copy(TestPlugin("good"), "liba.so");  // "test_plugin"
+  dir.Copy(std::string(KILN_TEST_BAD_PLUGIN_DIR) + "/libtest_delegate.so",
+           "libz.so");
+  const std::vector<PluginLoadRecord> records = LoadDirectory(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_NE(records[0].plugin, nullptr) << records[0].refusal;
+  ASSERT_NE(records[1].plugin, nullptr) << records[1].refusal;
+  EXPECT_LT(records[0].name, records[1].name);
+}
+
+TEST(PluginPriorityTest, ExplicitPathsThenDirectoriesInOrder) {
+  PluginDir first, second;
+  first.Copy(TestPlugin("good"), "libzzz.so");
+  second.Copy(CpuPlugin(), "libkiln_cpu.so");
+  PluginSearchConfig config;
+  config.use_default_locations = false;
+  config.paths = {second.path() + "/libkiln_cpu.so"};
+  config.directories = {first.path(), second.path()};
+  const std::vector<PluginLoadRecord> records = PluginLoader::LoadAll(config);
+  ASSERT_EQ(records.size(), 2u);  // the explicit path is not loaded twice
+  EXPECT_EQ(records[0].name, "kiln_cpu");
+  EXPECT_EQ(records[0].location, 0u);
+  EXPECT_EQ(records[1].name, "test_plugin");
+  EXPECT_EQ(records[1].location, 1u);
 }
 
 TEST(PluginLoaderTest, CapBeyondServedRangeRejected) {

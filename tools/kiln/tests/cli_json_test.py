@@ -10,7 +10,7 @@ from one collected struct.
                    [--test-plugin-dir DIR] [--expect-version X.Y.Z]
 
 CHECK: version | inspect | inspect_litert | bench | run | plugin_validate |
-       usage
+       plugin_inspect | usage | default_plugins | plugin_priority
 Exit code 0 pass, 1 fail, 77 skipped (nothing to check against).
 """
 import argparse
@@ -279,7 +279,10 @@ def check_bench(cli):
                 "invoke_ms", "arena_bytes", "warnings"]:
         check(key in j, "bench --json lacks %r" % key)
     check(j["iterations"] == 3, "iterations %r" % j["iterations"])
-    check(j["delegates"] == [], "delegates %r" % j["delegates"])
+    # The default delegate when its plugin is among the in-tree plugins.
+    default = (["xnnpack"] if any(p.endswith("libkiln_xnnpack.so")
+                                  for p in in_tree_plugins(cli)) else [])
+    check(j["delegates"] == default, "delegates %r" % j["delegates"])
     s = j["invoke_ms"]
     check(0 <= s["min"] <= s["median"] <= s["p90"] <= s["max"],
           "invoke_ms not ordered: %r" % s)
@@ -471,11 +474,109 @@ def check_usage(cli):
           "a missing model: %r" % err)
 
 
+# ---- default plugins -----------------------------------------------------------
+
+def check_default_plugins(cli):
+    """Every command's --json with no plugin flags: the installed default
+    plugin directory (the build tree's here) and $KILN_PLUGIN_PATH, exactly
+    what a user gets. Kiln's own CPU plugin has no delegate, which once
+    aborted `kiln version --json`."""
+    v = kiln_json(["version"], cli)
+    check(v["default_plugin_dir"]["searched"] is True,
+          "default dir not searched: %r" % v["default_plugin_dir"])
+    by_name = {p["name"]: p for p in v["plugins"]}
+    cpu = by_name.get("kiln_cpu")
+    check(cpu is not None and cpu["status"] == "loaded" and
+          cpu["delegate"] is None, "kiln_cpu from the default dir: %r" % cpu)
+    if cpu is None:
+        return 1
+    with tempfile.TemporaryDirectory() as workdir:
+        model = build_example(cli, workdir)
+        i = kiln_json(["inspect", model], cli)
+        for sg in i["subgraphs"]:
+            for n in sg["nodes"]:
+                check(n["runs_on"] == cpu["path"],
+                      "node %r does not run on the default CPU plugin" % n)
+        b = kiln_json(["bench", model, "--iterations", "2", "--warmup=0"], cli)
+        check(isinstance(b, dict) and b, "bench --json %r" % b)
+        r = kiln_json(["run", model, "--input", "random", "--output-dir",
+                       os.path.join(workdir, "out")], cli)
+        check(len(r["outputs"]) == 1, "run --json %r" % r)
+    for command in (["plugin", "inspect"], ["plugin", "validate"]):
+        for p in v["plugins"]:
+            if p["status"] != "loaded":
+                continue
+            j = kiln_json(command + [p["path"]], cli)
+            check(isinstance(j, dict) and j, "%s %s --json %r" %
+                  (" ".join(command), p["path"], j))
+    return 0
+
+
+# ---- plugin priority -----------------------------------------------------------
+
+def check_plugin_priority(cli):
+    """Two plugins implementing ADD v1 in one directory: Kiln's CPU plugin
+    keeps it however the other file is named; an explicit --plugin comes
+    first; kiln inspect lists both candidates."""
+    import shutil
+    cpu = os.path.join(cli.plugin_dir, "libkiln_cpu.so")
+    other = os.path.join(cli.test_plugin_dir, "libtest_good.so")  # ADD v1-2
+    if not os.path.exists(other):
+        print("SKIP: no --test-plugin-dir with libtest_good.so")
+        return SKIP
+    model = os.path.join(cli.models, "tflite-testdata", "add.bin")
+    if not cli.models or not os.path.exists(model):
+        print("SKIP: no %s" % model)
+        return SKIP
+    with tempfile.TemporaryDirectory() as workdir:
+        plugins = os.path.join(workdir, "plugins")
+        os.mkdir(plugins, 0o755)
+        shutil.copy(cpu, os.path.join(plugins, "libkiln_cpu.so"))
+        shutil.copy(other, os.path.join(plugins, "libaaa.so"))
+        flags = ["--no-default-plugins", "--plugin-dir", plugins]
+        j = kiln_json(["inspect", model] + flags, cli)
+        adds = [n for sg in j["subgraphs"] for n in sg["nodes"]
+                if n["op"] == "ADD"]
+        check(adds, "the add model has no ADD node: %r" % j)
+        for n in adds:
+            check(n["runs_on"] == os.path.join(plugins, "libkiln_cpu.so"),
+                  "libaaa.so took ADD from the CPU plugin: %r" % n)
+            check(n.get("candidates") == [
+                os.path.join(plugins, "libkiln_cpu.so"),
+                os.path.join(plugins, "libaaa.so")],
+                  "candidates %r" % n.get("candidates"))
+        text, _ = kiln(["inspect", model] + flags, cli)
+        check("2 candidates, won by plugin priority; also offered by %s" %
+              os.path.join(plugins, "libaaa.so") in text,
+              "inspect text does not show the candidates:\n%s" % text)
+        # An explicit plugin has the highest priority.
+        j = kiln_json(["inspect", model, "--plugin",
+                       os.path.join(plugins, "libaaa.so")] + flags, cli)
+        for n in (n for sg in j["subgraphs"] for n in sg["nodes"]
+                  if n["op"] == "ADD"):
+            check(n["runs_on"] == os.path.join(plugins, "libaaa.so"),
+                  "an explicit --plugin does not win: %r" % n)
+        # A world-writable plugin directory is refused, and accepted again
+        # with --allow-insecure-plugins.
+        os.chmod(plugins, 0o777)
+        v = kiln_json(["version"] + flags, cli)
+        check(all(p["status"] == "refused" and
+                  "writable by every user" in p["reason"]
+                  for p in v["plugins"]) and v["plugins"],
+              "plugins in a world-writable directory: %r" % v["plugins"])
+        v = kiln_json(["version", "--allow-insecure-plugins"] + flags, cli)
+        check(all(p["status"] == "loaded" for p in v["plugins"]),
+              "--allow-insecure-plugins: %r" % v["plugins"])
+        os.chmod(plugins, 0o755)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("check", choices=["version", "inspect", "inspect_litert",
                                       "bench", "run", "plugin_validate",
-                                      "plugin_inspect", "usage"])
+                                      "plugin_inspect", "usage",
+                                      "default_plugins", "plugin_priority"])
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--plugin-dir", required=True)
     ap.add_argument("--models", default="")

@@ -1,0 +1,167 @@
+// Interpreters over one model from several threads, through the
+// application C API: the threading contract of docs/host-guide.md (a model
+// is shared read-only by any number of interpreters; each interpreter is
+// used by one thread at a time). Run under ThreadSanitizer by
+// `cmake --preset tsan` (label "tsan"); in other builds an ordinary test.
+// Oracle: the example CNN's output computed by TFLite's reference kernels
+// (model/example_models.h).
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kiln/kiln_c_api.h"
+#include "model/example_models.h"
+
+namespace {
+
+constexpr int kThreads = 4;
+constexpr int kRounds = 3;
+
+std::string Message(KilnError* error) {
+  if (error == nullptr) return "";
+  std::string m = KilnErrorMessage(error);
+  KilnErrorDestroy(error);
+  return m.empty() ? "(error without message)" : m;
+}
+
+KilnInterpreterOptions* CpuOptions() {
+  KilnInterpreterOptions* o = KilnInterpreterOptionsCreate();
+  KilnInterpreterOptionsSetUseDefaultPlugins(o, 0);
+  KilnInterpreterOptionsAddPluginPath(
+      o, (std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so").c_str());
+  return o;
+}
+
+// Allocates `it`, runs it `invokes` times on the example input and checks
+// the output; returns "" or what went wrong.
+std::string AllocateInvokeAndCheck(KilnInterpreter* it, int invokes) {
+  std::string problem = Message(KilnInterpreterAllocateTensors(it));
+  const std::vector<float> input = kiln::ExampleCnnInput();
+  for (int i = 0; problem.empty() && i < invokes; ++i) {
+    problem = Message(KilnTensorCopyFromBuffer(KilnInterpreterInput(it, 0),
+                                               input.data(),
+                                               input.size() * sizeof(float)));
+    if (problem.empty()) problem = Message(KilnInterpreterInvoke(it));
+    float out[10] = {};
+    if (problem.empty()) {
+      problem = Message(KilnTensorCopyToBuffer(KilnInterpreterOutput(it, 0),
+                                               out, sizeof(out)));
+    }
+    for (int k = 0; problem.empty() && k < 10; ++k) {
+      const float want = kiln::kExampleCnnExpectedOutput[k];
+      if (std::fabs(out[k] - want) > 1e-4f * std::max(1.0f, want)) {
+        problem = "output " + std::to_string(k) + " is " +
+                  std::to_string(out[k]) + ", LiteRT gives " +
+                  std::to_string(want);
+      }
+    }
+  }
+  return problem;
+}
+
+// Creates an interpreter over `model`, runs and checks it, destroys it.
+std::string RunOnce(const KilnModel* model,
+                    const KilnInterpreterOptions* options, int invokes) {
+  KilnInterpreter* it = nullptr;
+  if (std::string e = Message(KilnInterpreterCreate(model, options, &it));
+      !e.empty()) {
+    return "create: " + e;
+  }
+  std::string problem = AllocateInvokeAndCheck(it, invokes);
+  KilnInterpreterDestroy(it);
+  return problem;
+}
+
+class ThreadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    absl::StatusOr<std::vector<uint8_t>> bytes = kiln::BuildExampleCnnModel();
+    ASSERT_TRUE(bytes.ok()) << bytes.status();
+    bytes_ = *std::move(bytes);
+    ASSERT_EQ(Message(KilnModelCreateFromBuffer(bytes_.data(), bytes_.size(),
+                                                &model_)),
+              "");
+    options_ = CpuOptions();
+  }
+  void TearDown() override {
+    KilnInterpreterOptionsDestroy(options_);
+    KilnModelDestroy(model_);
+  }
+
+  std::vector<uint8_t> bytes_;
+  KilnModel* model_ = nullptr;
+  KilnInterpreterOptions* options_ = nullptr;
+};
+
+TEST_F(ThreadsTest, InterpretersCreatedInvokedAndDestroyedConcurrently) {
+  std::vector<std::string> problems(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds && problems[t].empty(); ++r) {
+        problems[t] = RunOnce(model_, options_, 2);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(problems[t], "") << "thread " << t;
+  }
+}
+
+TEST_F(ThreadsTest, ModelReleasedWhileItsInterpretersRunElsewhere) {
+  // Interpreters keep the model alive: the application may destroy its
+  // handle as soon as they are created, from another thread.
+  std::vector<KilnInterpreter*> interpreters(kThreads, nullptr);
+  for (KilnInterpreter*& it : interpreters) {
+    ASSERT_EQ(Message(KilnInterpreterCreate(model_, options_, &it)), "");
+  }
+  std::atomic<int> ready{0};
+  std::vector<std::string> problems(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      KilnInterpreter* it = interpreters[t];
+      ++ready;
+      problems[t] = AllocateInvokeAndCheck(it, kRounds);
+      KilnInterpreterDestroy(it);
+    });
+  }
+  while (ready.load() < kThreads) std::this_thread::yield();
+  KilnModelDestroy(model_);
+  model_ = nullptr;
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(problems[t], "") << "thread " << t;
+  }
+}
+
+TEST_F(ThreadsTest, PluginProbesConcurrently) {
+  // Plugin loading (dlopen, entry, initialize, log capture) from several
+  // threads at once.
+  std::vector<int32_t> loaded(kThreads, -1);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      KilnPluginProbe* probe = nullptr;
+      if (KilnError* e = KilnPluginProbeCreate(options_, &probe)) {
+        KilnErrorDestroy(e);
+        return;
+      }
+      int32_t n = 0;
+      for (int32_t i = 0; i < KilnPluginProbeCount(probe); ++i) {
+        n += KilnPluginProbeLoaded(probe, i) ? 1 : 0;
+      }
+      loaded[t] = n;
+      KilnPluginProbeDestroy(probe);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(loaded[t], 1) << "thread " << t;
+}
+
+}  // namespace
