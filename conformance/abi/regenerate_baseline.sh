@@ -9,7 +9,8 @@
 #       libkiln.so (RelWithDebInfo or Debug build), Kiln* symbols only;
 #   abi/released/VERSION/kiln_extension_api.abi.xml  abidw of the anchor
 #       library compiled from the frozen headers of VERSION.
-# Then add VERSION to the baseline list in conformance/CMakeLists.txt.
+# CMake finds every abi/released/*/SHA256SUMS (abi/CMakeLists.txt); run
+# abi/tools/freeze_release.sh, which calls this script, rather than this alone.
 set -eu
 if [ $# -ne 2 ]; then
   echo "usage: $0 BUILD_DIR VERSION" >&2

@@ -11,6 +11,8 @@
 //   WRONG_OUTPUTS     invoke adds 0.5 to every result
 //   LYING_RANGES      declares ADD v1..9; computes a - b for v2 and fails v3+
 //   LEAKS             invoke leaks 256 KiB per call
+//   FLOAT_ONLY_ABS    also declares ABS v1..5 (v2..5 added int8, int16 and
+//                     int32 inputs in TFLite) but implements only float
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -155,7 +157,44 @@ const KilnKernel kAdd = {KILN_KERNEL_STRUCT_SIZE,
                          Prepare,
                          Invoke,
                          0};
+#if defined(KILN_BAD_PLUGIN_FLOAT_ONLY_ABS)
+KilnStatus AbsPrepare(void*, void*, KilnOpaqueContext* context,
+                      KilnOpaqueNode* node) {
+  const KilnOpaqueTensor* in = g_api->node_input(context, node, 0);
+  KilnOpaqueTensor* out = g_api->node_output(context, node, 0);
+  int32_t dims[8];
+  const int rank = Rank(in) < 8 ? Rank(in) : 8;
+  for (int i = 0; i < rank; ++i) dims[i] = g_api->tensor_dim(in, i);
+  return g_api->tensor_resize(context, out, rank, dims);
+}
+
+// The float path only, whatever the tensors' types (the defect).
+KilnStatus AbsInvoke(void*, void*, KilnOpaqueContext* context,
+                     KilnOpaqueNode* node) {
+  const KilnOpaqueTensor* in = g_api->node_input(context, node, 0);
+  const KilnOpaqueTensor* out = g_api->node_output(context, node, 0);
+  const uint64_t n = g_api->tensor_byte_size(out) / sizeof(float);
+  const float* x = static_cast<const float*>(g_api->tensor_data(in));
+  float* y = static_cast<float*>(g_api->tensor_data(out));
+  for (uint64_t i = 0; i < n; ++i) y[i] = x[i] < 0 ? -x[i] : x[i];
+  return KILN_STATUS_OK;
+}
+
+const KilnKernel kAbs = {KILN_KERNEL_STRUCT_SIZE,
+                         KILN_OP_ABS,
+                         nullptr,
+                         1,
+                         5,
+                         nullptr,
+                         nullptr,
+                         nullptr,
+                         AbsPrepare,
+                         AbsInvoke,
+                         0};
+const KilnKernel* const kKernels[] = {&kAdd, &kAbs};
+#else
 const KilnKernel* const kKernels[] = {&kAdd};
+#endif
 KilnPluginDescriptor g_descriptor;
 
 }  // namespace
@@ -171,6 +210,6 @@ KilnPluginEntry(const KilnHostInfo* host) {
   g_descriptor.name = KILN_BAD_PLUGIN_NAME;
   g_descriptor.version = "0.0.1";
   g_descriptor.kernels = kKernels;
-  g_descriptor.num_kernels = 1;
+  g_descriptor.num_kernels = sizeof(kKernels) / sizeof(kKernels[0]);
   return &g_descriptor;
 }

@@ -24,10 +24,13 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "case_models.h"
 #include "conformance_runner.h"
+#include "delegate_checks.h"
 #include "nlohmann/json.hpp"
 #include "op_generators.h"
 #include "plugin/plugin_loader.h"
+#include "references.h"
 #include "runtime/single_node_runner.h"
 
 namespace kiln::conformance {
@@ -47,6 +50,11 @@ struct Spec {
   uint64_t seed = 1;
   int cycles = 50;
   int threads = 4;
+  // Delegate checks (delegate_checks.h).
+  std::string delegate, kernels, references;
+  std::string graph = "single";
+  int32_t interrupt = 0;
+  bool outside = false;
 };
 
 // Sets the numeric field `key` of *s; false for an unknown key.
@@ -63,6 +71,10 @@ bool SetNumber(const std::string& key, int64_t n, Spec* s) {
     s->cycles = static_cast<int>(n);
   } else if (key == "threads") {
     s->threads = static_cast<int>(n);
+  } else if (key == "interrupt") {
+    s->interrupt = static_cast<int32_t>(n);
+  } else if (key == "outside") {
+    s->outside = n != 0;
   } else {
     return false;
   }
@@ -193,6 +205,22 @@ Outcome Describe(const Spec& s) {
                        {"max_version", k->max_version}});
   }
   o.extra["kernels"] = kernels;
+  if (const KilnDelegateInterface* d = p.delegate()) {
+    const DelegateDeclaration& declared = p.delegate_declaration();
+    Json ops = Json::array();
+    for (const DeclaredOp& op : declared.ops) {
+      Json types = Json::array();
+      for (KilnTensorType t : op.tensor_types) types.push_back(TypeName(t));
+      ops.push_back({{"builtin_code", op.builtin_code},
+                     {"custom_name", op.custom_name},
+                     {"min_version", op.min_version},
+                     {"max_version", op.max_version},
+                     {"types", types}});
+    }
+    o.extra["delegate"] = {{"name", d->name != nullptr ? d->name : ""},
+                           {"ops_declared", declared.ops_declared},
+                           {"ops", ops}};
+  }
   o.verdict = Verdict::kPass;
   o.message = absl::StrCat(p.Describe(), ": ", p.kernels().size(), " kernel(s)",
                            p.delegate() != nullptr ? ", a delegate" : "",
@@ -215,23 +243,10 @@ Outcome Negotiate(const Spec& s) {
   return o;
 }
 
-// The reference kernel for (op, version): the exact version, else the
-// newest lower one (same semantics on inputs valid at version 1).
-const KilnKernel* ReferenceKernel(const LoadedPlugin& reference, int32_t op,
-                                  int32_t version, int32_t* used_version) {
-  for (int32_t v = version; v >= 1; --v) {
-    if (const KilnKernel* k = FindKernel(reference, op, v)) {
-      *used_version = v;
-      return k;
-    }
-  }
-  return nullptr;
-}
-
 // The case a check runs: the op's generated case or, for a custom op (whose
 // signature the runner cannot know), the generic one.
 absl::StatusOr<GeneratedCase> CaseFor(const Spec& s) {
-  absl::StatusOr<GeneratedCase> c = GenerateCase(s.op, s.seed);
+  absl::StatusOr<GeneratedCase> c = GenerateCase(s.op, s.seed, s.version);
   if (!c.ok() && s.op == KILN_OP_CUSTOM) return GenericCase();
   return c;
 }
@@ -244,67 +259,74 @@ struct PluginRun {
   absl::Status status;
 };
 
-// Judges `run` against the reference plugin's kernel for the same op on the
-// same case (`label` names the op and version under test).
-Outcome CompareWithReference(const Spec& s, const std::string& label,
-                             PluginRun& run) {
-  std::shared_ptr<LoadedPlugin> reference;
-  const KilnKernel* ref_kernel = nullptr;
-  int32_t ref_version = 0;
-  if (absl::StatusOr<std::shared_ptr<LoadedPlugin>> r = Load(s.reference, 0);
-      r.ok()) {
-    reference = *r;
-    ref_kernel = ReferenceKernel(*reference, s.op, s.version, &ref_version);
+// Judges `run` against the independent reference of the op's generated
+// case (LiteRT's reference kernels, references.h): the single-op graph of
+// the same case at version 1, whose inputs every later version accepts with
+// the same meaning. Never against another Kiln plugin.
+Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
+                              PluginRun& run) {
+  std::string missing;
+  std::optional<Reference> reference;
+  absl::StatusOr<GeneratedGraph> g =
+      MakeGraph(kGraphSingle, s.op, InputVersion(s.op, s.version), s.seed);
+  absl::StatusOr<Reference> r = g.ok() ? FindGraphReference(s.references, *g)
+                                       : absl::StatusOr<Reference>(g.status());
+  if (r.ok()) {
+    reference = *std::move(r);
+  } else {
+    missing = std::string(r.status().message());
   }
-  if (ref_kernel == nullptr) {
-    if (!run.status.ok()) {
-      return Make(Verdict::kFail,
-                  absl::StrCat("declares ", label,
-                               " but failed on a valid generated input (",
-                               run.c.family, "): ", run.status.message()));
-    }
-    return Make(Verdict::kNoReference,
-                absl::StrCat("ran OK; no reference kernel for ", label, " in ",
-                             s.reference, ", outputs not compared"));
+  bool narrow_ints = false;
+  for (const GeneratedTensor& t : run.c.tensors) {
+    narrow_ints = narrow_ints || t.type == KILN_TYPE_INT8 ||
+                  t.type == KILN_TYPE_INT16 || t.type == KILN_TYPE_UINT8;
   }
-  SingleNodeRunner ref_runner;
-  const std::vector<int> ref_outs =
-      BuildNode(run.c, s.op, ref_version, "", &ref_runner);
-  const absl::Status ref_status = RunKernel(ref_runner, *ref_kernel);
-  const std::string ref_label =
-      absl::StrCat("kiln_cpu ", OpLabel(s.op, ""), " v", ref_version,
-                   ref_version != s.version ? " (newest lower version)" : "");
-  if (!ref_status.ok()) {
-    if (!run.status.ok()) {
-      return Make(Verdict::kSkip,
-                  absl::StrCat("the generated input (", run.c.family,
-                               ") was rejected by the reference too (",
-                               ref_status.message(),
-                               "); plugin: ", run.status.message()));
-    }
-    return Make(Verdict::kNoReference,
-                absl::StrCat("ran OK; the reference ", ref_label,
-                             " rejected the generated input (",
-                             ref_status.message(), "), outputs not compared"));
+  if (!run.status.ok() && narrow_ints && s.cap != 0 &&
+      s.cap < KILN_MAKE_VERSION(1, 1, 0)) {
+    return Make(
+        Verdict::kSkip,
+        absl::StrCat("a host serving extension API ", AbiLevelName(s.cap),
+                     " cannot tell a kernel the quantization of its "
+                     "int8/int16 tensors (KilnHostApi."
+                     "tensor_quantization is 1.1), so refusing the ",
+                     label, " case (v", run.c.exercises_version,
+                     " inputs) is correct: ", run.status.message()));
   }
   if (!run.status.ok()) {
     return Make(
         Verdict::kFail,
-        absl::StrCat("failed on a generated input (", run.c.family, ") that ",
-                     ref_label, " accepts: ", run.status.message()));
+        absl::StrCat(
+            "declares ", label, " but failed on a valid generated input (",
+            run.c.family, ")",
+            reference ? absl::StrCat(" that ", reference->source, " run")
+                      : std::string(),
+            ": ", run.status.message()));
+  }
+  if (!reference) {
+    return Make(Verdict::kNoReference,
+                absl::StrCat("ran OK; outputs not compared: ", missing));
+  }
+  if (reference->outputs.size() != run.outputs.size()) {
+    return Make(
+        Verdict::kFail,
+        absl::StrCat("the node has ", run.outputs.size(),
+                     " outputs, the reference ", reference->outputs.size()));
   }
   for (size_t i = 0; i < run.outputs.size(); ++i) {
-    const std::string diff = CompareTensors(run.runner.tensor(run.outputs[i]),
-                                            ref_runner.tensor(ref_outs[i]));
+    const Tensor& t = run.runner.tensor(run.outputs[i]);
+    const std::string diff = CompareWithReference(
+        t.type, t.shape, t.data, t.bytes, reference->outputs[i],
+        reference->abs_tolerance, reference->rel_tolerance);
     if (!diff.empty()) {
       return Make(
           Verdict::kFail,
-          absl::StrCat("output ", i, " differs from ", ref_label,
-                       " on a generated input (", run.c.family, "): ", diff));
+          absl::StrCat("output ", i, " differs from the reference (",
+                       reference->source, ", ", reference->path,
+                       ") on a generated input (", run.c.family, "): ", diff));
     }
   }
-  return Make(Verdict::kPass,
-              absl::StrCat("matches ", ref_label, " (", run.c.family, ")"));
+  return Make(Verdict::kPass, absl::StrCat("matches ", reference->source, " (",
+                                           run.c.family, ")"));
 }
 
 Outcome Execute(const Spec& s) {
@@ -332,7 +354,7 @@ Outcome Execute(const Spec& s) {
                              run.status.ok() ? std::string("status OK")
                                              : run.status.ToString()));
   }
-  return CompareWithReference(s, label, run);
+  return JudgeAgainstReference(s, label, run);
 }
 
 Outcome ErrorPath(const Spec& s) {
@@ -424,6 +446,25 @@ Outcome VersionRanges(const Spec& s) {
                                       ", ...")
                        : absl::StrJoin(probed, ", "),
                    ")"));
+}
+
+Outcome Delegate(const Spec& s) {
+  DelegateCheckSpec d;
+  d.plugin = s.plugin;
+  d.delegate = s.delegate;
+  d.kernels = s.kernels;
+  d.references = s.references;
+  d.cap = s.cap;
+  d.graph = s.graph;
+  d.op = s.op;
+  d.version = s.version;
+  d.interrupt_op = s.interrupt;
+  d.seed = s.seed;
+  d.outside_declaration = s.outside;
+  DelegateCheckOutcome r = RunDelegateCheck(d);
+  Outcome o = Make(r.verdict, std::move(r.message));
+  o.extra = std::move(r.extra);
+  return o;
 }
 
 Outcome LoadUnload(const Spec& s) {
@@ -663,6 +704,14 @@ absl::StatusOr<Spec> ParseSpec(const std::vector<std::string>& args) {
       s.reference = value;
     } else if (key == "custom") {
       s.custom = value;
+    } else if (key == "delegate") {
+      s.delegate = value;
+    } else if (key == "kernels") {
+      s.kernels = value;
+    } else if (key == "references") {
+      s.references = value;
+    } else if (key == "graph") {
+      s.graph = value;
     } else if (!numeric || !SetNumber(key, n, &s)) {
       return absl::InvalidArgumentError(
           absl::StrCat("unknown or non-numeric argument '", args[i], "'"));
@@ -702,7 +751,8 @@ int RunChildCheck(const std::vector<std::string>& args) {
        {"version_ranges", &VersionRanges},
        {"load_unload", &LoadUnload},
        {"concurrency", &Concurrency},
-       {"leak", &Leak}};
+       {"leak", &Leak},
+       {"delegate", &Delegate}};
   const absl::StatusOr<Spec> spec = ParseSpec(args);
   if (!spec.ok()) {
     std::fprintf(stderr,

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -20,13 +22,28 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "case_models.h"
 #include "nlohmann/json.hpp"
 #include "plugin/negotiation.h"
 #include "plugin/plugin_loader.h"
+#include "references.h"
 #include "runtime/graph.h"
 #include "runtime/host_api.h"
 
 namespace kiln::conformance {
+namespace {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;  // shadow memory needs the address space
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+}  // namespace
 
 const char* VerdictName(Verdict v) {
   switch (v) {
@@ -158,11 +175,17 @@ class Runner {
 
   // Starts `argv` in its own process group with stdout and stderr going to
   // `log_path`. Returns its pid, or -1 with errno set.
-  static pid_t Launch(std::vector<std::string> argv,
-                      const std::string& log_path) {
+  pid_t Launch(std::vector<std::string> argv,
+               const std::string& log_path) const {
     const pid_t pid = fork();
     if (pid == 0) {
       setpgid(0, 0);
+      if (options_.memory_limit_mb > 0 && !kSanitized) {
+        const rlim_t bytes = static_cast<rlim_t>(options_.memory_limit_mb)
+                             << 20;
+        const struct rlimit limit = {bytes, bytes};
+        setrlimit(RLIMIT_AS, &limit);
+      }
       const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);
@@ -304,7 +327,7 @@ class ConformanceRun {
         runner_(options, progress),
         report_(report),
         plugin_(Arg("plugin", options.plugin_path)),
-        reference_(Arg("reference", options.reference_path)),
+        references_(Arg("references", options.reference_dir)),
         seed_(Arg("seed", static_cast<int64_t>(options.seed))) {}
 
   void Run() {
@@ -330,6 +353,7 @@ class ConformanceRun {
                  std::tie(b.builtin_code, b.custom_name, b.min_version);
         });
     ExecuteKernels(kernels, accepted_levels);
+    if (!report_.delegate.name.empty()) ExecuteDelegate(newest);
     Add("version_ranges", "version_ranges",
         {"version_ranges", plugin_, Arg("cap", newest)}, newest);
     ErrorPaths(kernels, newest);
@@ -362,11 +386,24 @@ class ConformanceRun {
       report_.plugin_version = d.value("version", "");
       report_.plugin_abi_version = d.value("abi_version", 0u);
       report_.plugin_min_host_abi_version = d.value("min_host_abi_version", 0u);
+      if (d.contains("delegate") && d["delegate"].is_object()) {
+        const Json& del = d["delegate"];
+        report_.delegate.name = del.value("name", "");
+        report_.delegate.ops_declared = del.value("ops_declared", false);
+        for (const Json& k : del.value("ops", Json::array())) {
+          report_.delegate.ops.push_back(
+              {k.value("builtin_code", 0), k.value("custom_name", ""),
+               k.value("min_version", 0), k.value("max_version", 0),
+               k.value("types", std::vector<std::string>{})});
+        }
+      }
       if (d.contains("kernels")) {
         for (const Json& k : d["kernels"]) {
-          report_.kernels.push_back(
-              {k.value("builtin_code", 0), k.value("custom_name", ""),
-               k.value("min_version", 0), k.value("max_version", 0)});
+          report_.kernels.push_back({k.value("builtin_code", 0),
+                                     k.value("custom_name", ""),
+                                     k.value("min_version", 0),
+                                     k.value("max_version", 0),
+                                     {}});
         }
       }
     }
@@ -411,7 +448,7 @@ class ConformanceRun {
         for (uint32_t level : levels) {
           std::vector<std::string> args = {
               "execute",         plugin_,
-              reference_,        seed_,
+              references_,       seed_,
               Arg("cap", level), Arg("op", k.builtin_code),
               Arg("version", v)};
           if (!k.custom_name.empty()) {
@@ -421,6 +458,74 @@ class ConformanceRun {
               "execute", std::move(args), level, op, v);
         }
       }
+    }
+  }
+
+  // 4. The delegate: every declared op version as a single-op model, the
+  // version after each declared range (must be left to kernels), and the
+  // multi-op graphs (chain, branch, interrupted by an undeclared op) on the
+  // first declared op that chains, all through the interpreter at the
+  // newest level, each in its own process.
+  void ExecuteDelegate(uint32_t level) {
+    const DelegateInfo& d = report_.delegate;
+    const std::vector<std::string> common = {
+        "delegate",
+        plugin_,
+        Arg("delegate", d.name),
+        Arg("kernels", options_.reference_path),
+        references_,
+        seed_,
+        Arg("cap", level)};
+    const auto add = [&](const std::string& name, int32_t op, int32_t version,
+                         std::vector<std::string> extra) {
+      std::vector<std::string> args = common;
+      args.push_back(Arg("op", op));
+      args.push_back(Arg("version", version));
+      args.insert(args.end(), extra.begin(), extra.end());
+      Add(name, "delegate", std::move(args), level,
+          std::string(BuiltinOpName(op)), version);
+    };
+    if (!d.ops_declared) {
+      CheckResult skip;
+      skip.name = "delegate:" + d.name;
+      skip.category = "delegate";
+      skip.verdict = Verdict::kSkip;
+      skip.message =
+          "the delegate declares no supported_ops (extension API 1.2), so "
+          "the runner cannot know which ops to give it; declare them";
+      runner_.Emit(skip);
+      report_.checks.push_back(skip);
+      return;
+    }
+    std::set<int32_t> declared_codes;
+    int32_t chain_op = -1;
+    for (const KernelInfo& k : d.ops) {
+      if (k.builtin_code == KILN_OP_CUSTOM) continue;  // no generator
+      declared_codes.insert(k.builtin_code);
+      const std::string op = BuiltinOpName(k.builtin_code);
+      const int32_t last = std::min(k.max_version, k.min_version + 15);
+      for (int32_t v = k.min_version; v <= last; ++v) {
+        add(absl::StrCat("delegate:", op, "/v", v), k.builtin_code, v, {});
+      }
+      add(absl::StrCat("delegate:", op, "/v", k.max_version + 1,
+                       ":outside_declaration"),
+          k.builtin_code, k.max_version + 1, {Arg("outside", 1)});
+      if (chain_op < 0 && Chainable(k.builtin_code)) {
+        chain_op = k.builtin_code;
+      }
+    }
+    if (chain_op < 0) return;
+    const std::string op = BuiltinOpName(chain_op);
+    for (const char* kind : {kGraphChain, kGraphBranch}) {
+      add(absl::StrCat("delegate:graph:", kind, ":", op), chain_op, 1,
+          {Arg("graph", kind)});
+    }
+    for (int32_t u : InterruptCandidates()) {
+      if (declared_codes.count(u) > 0) continue;
+      add(absl::StrCat("delegate:graph:interrupted:", op, "+",
+                       BuiltinOpName(u)),
+          chain_op, 1, {Arg("graph", kGraphInterrupted), Arg("interrupt", u)});
+      break;
     }
   }
 
@@ -467,7 +572,7 @@ class ConformanceRun {
   const Options& options_;
   Runner runner_;
   Report& report_;
-  const std::string plugin_, reference_, seed_;
+  const std::string plugin_, references_, seed_;
 };
 
 }  // namespace
@@ -478,12 +583,16 @@ Report RunConformance(const Options& in,
   if (options.reference_path.empty()) {
     options.reference_path = DefaultPluginDirectory() + "/libkiln_cpu.so";
   }
+  if (options.reference_dir.empty()) {
+    options.reference_dir = DefaultReferenceDirectory();
+  }
   std::error_code ec;
   const fs::path canonical = fs::weakly_canonical(options.plugin_path, ec);
   if (!ec) options.plugin_path = canonical.string();
   Report report;
   report.plugin_path = options.plugin_path;
   report.reference_path = options.reference_path;
+  report.reference_dir = options.reference_dir;
   report.abi_levels = ServedAbiLevels();
   ConformanceRun(options, progress, report).Run();
   return report;

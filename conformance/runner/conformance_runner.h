@@ -51,6 +51,15 @@ struct KernelInfo {
   std::string custom_name;
   int32_t min_version = 0;
   int32_t max_version = 0;
+  std::vector<std::string> types;  // delegate rows: declared types ([] any)
+};
+
+// The delegate of the plugin under test, as it declares itself.
+struct DelegateInfo {
+  std::string name;  // "" when the plugin has no delegate
+  // supported_ops (extension API 1.2); false: declares nothing.
+  bool ops_declared = false;
+  std::vector<KernelInfo> ops;
 };
 
 struct Report {
@@ -60,6 +69,8 @@ struct Report {
   std::string reference_path;
   std::vector<uint32_t> abi_levels;  // every level tested
   std::vector<KernelInfo> kernels;
+  DelegateInfo delegate;
+  std::string reference_dir;  // independent reference outputs
   std::vector<CheckResult> checks;
   bool Passed() const;
   int Count(Verdict v) const;
@@ -70,6 +81,12 @@ struct Options {
   // Kiln's CPU plugin, the reference for outputs; "" = the default plugin
   // directory's libkiln_cpu.so.
   std::string reference_path;
+  // Independent reference outputs (references.h); "" = the default
+  // directory (conformance/references/golden or its installed copy).
+  std::string reference_dir;
+  // Address-space limit of each check process in MiB (0 = none; not
+  // applied in sanitizer builds).
+  uint64_t memory_limit_mb = 4096;
   // Binary that understands ChildArguments (normally the kiln CLI itself).
   std::string self_executable;
   double timeout_seconds = 10;
@@ -94,6 +111,9 @@ absl::Status WriteFile(const std::string& path, const std::string& text);
 // JSON result object to the result file named in them. Returns the process
 // exit code.
 inline constexpr const char* kChildMarker = "--internal-run-check";
+// `kiln conformance --internal-write-cases DIR`: case_models.h
+// WriteCaseModels (for the reference generator).
+inline constexpr const char* kWriteCasesMarker = "--internal-write-cases";
 int RunChildCheck(const std::vector<std::string>& args);
 
 }  // namespace kiln::conformance

@@ -1,7 +1,9 @@
 #include "op_generators.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -483,8 +485,133 @@ std::string ShapeString(const std::vector<int32_t>& s) {
 
 }  // namespace
 
-absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code,
-                                           uint64_t seed) {
+// The version-1 case (defined below, after the op families).
+absl::StatusOr<GeneratedCase> GenerateVersionOneCase(int32_t builtin_code,
+                                                     uint64_t seed);
+
+namespace {
+
+// What an op version introduced, per TFLite's op versioning
+// (tensorflow/lite/tools/versioning/op_version.cc): the element type of the
+// float tensors of the version-1 case, quantized (per tensor, zero point 0)
+// or not. Only ops whose generated case is elementwise over float tensors.
+struct VersionInputs {
+  int32_t op;
+  int32_t version;
+  KilnTensorType type;
+  bool quantized;
+};
+constexpr VersionInputs kVersionInputs[] = {
+    {KILN_OP_ABS, 2, KILN_TYPE_INT8, true},
+    {KILN_OP_ABS, 3, KILN_TYPE_INT16, true},
+    {KILN_OP_ABS, 4, KILN_TYPE_INT16, false},
+    {KILN_OP_ABS, 5, KILN_TYPE_INT32, false},
+    {KILN_OP_RELU, 2, KILN_TYPE_INT8, true},
+    {KILN_OP_RELU, 3, KILN_TYPE_INT16, true},
+    {KILN_OP_MUL, 2, KILN_TYPE_INT8, true},
+    {KILN_OP_MUL, 4, KILN_TYPE_INT16, true},
+    {KILN_OP_MUL, 5, KILN_TYPE_INT64, false},
+};
+
+const VersionInputs* FindVersionInputs(int32_t op, int32_t version) {
+  const VersionInputs* best = nullptr;
+  for (const VersionInputs& v : kVersionInputs) {
+    if (v.op == op && v.version <= version &&
+        (best == nullptr || v.version > best->version)) {
+      best = &v;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+std::vector<uint8_t> Encode(const std::vector<float>& values, float scale) {
+  std::vector<uint8_t> out(values.size() * sizeof(T));
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const double q = std::min(
+        hi, std::max(lo, std::round(static_cast<double>(values[i]) / scale)));
+    const T v = static_cast<T>(q);
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return out;
+}
+
+// Converts every float tensor of `c` to `v`'s type. Quantized: scale
+// max|x| / qmax per input, outputs scaled for the op's output range (RELU6
+// fused into MUL: [0, 6]); plain integers: the values times 8, rounded.
+void Convert(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  const bool wide = v.type == KILN_TYPE_INT16;
+  const double qmax = v.type == KILN_TYPE_INT8 ? 127 : wide ? 32767 : 0;
+  float widest = 0;
+  for (GeneratedTensor& t : c->tensors) {
+    if (t.type != KILN_TYPE_FLOAT32) continue;
+    std::vector<float> values(t.bytes.size() / sizeof(float));
+    if (!values.empty()) {
+      std::memcpy(values.data(), t.bytes.data(), t.bytes.size());
+    }
+    float max_abs = 0;
+    for (float x : values) max_abs = std::max(max_abs, std::fabs(x));
+    widest = std::max(widest, max_abs);
+    float scale = 1.f / 8;
+    if (v.quantized) {
+      if (values.empty()) {  // an output
+        const float range = op == KILN_OP_MUL ? 6.f : widest;
+        scale = static_cast<float>(range / qmax);
+      } else {
+        scale = static_cast<float>(max_abs / qmax);
+      }
+      t.quantization.scales = {scale};
+      t.quantization.zero_points = {0};
+    }
+    t.type = v.type;
+    if (values.empty()) continue;
+    switch (v.type) {
+      case KILN_TYPE_INT8:
+        t.bytes = Encode<int8_t>(values, scale);
+        break;
+      case KILN_TYPE_INT16:
+        t.bytes = Encode<int16_t>(values, scale);
+        break;
+      case KILN_TYPE_INT32:
+        t.bytes = Encode<int32_t>(values, scale);
+        break;
+      default:
+        t.bytes = Encode<int64_t>(values, scale);
+        break;
+    }
+  }
+  c->exercises_version = v.version;
+}
+
+}  // namespace
+
+int32_t InputVersion(int32_t builtin_code, int32_t version) {
+  const VersionInputs* v = FindVersionInputs(builtin_code, version);
+  return v == nullptr ? 1 : v->version;
+}
+
+std::vector<int32_t> InputVersions(int32_t builtin_code) {
+  std::vector<int32_t> out = {1};
+  for (const VersionInputs& v : kVersionInputs) {
+    if (v.op == builtin_code) out.push_back(v.version);
+  }
+  return out;
+}
+
+absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed,
+                                           int32_t version) {
+  absl::StatusOr<GeneratedCase> c = GenerateVersionOneCase(builtin_code, seed);
+  if (version <= 1 || !c.ok()) return c;
+  if (const VersionInputs* v = FindVersionInputs(builtin_code, version)) {
+    Convert(*v, builtin_code, &*c);
+  }
+  return c;
+}
+
+absl::StatusOr<GeneratedCase> GenerateVersionOneCase(int32_t builtin_code,
+                                                     uint64_t seed) {
   const uint64_t s = seed * 1000003u + static_cast<uint64_t>(builtin_code);
   for (auto* family :
        {&Binary, &Unary, &ConvPoolFc, &Reduction, &Reshaping,
@@ -508,6 +635,9 @@ std::vector<int> BuildNode(const GeneratedCase& c, int32_t builtin_code,
                         ? runner->AddTensor(t.type, t.shape)
                         : runner->AddTensor(t.type, t.shape, t.bytes.data(),
                                             t.bytes.size(), t.constant));
+  }
+  for (size_t i = 0; i < c.tensors.size(); ++i) {
+    runner->tensor(index[i]).quantization = c.tensors[i].quantization;
   }
   std::vector<int32_t> inputs, outputs;
   std::vector<int> output_index;

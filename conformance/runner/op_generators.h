@@ -20,6 +20,7 @@ struct GeneratedTensor {
   std::vector<int32_t> shape;
   std::vector<uint8_t> bytes;  // empty: an output, sized by prepare
   bool constant = false;
+  Quantization quantization;  // per-tensor; empty: not quantized
 };
 
 struct GeneratedCase {
@@ -28,11 +29,27 @@ struct GeneratedCase {
   std::vector<int32_t> inputs;  // indices into tensors
   std::vector<int32_t> outputs;
   std::vector<std::pair<uint32_t, OptionValue>> options;
+  // The op version whose inputs this case exercises (what that version
+  // introduced per TFLite's op versioning: a type, quantization); the case
+  // is valid at every later version with the same meaning.
+  int32_t exercises_version = 1;
 };
 
 // The case for `builtin_code`, or NotFound saying there is none ("no input
-// generator for op X"). Same (op, seed) always gives the same case.
-absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed);
+// generator for op X"). Same (op, seed) always gives the same case. With
+// `version`, version-true inputs: the version-1 case converted to what the
+// newest version <= `version` introduced (VersionInputs), e.g. ABS v2 int8
+// quantized, v3 int16 quantized, v4 int16, v5 int32; so a kernel that
+// claims a version but implements only the float path fails.
+absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed,
+                                           int32_t version = 1);
+
+// The newest version <= `version` of the op whose inputs the generator
+// changes (1 when none): the version a case for `version` exercises.
+int32_t InputVersion(int32_t builtin_code, int32_t version);
+// Every version of the op the generator has version-true inputs for,
+// including 1.
+std::vector<int32_t> InputVersions(int32_t builtin_code);
 
 // Adds the case's tensors and node (op `builtin_code`, `version`) to a fresh
 // runner. Returns the runner tensor indices of the outputs.

@@ -85,11 +85,35 @@ std::string ReportToJson(const Report& r) {
                                  {"min_version", k.min_version},
                                  {"max_version", k.max_version}});
   }
+  if (!r.delegate.name.empty()) {
+    nlohmann::ordered_json d;
+    d["name"] = r.delegate.name;
+    d["ops_declared"] = r.delegate.ops_declared;
+    d["ops"] = nlohmann::ordered_json::array();
+    for (const KernelInfo& k : r.delegate.ops) {
+      d["ops"].push_back({{"builtin_code", k.builtin_code},
+                          {"custom_name", k.custom_name},
+                          {"min_version", k.min_version},
+                          {"max_version", k.max_version},
+                          {"types", k.types}});
+    }
+    plugin["delegate"] = d;
+  }
   j["plugin"] = plugin;
   j["reference"] = r.reference_path;
+  j["reference_outputs"] = r.reference_dir;
   j["abi_levels_tested"] = nlohmann::ordered_json::array();
   for (uint32_t level : r.abi_levels) {
     j["abi_levels_tested"].push_back(AbiLevelName(level));
+  }
+  // Which columns ran on a real host: the newest is this host; the older
+  // ones are this host capped (conformance/releases runs released hosts).
+  j["host_levels"] = nlohmann::ordered_json::array();
+  for (uint32_t level : r.abi_levels) {
+    j["host_levels"].push_back(
+        {{"level", AbiLevelName(level)},
+         {"host",
+          level == r.abi_levels.back() ? "this host" : "this host, capped"}});
   }
   j["summary"] = {{"total", r.checks.size()},
                   {"pass", r.Count(Verdict::kPass)},
@@ -176,16 +200,32 @@ std::string ReportToHtml(const Report& r) {
     << (r.plugin_min_host_abi_version
             ? VersionString(r.plugin_min_host_abi_version)
             : "?")
-    << ")</td></tr><tr><th>reference</th><td>" << Escape(r.reference_path)
-    << "</td></tr><tr><th>Kiln</th><td>runtime " << KILN_RUNTIME_VERSION_STRING
-    << ", extension API " << KILN_EXT_API_VERSION_STRING
-    << "</td></tr></table>\n";
+    << ")</td></tr><tr><th>reference outputs</th><td>"
+    << Escape(r.reference_dir)
+    << " (LiteRT reference kernels)</td></tr><tr><th>kernels for nodes a "
+       "delegate leaves</th><td>"
+    << Escape(r.reference_path) << "</td></tr><tr><th>Kiln</th><td>runtime "
+    << KILN_RUNTIME_VERSION_STRING << ", extension API "
+    << KILN_EXT_API_VERSION_STRING << "</td></tr></table>\n";
 
   // The ABI-level matrix: rows are negotiation and kernel versions, columns
   // the host levels.
-  h << "<h2>Extension API level matrix</h2>\n<table><tr><th>check</th>";
+  // Older levels are today's host capped to that level (a simulation);
+  // conformance/releases runs real released hosts.
+  h << "<h2>Extension API level matrix</h2>\n<p>Columns: the host levels. "
+       "The newest is this host; older ones are this host capped to that "
+       "level (same code, the older host table and negotiation), not a "
+       "released host &mdash; real released hosts run in Kiln's CI "
+       "(conformance/releases).</p>\n<table><tr><th>check</th>";
   for (uint32_t level : r.abi_levels) {
     h << "<th>host " << AbiLevelName(level) << "</th>";
+  }
+  h << "</tr>\n<tr><th>host kind</th>";
+  for (uint32_t level : r.abi_levels) {
+    h << "<td>"
+      << (level == r.abi_levels.back() ? "this host (real)"
+                                       : "this host, capped (simulated)")
+      << "</td>";
   }
   h << "</tr>\n";
   std::map<std::string, std::map<uint32_t, const CheckResult*>> rows;
@@ -215,6 +255,21 @@ std::string ReportToHtml(const Report& r) {
     h << "</tr>\n";
   }
   h << "</table>\n";
+
+  // The delegate: one row per declared op version and graph, with why.
+  if (!r.delegate.name.empty()) {
+    h << "<h2>Delegate '" << Escape(r.delegate.name)
+      << "': declared ops and graphs</h2>\n<table><tr><th>check</th>"
+         "<th>verdict</th><th>why</th></tr>\n";
+    for (const CheckResult& c : r.checks) {
+      if (c.category != "delegate") continue;
+      h << "<tr><th>" << Escape(c.name)
+        << "</th><td style=\"background:" << Colour(c.verdict) << "\">"
+        << VerdictName(c.verdict) << "</td><td>" << Escape(c.message)
+        << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
 
   h << "<h2>All checks</h2>\n<table><tr><th>#</th><th>check</th>"
        "<th>verdict</th><th>time</th><th>message</th></tr>\n";

@@ -117,20 +117,32 @@ TEST(KilnConformanceBadPluginTest, WrongOutputsDifferFromReference) {
   const ConformanceRun run = RunConformance(BadPlugin("wrong_outputs"), kQuick);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   ExpectCheck(run, "execute:ADD/v1@1.1", "fail",
-              "differs from kiln_cpu ADD v1");
-  ExpectCheck(run, "execute:ADD/v1@1.0", "fail", "outside tolerance");
+              "differs from the reference (LiteRT");
+  ExpectCheck(run, "execute:ADD/v1@1.0", "fail", "beyond the tolerance");
   ExpectCheck(run, "error_path:ADD/v1", "pass", "COMPLEX128");
 }
 
 TEST(KilnConformanceBadPluginTest, LyingDescriptorIsCaughtPerVersion) {
   const ConformanceRun run = RunConformance(BadPlugin("lying_ranges"), kQuick);
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  ExpectCheck(run, "execute:ADD/v1@1.1", "pass", "matches kiln_cpu ADD v1");
-  ExpectCheck(run, "execute:ADD/v2@1.1", "fail", "differs from kiln_cpu ADD");
+  ExpectCheck(run, "execute:ADD/v1@1.1", "pass", "matches LiteRT");
+  ExpectCheck(run, "execute:ADD/v2@1.1", "fail", "differs from the reference");
   ExpectCheck(run, "execute:ADD/v3@1.1", "fail",
               "ADD v3+ is not really implemented");
   ExpectCheck(run, "execute:ADD/v9@1.0", "fail", "not really implemented");
   ExpectCheck(run, "version_ranges", "pass", "ADD v10");
+}
+
+TEST(KilnConformanceBadPluginTest, FloatOnlyKernelClaimingNewerVersionsFails) {
+  // ABS v2..v5 get int8 / int16 (quantized), int16 and int32 inputs, what
+  // those versions introduced; a float-only kernel fails them.
+  const ConformanceRun run =
+      RunConformance(BadPlugin("float_only_abs"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ABS/v1@1.2", "pass", "matches LiteRT");
+  ExpectCheck(run, "execute:ABS/v2@1.2", "fail", "");
+  ExpectCheck(run, "execute:ABS/v3@1.2", "fail", "");
+  ExpectCheck(run, "execute:ABS/v5@1.2", "fail", "");
 }
 
 TEST(KilnConformanceBadPluginTest, LeakIsReported) {
@@ -139,6 +151,80 @@ TEST(KilnConformanceBadPluginTest, LeakIsReported) {
   // "possible leak" from the RSS heuristic, or "leak: LeakSanitizer ..." in
   // a KILN_SANITIZE build.
   ExpectCheck(run, "leak:repeated_invocations", "fail", "leak");
+}
+
+std::string BadDelegate(const std::string& variant) {
+  return std::string(KILN_CONFORMANCE_BAD_PLUGIN_DIR) + "/libbad_delegate_" +
+         variant + ".so";
+}
+
+TEST(KilnConformanceBadDelegateTest, CrashInCreateFailsEveryDelegateCheck) {
+  const ConformanceRun run =
+      RunConformance(BadDelegate("crash_in_create"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:ADD/v1", "fail", "SIGSEGV");
+  ExpectCheck(run, "delegate:graph:chain:ADD", "fail", "SIGSEGV");
+  ExpectCheck(run, "negotiation@1.2", "pass", "accepted");
+}
+
+TEST(KilnConformanceBadDelegateTest, CrashInPartitionIsReported) {
+  const ConformanceRun run =
+      RunConformance(BadDelegate("crash_in_partition"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:MUL/v1", "fail", "SIGSEGV");
+  ExpectCheck(run, "delegate:graph:interrupted:ADD+FLOOR", "fail", "crash");
+}
+
+TEST(KilnConformanceBadDelegateTest, CrashInInvokeIsReported) {
+  const ConformanceRun run =
+      RunConformance(BadDelegate("crash_in_invoke"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:ADD/v1", "fail", "SIGSEGV");
+  // Nothing is claimed for a version outside the declaration, so nothing
+  // crashes there.
+  ExpectCheck(run, "delegate:ADD/v2:outside_declaration", "pass",
+              "left ADD v2");
+}
+
+TEST(KilnConformanceBadDelegateTest, ClaimOfUndeclaredNodesFails) {
+  const ConformanceRun run =
+      RunConformance(BadDelegate("claims_undeclared"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:ADD/v2:outside_declaration", "fail",
+              "claim outside the declared ops");
+  ExpectCheck(run, "delegate:graph:interrupted:ADD+FLOOR", "fail",
+              "claim outside the declared ops");
+}
+
+TEST(KilnConformanceBadDelegateTest, WrongOutputsDifferFromTheReference) {
+  const ConformanceRun run =
+      RunConformance(BadDelegate("wrong_outputs"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:ADD/v1", "fail", "wrong output");
+  ExpectCheck(run, "delegate:ADD/v1", "fail", "LiteRT");
+  ExpectCheck(run, "delegate:MUL/v1", "pass", "outputs match the reference");
+}
+
+TEST(KilnConformanceInTreeTest, SdkExampleDelegatePasses) {
+  const ConformanceRun run = RunConformance(
+      std::string(KILN_CONFORMANCE_BAD_PLUGIN_DIR) + "/libacme_delegate.so",
+      kQuick);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  ExpectCheck(run, "delegate:ADD/v1", "pass", "outputs match the reference");
+  ExpectCheck(run, "delegate:MUL/v1", "pass", "outputs match the reference");
+  ExpectCheck(run, "delegate:graph:chain:ADD", "pass", "delegated");
+  ExpectCheck(run, "delegate:graph:interrupted:ADD+FLOOR", "pass",
+              "2 of 3 node(s) delegated in 2 partition(s)");
+  ExpectCheck(run, "delegate:ADD/v2:outside_declaration", "pass",
+              "left ADD v2");
+  // The reports name the delegate, its declaration and per-op verdicts.
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["plugin"]["delegate"]["name"], "acme");
+  EXPECT_EQ(run.report["plugin"]["delegate"]["ops"].size(), 2u);
+  EXPECT_EQ(run.report["host_levels"].back()["host"], "this host");
+  EXPECT_THAT(run.html, HasSubstr("Delegate 'acme': declared ops and graphs"));
+  EXPECT_THAT(run.html, HasSubstr("this host, capped (simulated)"));
+  EXPECT_THAT(run.junit, HasSubstr("name=\"delegate:MUL/v1\""));
 }
 
 TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {

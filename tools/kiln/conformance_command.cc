@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "case_models.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "conformance_runner.h"
@@ -22,8 +23,8 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
       "kiln conformance",
       "Checks a plugin against every extension API level this host serves:\n"
       "descriptor and negotiation, every declared kernel version on generated\n"
-      "inputs compared with Kiln's CPU plugin, refusal of undeclared "
-      "versions,\n"
+      "inputs, a delegate's every declared op version and multi-op graphs\n"
+      "through the interpreter, refusal of undeclared versions,\n"
       "error paths, repeated load/unload, concurrent use and leaks. Each "
       "check\n"
       "runs in its own process with a timeout, so a crash, hang or exception\n"
@@ -35,8 +36,16 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
       .Double("--timeout", "SECONDS", &o.run.timeout_seconds,
               "per-check time limit (default 10)", 0.0)
       .String("--reference", "FILE", &o.run.reference_path,
-              "reference plugin (default: libkiln_cpu.so in the\n"
-              "default plugin directory)")
+              "kernel plugin that runs what a delegate leaves, and the\n"
+              "cross-check of kernels without an independent reference\n"
+              "(default: libkiln_cpu.so in the default plugin directory)")
+      .String("--references", "DIR", &o.run.reference_dir,
+              "independent reference outputs (LiteRT reference kernels;\n"
+              "default: Kiln's conformance/references)")
+      .Int("--memory-limit", "MIB", &o.run.memory_limit_mb,
+           "address-space limit of each check process (default 4096;\n"
+           "0: none)",
+           uint64_t{0})
       .Int("--seed", "N", &o.run.seed, "input generator seed (default 1)",
            uint64_t{1})
       .Int("--cycles", "N", &o.run.load_unload_cycles,
@@ -80,6 +89,17 @@ int ConformanceCommand(std::vector<std::string> args) {
   if (!args.empty() && args[0] == conformance::kChildMarker) {
     return conformance::RunChildCheck(
         std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  // For conformance/references/generate_references.py: writes every model
+  // the runner has references for, with its inputs.
+  if (args.size() == 2 && args[0] == conformance::kWriteCasesMarker) {
+    const absl::StatusOr<int> n = conformance::WriteCaseModels(args[1], 1);
+    if (!n.ok()) {
+      std::cerr << "kiln conformance: " << n.status().message() << "\n";
+      return kExitFailure;
+    }
+    std::cout << "wrote " << *n << " models to " << args[1] << "\n";
+    return kExitSuccess;
   }
   ConformanceCliOptions options;
   options.run.self_executable = "/proc/self/exe";

@@ -1,0 +1,48 @@
+#!/bin/sh
+# Builds the host (kiln CLI and CPU plugin) of a release listed in
+# conformance/releases/releases.json from git history, once:
+#   conformance/releases/build_release_host.sh RELEASE CACHE_DIR
+# Extracts the release's commit (git archive) into CACHE_DIR/RELEASE/src,
+# configures it without tests and benchmarks and builds `kiln_cli` and
+# `kiln_plugin_cpu` in CACHE_DIR/RELEASE/build. A finished build is marked by
+# CACHE_DIR/RELEASE/STAMP (the commit) and reused; CI caches CACHE_DIR.
+# Prints the build directory.
+set -eu
+if [ $# -ne 2 ]; then
+  echo "usage: $0 RELEASE CACHE_DIR   (releases: conformance/releases/releases.json)" >&2
+  exit 2
+fi
+release=$1
+cache=$2
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+commit=$(python3 -c '
+import json, sys
+for r in json.load(open(sys.argv[1]))["releases"]:
+    if r["release"] == sys.argv[2]:
+        print(r["commit"])
+        break
+' "$here/releases.json" "$release")
+if [ -z "$commit" ]; then
+  echo "$0: release '$release' is not in $here/releases.json" >&2
+  exit 1
+fi
+dir="$cache/$release"
+if [ -f "$dir/STAMP" ] && [ "$(cat "$dir/STAMP")" = "$commit" ]; then
+  echo "$dir/build"
+  exit 0
+fi
+if ! git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null; then
+  echo "$0: commit $commit of release $release is not in this clone's history" \
+       "(a shallow clone? fetch it with: git fetch --unshallow)" >&2
+  exit 1
+fi
+rm -rf "$dir"
+mkdir -p "$dir/src"
+git -C "$root" archive "$commit" | tar -x -C "$dir/src"
+cmake -S "$dir/src" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCHMARKS=OFF -DKILN_WERROR=OFF >&2
+cmake --build "$dir/build" -j"${KILN_RELEASE_BUILD_JOBS:-2}" \
+  --target kiln_cli kiln_plugin_cpu >&2
+echo "$commit" > "$dir/STAMP"
+echo "$dir/build"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Today's plugins on a real released host, and the released plugins on
+today's host (CTest conformance.release_host.<release>).
+
+  release_host_test.py --release 0.1.0 --cache build/releases \\
+      --build build [--report release_matrix.json]
+
+1. conformance/releases/build_release_host.sh builds the release's kiln CLI
+   and CPU plugin from git history (cached in --cache).
+2. Old host x today's plugins: the released `kiln conformance` (its own
+   runner and rules, with the released CPU plugin as its reference) on
+   today's libkiln_cpu.so. It must load and negotiate at the old host's
+   extension API level and pass.
+3. Today's host x the released CPU plugin: today's `kiln conformance` (LiteRT
+   references) on the released libkiln_cpu.so. Reported; a failure there is
+   a defect of the old release, listed, not a failure of this test.
+
+Writes a matrix (JSON) whose cells say which host was real (built from the
+commit) and which plugin ran. Exit 77 (CTest: Skipped) when the release's
+commit is not in this clone (shallow CI clones) or its host does not build
+here.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+SKIP = 77
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_conformance(kiln, plugin, extra, report):
+    cmd = [kiln, "conformance", plugin, "--report", report, "--timeout", "30",
+           "--cycles", "5", "--threads", "2"] + extra
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    summary = r.stdout.strip().splitlines()[-1:] or [r.stderr.strip()]
+    data = {}
+    if os.path.exists(report):
+        try:
+            data = json.load(open(report))
+        except ValueError:
+            data = {}
+    return r.returncode, summary[0], data
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--release", required=True)
+    ap.add_argument("--cache", required=True)
+    ap.add_argument("--build", required=True, help="today's build directory")
+    ap.add_argument("--report", default="")
+    args = ap.parse_args()
+    releases = {r["release"]: r for r in
+                json.load(open(os.path.join(HERE, "releases.json")))["releases"]}
+    rel = releases[args.release]
+    built = subprocess.run(
+        [os.path.join(HERE, "build_release_host.sh"), args.release,
+         args.cache], capture_output=True, text=True)
+    if built.returncode != 0:
+        print(built.stderr[-3000:])
+        print(f"SKIPPED: could not build the {args.release} host from "
+              f"{rel['commit']}")
+        return SKIP
+    old_build = built.stdout.strip().splitlines()[-1]
+    old_kiln = os.path.join(old_build, "bin", "kiln")
+    old_cpu = os.path.join(old_build, "lib", "kiln", "plugins",
+                           "libkiln_cpu.so")
+    new_kiln = os.path.join(args.build, "bin", "kiln")
+    new_cpu = os.path.join(args.build, "lib", "kiln", "plugins",
+                           "libkiln_cpu.so")
+    work = os.path.join(args.cache, args.release, "reports")
+    os.makedirs(work, exist_ok=True)
+    cells = []
+    failed = False
+
+    # Today's CPU plugin on the real old host.
+    code, summary, data = run_conformance(
+        old_kiln, new_cpu, ["--reference", old_cpu],
+        os.path.join(work, "old_host_today_cpu.json"))
+    levels = data.get("abi_levels_tested", [])
+    cells.append({
+        "host": f"{args.release} (real host built from {rel['commit'][:12]}, "
+                f"extension API {rel['extension_api']})",
+        "host_is_real": True,
+        "plugin": f"today's libkiln_cpu.so ({new_cpu})",
+        "runner": f"kiln conformance of {args.release}",
+        "levels": levels, "exit": code, "summary": summary})
+    if code != 0:
+        failed = True
+        print(f"FAIL: today's CPU plugin on the {args.release} host: {summary}")
+
+    # The released CPU plugin on today's host (LiteRT references).
+    code, summary, data = run_conformance(
+        new_kiln, old_cpu, [], os.path.join(work, "today_host_old_cpu.json"))
+    fails = [c["name"] + ": " + c["message"][:200]
+             for c in data.get("checks", []) if c.get("verdict") == "fail"]
+    cells.append({
+        "host": "today's host (levels " +
+                ", ".join(data.get("abi_levels_tested", [])) + ")",
+        "host_is_real": True,
+        "plugin": f"libkiln_cpu.so of {args.release} ({old_cpu})",
+        "runner": "today's kiln conformance (LiteRT references)",
+        "exit": code, "summary": summary, "failures": fails[:20]})
+
+    matrix = {"release": args.release, "commit": rel["commit"],
+              "extension_api": rel["extension_api"], "cells": cells}
+    if args.report:
+        with open(args.report, "w") as f:
+            json.dump(matrix, f, indent=2)
+    print("| host | plugin | runner | result |")
+    print("|---|---|---|---|")
+    for c in cells:
+        print(f"| {c['host']} | {c['plugin']} | {c['runner']} | "
+              f"{c['summary']} |")
+    for c in cells[1:]:
+        for f in c.get("failures", []):
+            print(f"  released plugin on today's host: {f}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
