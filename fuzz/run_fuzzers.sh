@@ -105,20 +105,25 @@ done
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export KILN_PLUGIN_PATH=
+# Findings libFuzzer wrote for a target (its slow-unit-* notes are not).
+findings() {
+  find "$WORK/artifacts/$1" -maxdepth 1 -type f \( -name 'crash-*' -o \
+    -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l
+}
 failed=()
 summary=()
 for t in "${TARGETS[@]}"; do
   bin="$BUILD/bin/kiln_fuzz_$t"
   log="$WORK/$t.log"
   echo "== $t: ${SECONDS_PER_TARGET}s, corpus $(ls "$WORK/corpus/$t" | wc -l) inputs"
-  before=$(ls "$WORK/artifacts/$t" | wc -l)
+  before=$(findings "$t")
   nice -n "$NICE" "$bin" "$WORK/corpus/$t" \
     -max_total_time="$SECONDS_PER_TARGET" -timeout="$TIMEOUT" \
     -rss_limit_mb=2560 -malloc_limit_mb=2048 \
     -artifact_prefix="$WORK/artifacts/$t/" -print_final_stats=1 \
     >"$log" 2>&1
   rc=$?
-  after=$(ls "$WORK/artifacts/$t" | wc -l)
+  after=$(findings "$t")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
     failed+=("$t")
@@ -128,7 +133,8 @@ for t in "${TARGETS[@]}"; do
     tail -40 "$log" | sed 's/^/   | /'
     if [ "${KILN_FUZZ_SAVE:-0}" = 1 ]; then
       mkdir -p "$ROOT/fuzz/regressions/$t"
-      cp "$WORK/artifacts/$t"/* "$ROOT/fuzz/regressions/$t/" 2>/dev/null
+      find "$WORK/artifacts/$t" -maxdepth 1 -type f ! -name 'slow-unit-*' \
+        -exec cp {} "$ROOT/fuzz/regressions/$t/" \;
       echo "-- copied to fuzz/regressions/$t/"
     fi
   else

@@ -26,7 +26,7 @@
 
 namespace {
 
-constexpr uint64_t kMaxDeclaredActivationBytes = uint64_t{4} << 20;
+constexpr uint64_t kMaxDeclaredActivationBytes = uint64_t{1} << 20;
 
 // Bytes of the model's non-constant tensors at their declared shapes
 // (saturating at UINT64_MAX).
