@@ -5,6 +5,8 @@
 // `cmake --preset tsan` (label "tsan"); in other builds an ordinary test.
 // Oracle: the example CNN's output computed by TFLite's reference kernels
 // (model/example_models.h).
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -86,15 +88,27 @@ class ThreadsTest : public ::testing::Test {
                                                 &model_)),
               "");
     options_ = CpuOptions();
+    // Keeps the CPU plugin mapped for the whole test. Otherwise one
+    // thread's dlclose (running the plugin's static destructors) and
+    // another's dlopen of the same file (constructing them again) are
+    // ordered only by the dynamic loader's internal lock, which
+    // ThreadSanitizer cannot see: it reports those static objects as a
+    // race.
+    pinned_plugin_ =
+        dlopen((std::string(KILN_TEST_PLUGIN_DIR) + "/libkiln_cpu.so").c_str(),
+               RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(pinned_plugin_, nullptr) << dlerror();
   }
   void TearDown() override {
     KilnInterpreterOptionsDestroy(options_);
     KilnModelDestroy(model_);
+    if (pinned_plugin_ != nullptr) dlclose(pinned_plugin_);
   }
 
   std::vector<uint8_t> bytes_;
   KilnModel* model_ = nullptr;
   KilnInterpreterOptions* options_ = nullptr;
+  void* pinned_plugin_ = nullptr;
 };
 
 TEST_F(ThreadsTest, InterpretersCreatedInvokedAndDestroyedConcurrently) {
