@@ -122,8 +122,9 @@ if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr")
 endif()
 # Libraries loaded with dlopen by in-tree plugins (Debian dependency syntax):
 #   OpenCL delegate: the ICD loader (libOpenCL.so.1).
-#   XNNPACK plugin: add its runtime package here only if it dlopens XNNPACK;
-#     when it links the shared library, dpkg-shlibdeps finds it by itself.
+#   XNNPACK plugin: dlopens libXNNPACK.so.0 and libpthreadpool.so.0; they
+#     are Recommends (below), not Depends: without them the delegate says
+#     UNAVAILABLE and models run on the CPU plugin.
 set(KILN_DEB_RUNTIME_DLOPEN_DEPENDS "ocl-icd-libopencl1 | libopencl1")
 
 set(CPACK_PACKAGE_NAME "kiln")
@@ -151,7 +152,9 @@ set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME "libkiln${KILN_C_API_VERSION_MAJOR}")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_SECTION "libs")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "${KILN_DEB_RUNTIME_DLOPEN_DEPENDS}")
 # The OpenCL delegate needs an ICD (a driver) to find a device.
-set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "pocl-opencl-icd | opencl-icd")
+# The default xnnpack delegate needs libXNNPACK (dlopened).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS
+    "pocl-opencl-icd | opencl-icd, libxnnpack0, libpthreadpool0")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "Kiln inference runtime: libkiln and the in-tree plugins\n"
     "libkiln runs TFLite models with kernels and delegates from versioned "

@@ -9,8 +9,9 @@
 // under ASan: a model whose declared activations (every non-constant
 // tensor of every subgraph at its declared shape) exceed
 // kMaxDeclaredActivationBytes is created but not allocated or run. (The
-// interpreter's own limit, max_arena_bytes, is larger by default; models
-// within it but slow under ASan are not bugs.)
+// interpreter's own limits are set too, larger: 256 MiB of arena, 10000
+// WHILE iterations, 5 s per Invoke; models within them but slow under ASan
+// are not bugs.)
 //
 // KILN_FUZZ_CPU_PLUGIN: path of the CPU plugin of the same build.
 #include <dlfcn.h>
@@ -68,6 +69,11 @@ const KilnInterpreterOptions* Options() {
     KilnInterpreterOptions* o = KilnInterpreterOptionsCreate();
     KilnInterpreterOptionsSetUseDefaultPlugins(o, 0);
     KilnInterpreterOptionsAddPluginPath(o, KILN_FUZZ_CPU_PLUGIN);
+    // The interpreter's own limits for untrusted models (docs/security.md),
+    // well inside libFuzzer's -malloc_limit_mb and -timeout.
+    Failed(KilnInterpreterOptionsSetMaxArenaBytes(o, uint64_t{256} << 20));
+    Failed(KilnInterpreterOptionsSetMaxWhileIterations(o, 10000));
+    Failed(KilnInterpreterOptionsSetInvokeTimeout(o, 5000));
     return o;
   }();
   return options;

@@ -41,6 +41,9 @@ Methodology (see docs/benchmarks.md):
 Usage:
   compare_with_litert.py [--benchmarks PATH/kiln_benchmarks] [--out FILE]
                          [--model-dir DIR] [--min-time SECONDS]
+  compare_with_litert.py --models [--threads 1,2] [--kiln PATH] [--out FILE]
+      real models: Kiln default (xnnpack delegate) vs LiteRT default vs
+      LiteRT builtin, latency, init and peak RSS (models_vs_litert.py)
 """
 
 import argparse
@@ -394,7 +397,20 @@ def main():
     parser.add_argument("--repetitions", type=int, default=3,
                         help="repetitions of each Kiln benchmark; medians "
                              "are used (default 3)")
-    args = parser.parse_args()
+    parser.add_argument("--models", action="store_true",
+                        help="instead: real models (converter corpus, "
+                             "mobilenet_like), Kiln default vs LiteRT "
+                             "default vs LiteRT builtin at 1 and 2 threads "
+                             "(models_vs_litert.py; its flags follow)")
+    args, rest = parser.parse_known_args()
+    if args.models:
+        import models_vs_litert
+        forwarded = rest + ["--corpus", args.corpus]
+        if args.out:
+            forwarded += ["--out", args.out]
+        return models_vs_litert.main(forwarded)
+    if rest:
+        parser.error("unrecognized arguments: " + " ".join(rest))
     if not args.benchmarks or not os.access(args.benchmarks, os.X_OK):
         sys.exit("compare_with_litert: kiln_benchmarks not found; build it "
                  "(cmake -DKILN_BUILD_BENCHMARKS=ON, target kiln_benchmarks) "

@@ -18,6 +18,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "cli_common.h"
@@ -123,8 +124,10 @@ FlagParser BenchFlags(BenchOptions& o) {
            "prepared plans kept per subgraph by input signature (default 4; "
            "0 turns the plan cache off)",
            0);
+  AddLimitFlags(flags, &o.interpreter);
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
+  AddThreadsFlag(flags, &o.interpreter.num_threads);
   return flags;
 }
 
@@ -238,15 +241,13 @@ absl::StatusOr<BenchReport> CollectBench(const BenchOptions& options) {
   o.interpreter.profile = o.profile || !o.trace_path.empty();
   BenchReport r;
   r.model_path = o.model_path;
-  for (const DelegateRequest& d : o.interpreter.delegates) {
-    r.delegates.push_back(d.name);
-  }
   const Clock::time_point t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model,
                         Model::FromFile(o.model_path));
   const Clock::time_point t1 = Clock::now();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Interpreter> interp,
                         Interpreter::Create(std::move(model), o.interpreter));
+  r.delegates = interp->ActiveDelegates();
   const Clock::time_point t2 = Clock::now();
   KILN_RETURN_IF_ERROR(interp->AllocateTensors());
   const Clock::time_point t3 = Clock::now();
@@ -307,6 +308,7 @@ Json BenchToJson(const BenchReport& r) {
 std::string BenchToText(const BenchReport& r) {
   std::string text = absl::StrFormat(
       "model            %s\n"
+      "delegates        %s\n"
       "open + verify    %.3f ms\n"
       "create           %.3f ms (plugins, resolution, delegates)\n"
       "allocate         %.3f ms\n"
@@ -315,7 +317,9 @@ std::string BenchToText(const BenchReport& r) {
       "invoke (%d runs) mean %.3f ms, median %.3f, p90 %.3f, min %.3f, max "
       "%.3f\n"
       "arena            %u bytes\n",
-      r.model_path, r.open_verify_ms, r.create_ms, r.allocate_ms, r.init_ms,
+      r.model_path,
+      r.delegates.empty() ? "none" : absl::StrJoin(r.delegates, ", "),
+      r.open_verify_ms, r.create_ms, r.allocate_ms, r.init_ms,
       r.first_invoke_ms, r.iterations, r.invoke_ms.mean, r.invoke_ms.median,
       r.invoke_ms.p90, r.invoke_ms.min, r.invoke_ms.max, r.arena_bytes);
   if (!r.shape_sets.empty()) {

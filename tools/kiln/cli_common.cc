@@ -1,8 +1,13 @@
 #include "cli_common.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <iostream>
-#include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -16,6 +21,9 @@
 namespace kiln::cli {
 
 namespace {
+
+// Settings messages are small; a larger file is not one.
+constexpr uint64_t kMaxSettingsFileBytes = uint64_t{64} << 20;
 
 std::string QuoteText(const std::string& v) {
   std::string out = "\"";
@@ -58,13 +66,10 @@ absl::Status AddDelegateSettingsFile(absl::string_view path,
                      request.name, "' ('", request.settings_file_name,
                      "' and '", path, "')"));
   }
-  std::ifstream in{std::string(path), std::ios::binary};
-  if (!in) {
-    return UsageError(
-        absl::StrCat("cannot read delegate settings file '", path, "'"));
-  }
-  request.settings_file.assign(std::istreambuf_iterator<char>(in),
-                               std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> bytes = ReadRegularFile(
+      std::string(path), kMaxSettingsFileBytes, "delegate settings file");
+  if (!bytes.ok()) return UsageError(bytes.status().message());
+  request.settings_file = *std::move(bytes);
   request.settings_file_name = std::string(path);
   return absl::OkStatus();
 }
@@ -95,6 +100,89 @@ absl::StatusOr<std::string> DelegateOptionsToText(const std::string& spec) {
     }
   }
   return text;
+}
+
+std::string JsonText(const Json& j) {
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+void AddLimitFlags(FlagParser& flags, InterpreterOptions* options) {
+  flags
+      .Custom(
+          "--max-arena-bytes", "N",
+          [options](absl::string_view value) -> absl::Status {
+            uint64_t bytes = 0;
+            if (!absl::SimpleAtoi(value, &bytes) || bytes == 0) {
+              return UsageError(absl::StrCat(
+                  "--max-arena-bytes expects a positive number of bytes, "
+                  "got '",
+                  value, "'"));
+            }
+            options->max_arena_bytes = bytes;
+            return absl::OkStatus();
+          },
+          "refuse models whose tensors need more than N\nbytes (default "
+          "4294967296, 4 GiB)")
+      .Int("--max-while-iterations", "N", &options->max_while_iterations,
+           "fail when a WHILE loop runs more than N\niterations (default 0: "
+           "no limit)")
+      .Custom(
+          "--timeout", "SECONDS",
+          [options](absl::string_view value) -> absl::Status {
+            double seconds = 0;
+            if (!absl::SimpleAtod(value, &seconds) || !(seconds > 0) ||
+                seconds > 1e9) {
+              return UsageError(absl::StrCat(
+                  "--timeout expects a positive number of seconds, got '",
+                  value, "'"));
+            }
+            options->invoke_timeout =
+                std::chrono::nanoseconds(static_cast<int64_t>(seconds * 1e9));
+            return absl::OkStatus();
+          },
+          "stop an Invoke that runs longer than SECONDS\n(default: no "
+          "limit)");
+}
+
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                            uint64_t max_bytes,
+                                            absl::string_view what) {
+  // O_NONBLOCK: a FIFO must not block the open.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat("cannot read ", what, " '", path,
+                                            "': ", std::strerror(errno)));
+  }
+  struct stat st {};
+  std::string error;
+  if (fstat(fd, &st) != 0) {
+    error = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    error = "not a regular file (a directory, FIFO or device)";
+  } else if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    error = absl::StrCat(st.st_size, " bytes, more than the ", max_bytes,
+                         " bytes such a file may have");
+  }
+  std::string bytes;
+  if (error.empty()) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = read(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = n < 0 ? std::strerror(errno) : "the file shrank while read";
+        break;
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  close(fd);
+  if (!error.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot read ", what, " '", path, "': ", error));
+  }
+  return bytes;
 }
 
 int CommandMain(const FlagParser& flags, const std::vector<std::string>& args,
@@ -139,7 +227,11 @@ void AddDelegateFlags(FlagParser& flags,
           [delegates](absl::string_view spec) {
             return AddDelegate(spec, delegates);
           },
-          "apply a delegate (e.g. opencl:device=cpu)", FlagParser::Repeat::kYes)
+          "apply a delegate (e.g. opencl:device=cpu); without\n"
+          "one the default delegate xnnpack runs what it\n"
+          "supports when its plugin is present; 'none':\n"
+          "no default delegate (CPU plugin kernels only)",
+          FlagParser::Repeat::kYes)
       .Custom(
           "--delegate-settings", "FILE",
           [delegates](absl::string_view path) {
@@ -150,6 +242,13 @@ void AddDelegateFlags(FlagParser& flags,
           "the vendor's, see kiln plugin inspect), text\n"
           "(.txtpb) or binary (.binpb)",
           FlagParser::Repeat::kYes);
+}
+
+void AddThreadsFlag(FlagParser& flags, int32_t* num_threads) {
+  flags.Int("--threads", "N", num_threads,
+            "threads the delegates may use (default 1; the\n"
+            "default xnnpack delegate runs on N threads)",
+            int32_t{1});
 }
 
 std::vector<PluginFacts> CollectPluginFacts(

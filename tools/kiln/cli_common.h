@@ -34,6 +34,11 @@ inline constexpr int kExitSuccess = 0;
 inline constexpr int kExitFailure = 1;  // an error, or a check that failed
 inline constexpr int kExitUsage = 2;    // the command line is wrong
 
+// `j` as indented JSON text ending in a newline. Strings that are not valid
+// UTF-8 (tensor names come from untrusted models) get U+FFFD for their bad
+// bytes instead of throwing.
+std::string JsonText(const Json& j);
+
 // Parses `args` with `flags`; on --help prints the generated help (exit 0);
 // otherwise runs `body`, whose value is the exit code. A non-OK status from
 // either step is printed as "<command>: <message>" on stderr and exits with
@@ -54,11 +59,21 @@ int ReportCommand(const std::vector<std::string>& args,
   return CommandMain(declare(options), args, [&]() -> absl::StatusOr<int> {
     const absl::StatusOr<Report> report = collect(options);
     if (!report.ok()) return report.status();
-    std::cout << (options.json ? to_json(*report).dump(2) + "\n"
-                               : to_text(*report));
+    std::cout << (options.json ? JsonText(to_json(*report)) : to_text(*report));
     return kExitSuccess;
   });
 }
+
+// --max-arena-bytes N, --max-while-iterations N and --timeout SECONDS: the
+// interpreter's limits for untrusted models (docs/security.md).
+void AddLimitFlags(FlagParser& flags, InterpreterOptions* options);
+
+// The bytes of the regular file `path` (`what` names it in errors: "delegate
+// settings file"), refused before reading when it is not a regular file (a
+// directory, FIFO or device) or larger than `max_bytes`.
+absl::StatusOr<std::string> ReadRegularFile(const std::string& path,
+                                            uint64_t max_bytes,
+                                            absl::string_view what);
 
 // --plugin PATH, --plugin-dir DIR (repeatable), --no-default-plugins and
 // --verbose (plugins' information messages: the host log level "info",
@@ -70,6 +85,10 @@ void AddPluginFlags(FlagParser& flags, PluginSearchConfig* config);
 // the interpreter knows the delegate: DelegateRequest::settings_file).
 void AddDelegateFlags(FlagParser& flags,
                       std::vector<DelegateRequest>* delegates);
+
+// --threads N: threads the delegates may use (InterpreterOptions::
+// num_threads; the default xnnpack delegate runs on a pool of N threads).
+void AddThreadsFlag(FlagParser& flags, int32_t* num_threads);
 
 // Turns "key=value,key2=value2" into text-format kiln.DelegateSettings
 // (options map entries; min_partition_size goes to its typed field).

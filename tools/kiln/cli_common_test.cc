@@ -147,7 +147,12 @@ TEST_F(DelegateFlagsTest, Errors) {
   EXPECT_EQ(error({"--delegate", "a:min_partition_size=-1"}),
             "min_partition_size must be a non-negative integer, got '-1'");
   EXPECT_EQ(error({"--delegate", "a", "--delegate-settings", "/nonexistent"}),
-            "cannot read delegate settings file '/nonexistent'");
+            "cannot read delegate settings file '/nonexistent': No such file "
+            "or directory");
+  // Issue 10: a directory or FIFO is refused before anything is read.
+  EXPECT_EQ(error({"--delegate", "a", "--delegate-settings", "/"}),
+            "cannot read delegate settings file '/': not a regular file (a "
+            "directory, FIFO or device)");
   const std::string path = ::testing::TempDir() + "/kiln_twice.binpb";
   std::ofstream(path) << "x";
   EXPECT_EQ(error({"--delegate", "a", "--delegate-settings", path,

@@ -63,6 +63,8 @@ struct NodeFacts {
   std::vector<std::string> candidates;
   std::string unsupported_reason;         // when nothing runs it
   std::optional<DelegateFacts> delegate;  // only with --delegate
+  // Evaluated once at creation (constant folding; only with --delegate).
+  bool folded = false;
 };
 
 struct SubgraphFacts {
@@ -263,6 +265,9 @@ SubgraphFacts CollectSubgraph(const Graph& g, int index, CollectContext& ctx) {
     ctx.release.Add(n);
     if (ctx.delegation != nullptr) {
       node.delegate = DelegateFactsFor(n, index, infos, *ctx.delegation);
+      for (const NodeInfo& info : infos) {
+        if (info.index == n.index) node.folded = info.folded;
+      }
     }
     sg.nodes.push_back(std::move(node));
   }
@@ -370,6 +375,7 @@ Json NodeToJson(const NodeFacts& n) {
   j["runs_on"] = StringOrNull(n.runs_on);
   if (n.candidates.size() > 1) j["candidates"] = n.candidates;
   if (!n.runs_on) j["unsupported_reason"] = n.unsupported_reason;
+  if (n.folded) j["folded"] = true;
   if (n.delegate) {
     const DelegateFacts& d = *n.delegate;
     j["delegate"] = d.claimed ? Json{{"claimed", true},
@@ -461,7 +467,9 @@ std::string NodeToText(const NodeFacts& n) {
         "also offered by ",
         absl::StrJoin(n.candidates.begin() + 1, n.candidates.end(), ", "), ")");
   }
-  if (n.delegate) {
+  if (n.folded) {
+    absl::StrAppend(&s, "; folded at creation (constant inputs)");
+  } else if (n.delegate) {
     absl::StrAppend(&s, n.delegate->claimed
                             ? "; claimed by " + n.delegate->name
                             : "; not delegated: " + n.delegate->reason);

@@ -1,5 +1,7 @@
 // kiln: the Kiln command-line tool.
+#include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,7 +54,10 @@ std::string Usage() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+// The commands without the last line of defence.
+int Main(int argc, char** argv) {
   const std::string command = argc < 2 ? "" : argv[1];
   if (argc < 2 || command == "--help" || command == "-h" || command == "help") {
     std::cout << Usage();
@@ -67,4 +72,29 @@ int main(int argc, char** argv) {
   }
   std::cerr << "kiln: unknown command '" << command << "'\n\n" << Usage();
   return kiln::cli::kExitUsage;
+}
+
+}  // namespace
+
+// Every error is a message and an exit code, never an abort or a stack
+// trace: whatever escapes a command (an exception a library threw on bad
+// input) ends here.
+int main(int argc, char** argv) {
+  const char* command = argc < 2 ? "kiln" : argv[1];
+  try {
+    return Main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "kiln " << command
+              << ": out of memory; the input needs more memory than this "
+                 "process can get (see --max-arena-bytes)\n";
+  } catch (const std::exception& e) {
+    std::cerr << "kiln " << command << ": internal error: " << e.what()
+              << "\nPlease report this with the command line that caused "
+                 "it.\n";
+  } catch (...) {
+    std::cerr << "kiln " << command
+              << ": internal error (unknown exception)\nPlease report this "
+                 "with the command line that caused it.\n";
+  }
+  return kiln::cli::kExitFailure;
 }

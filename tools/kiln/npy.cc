@@ -1,15 +1,20 @@
 #include "npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
-#include <sstream>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "base/status_macros.h"
 
 namespace kiln::cli {
@@ -33,41 +38,6 @@ constexpr DescrEntry kDescrs[] = {
     {"<c8", KILN_TYPE_COMPLEX64, 8},
 };
 
-// Value of 'key': ... in the header dict (a Python literal).
-absl::StatusOr<std::string> DictValue(const std::string& header,
-                                      const std::string& key,
-                                      const std::string& label) {
-  const std::string needle = "'" + key + "':";
-  size_t pos = header.find(needle);
-  if (pos == std::string::npos) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": .npy header has no '", key, "' entry"));
-  }
-  pos += needle.size();
-  while (pos < header.size() && header[pos] == ' ') ++pos;
-  if (pos >= header.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(label, ": bad .npy header"));
-  }
-  if (header[pos] == '\'') {
-    size_t end = header.find('\'', pos + 1);
-    if (end == std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, ": bad .npy header"));
-    }
-    return header.substr(pos + 1, end - pos - 1);
-  }
-  if (header[pos] == '(') {
-    size_t end = header.find(')', pos);
-    if (end == std::string::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, ": bad .npy header"));
-    }
-    return header.substr(pos, end - pos + 1);
-  }
-  size_t end = header.find_first_of(",}", pos);
-  return header.substr(pos, end - pos);
-}
-
 }  // namespace
 
 std::string NpyDescr(KilnTensorType type) {
@@ -79,43 +49,170 @@ std::string NpyDescr(KilnTensorType type) {
 
 namespace {
 
-// The header dict text of a .npy file and the offset of its data.
-struct NpyHeader {
-  std::string dict;
-  size_t data_offset = 0;
+// numpy writes headers of a few hundred bytes; a larger one is not a .npy
+// file we read.
+constexpr size_t kMaxHeaderBytes = size_t{1} << 20;
+
+// The fixed part before the header dict: magic, version, header length.
+struct NpyPrefix {
+  size_t size = 0;        // 10 (version 1) or 12 (versions 2 and 3)
+  size_t header_len = 0;  // bytes of the dict and its padding
 };
 
-absl::StatusOr<NpyHeader> ReadHeader(const std::string& bytes,
+absl::Status BadNpy(const std::string& label, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      label, ": not a valid .npy file: ", what, ". Write it with numpy.save."));
+}
+
+// `bytes`: at least the first 12 bytes of the file, or all of a shorter one.
+absl::StatusOr<NpyPrefix> ReadPrefix(absl::string_view bytes,
                                      const std::string& label) {
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) {
+  if (bytes.size() < 10 || bytes.substr(0, 6) != absl::string_view(kMagic, 6)) {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": not a .npy file (missing \\x93NUMPY magic)"));
   }
   const uint8_t major = static_cast<uint8_t>(bytes[6]);
-  size_t header_len = 0, offset = 0;
+  NpyPrefix p;
   if (major == 1) {
-    header_len = static_cast<uint8_t>(bytes[8]) |
-                 (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
-    offset = 10;
+    p.header_len = static_cast<uint8_t>(bytes[8]) |
+                   (static_cast<size_t>(static_cast<uint8_t>(bytes[9])) << 8);
+    p.size = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) {
-      return absl::InvalidArgumentError(absl::StrCat(label, ": truncated"));
-    }
+    if (bytes.size() < 12) return BadNpy(label, "truncated header length");
     for (int i = 0; i < 4; ++i) {
-      header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
-                    << (8 * i);
+      p.header_len |= static_cast<size_t>(static_cast<uint8_t>(bytes[8 + i]))
+                      << (8 * i);
     }
-    offset = 12;
+    p.size = 12;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat(label, ": unsupported .npy format version ", major));
   }
-  if (offset + header_len > bytes.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": truncated .npy header"));
+  if (p.header_len > kMaxHeaderBytes) {
+    return BadNpy(label, absl::StrCat("its header claims ", p.header_len,
+                                      " bytes (numpy writes a few hundred)"));
   }
-  return NpyHeader{bytes.substr(offset, header_len), offset + header_len};
+  return p;
 }
+
+// The header dict, a Python literal such as
+//   {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+// followed by spaces and a newline. Parsed strictly: exactly those three
+// keys, each once, and nothing else after the closing brace.
+class HeaderParser {
+ public:
+  HeaderParser(absl::string_view text, const std::string& label)
+      : text_(text), label_(label) {}
+
+  absl::Status Parse() {
+    SkipSpaces();
+    if (!Eat('{')) return Bad("the header does not start with '{'");
+    SkipSpaces();
+    while (!Eat('}')) {
+      std::string key;
+      KILN_RETURN_IF_ERROR(ParseString(&key));
+      SkipSpaces();
+      if (!Eat(':')) return Bad(absl::StrCat("no ':' after '", key, "'"));
+      SkipSpaces();
+      if (key == "descr" && !has_descr_) {
+        KILN_RETURN_IF_ERROR(ParseString(&descr));
+        has_descr_ = true;
+      } else if (key == "fortran_order" && !has_order_) {
+        KILN_RETURN_IF_ERROR(ParseBool(&fortran_order));
+        has_order_ = true;
+      } else if (key == "shape" && !has_shape_) {
+        KILN_RETURN_IF_ERROR(ParseShape());
+        has_shape_ = true;
+      } else {
+        return Bad(absl::StrCat("unexpected or repeated key '", key,
+                                "' in the header (numpy writes descr, "
+                                "fortran_order and shape)"));
+      }
+      SkipSpaces();
+      if (Eat(',')) {
+        SkipSpaces();
+      } else if (Peek() != '}') {
+        return Bad("expected ',' or '}' in the header");
+      }
+    }
+    if (!has_descr_ || !has_order_ || !has_shape_) {
+      return Bad("the header lacks one of descr, fortran_order and shape");
+    }
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\n')) {
+      ++pos_;
+    }
+    if (pos_ != text_.size()) {
+      return Bad("unexpected bytes after the header dict");
+    }
+    return absl::OkStatus();
+  }
+
+  std::string descr;
+  bool fortran_order = false;
+  std::vector<int32_t> shape;
+
+ private:
+  char Peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  bool Eat(char c) {
+    if (Peek() != c || pos_ >= text_.size()) return false;
+    ++pos_;
+    return true;
+  }
+  void SkipSpaces() {
+    while (Peek() == ' ') ++pos_;
+  }
+  absl::Status Bad(absl::string_view what) const {
+    return BadNpy(label_, what);
+  }
+  absl::Status ParseString(std::string* out) {
+    const char quote = Peek();
+    if (quote != '\'' && quote != '"') return Bad("expected a quoted string");
+    const size_t end = text_.find(quote, pos_ + 1);
+    if (end == absl::string_view::npos) return Bad("unterminated string");
+    *out = std::string(text_.substr(pos_ + 1, end - pos_ - 1));
+    pos_ = end + 1;
+    return absl::OkStatus();
+  }
+  absl::Status ParseBool(bool* out) {
+    for (const auto& [word, value] :
+         {std::pair{"True", true}, std::pair{"False", false}}) {
+      if (text_.substr(pos_, strlen(word)) == word) {
+        pos_ += strlen(word);
+        *out = value;
+        return absl::OkStatus();
+      }
+    }
+    return Bad("fortran_order is neither True nor False");
+  }
+  // "(2, 3)", "(4,)" or "()".
+  absl::Status ParseShape() {
+    if (!Eat('(')) return Bad("shape is not a tuple");
+    SkipSpaces();
+    while (!Eat(')')) {
+      const size_t start = pos_;
+      while (Peek() >= '0' && Peek() <= '9') ++pos_;
+      int32_t dim = 0;
+      if (!absl::SimpleAtoi(text_.substr(start, pos_ - start), &dim)) {
+        return Bad(absl::StrCat("bad shape entry '",
+                                text_.substr(start, pos_ - start + 1),
+                                "' (dimensions are integers below 2^31)"));
+      }
+      shape.push_back(dim);
+      SkipSpaces();
+      if (Eat(',')) {
+        SkipSpaces();
+      } else if (Peek() != ')') {
+        return Bad("expected ',' or ')' in the shape");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::string_view text_;
+  const std::string& label_;
+  size_t pos_ = 0;
+  bool has_descr_ = false, has_order_ = false, has_shape_ = false;
+};
 
 // The dtype table entry for a header's 'descr' value.
 absl::StatusOr<const DescrEntry*> FindDescr(const std::string& descr,
@@ -132,67 +229,156 @@ absl::StatusOr<const DescrEntry*> FindDescr(const std::string& descr,
                    "uint8/16/32/64, bool, complex64)"));
 }
 
-// "(2, 3)" -> {2, 3}.
-absl::StatusOr<std::vector<int32_t>> ParseShape(const std::string& shape,
-                                                const std::string& label) {
-  const std::string dims = std::string(absl::StripSuffix(
-      absl::StripPrefix(absl::StripAsciiWhitespace(shape), "("), ")"));
-  std::vector<int32_t> out;
-  for (absl::string_view part :
-       absl::StrSplit(dims, ',', absl::SkipWhitespace())) {
-    int32_t v = 0;
-    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(label, ": bad shape entry '", part, "'"));
-    }
-    out.push_back(v);
+// Parses the header dict and checks that `file_size` bytes hold exactly
+// its data after it.
+absl::StatusOr<NpyHeaderInfo> ParseHeader(absl::string_view dict,
+                                          uint64_t data_offset,
+                                          uint64_t file_size,
+                                          const std::string& label) {
+  HeaderParser parser(dict, label);
+  KILN_RETURN_IF_ERROR(parser.Parse());
+  if (parser.fortran_order) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(label,
+                     ": Fortran-order arrays are not supported; save with "
+                     "np.ascontiguousarray"));
   }
-  return out;
+  KILN_ASSIGN_OR_RETURN(const DescrEntry* entry,
+                        FindDescr(parser.descr, label));
+  NpyHeaderInfo info;
+  info.path = label;
+  info.type = entry->type;
+  info.shape = std::move(parser.shape);
+  info.data_offset = data_offset;
+  uint64_t need = entry->size;
+  for (int32_t d : info.shape) {
+    if (__builtin_mul_overflow(need, static_cast<uint64_t>(d), &need)) {
+      return BadNpy(label, "its shape's size does not fit in 64 bits");
+    }
+  }
+  const uint64_t held = file_size - data_offset;
+  if (held != need) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        label, ": holds ", held, " data bytes but its shape (",
+        absl::StrJoin(info.shape, ", "), ") and dtype '", parser.descr,
+        "' need ", need,
+        held > need ? " (trailing bytes after the data)" : " (truncated)"));
+  }
+  info.data_bytes = need;
+  return info;
+}
+
+// A file descriptor closed when it goes out of scope.
+class FileCloser {
+ public:
+  explicit FileCloser(int fd) : fd_(fd) {}
+  ~FileCloser() {
+    if (fd_ >= 0) close(fd_);
+  }
+  FileCloser(const FileCloser&) = delete;
+  FileCloser& operator=(const FileCloser&) = delete;
+
+ private:
+  int fd_;
+};
+
+// Reads `size` bytes at `offset` of `fd` into `out`.
+absl::Status ReadAt(int fd, uint64_t offset, size_t size, char* out,
+                    const std::string& label) {
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t n =
+        pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return absl::DataLossError(absl::StrCat(
+          "cannot read '", label,
+          "': ", n < 0 ? std::strerror(errno) : "the file shrank while read"));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+// Opens `path` for reading if it is a regular file; its size in *size.
+absl::StatusOr<int> OpenRegularFile(const std::string& path, uint64_t* size) {
+  // O_NONBLOCK: a FIFO must not block the open.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    return absl::NotFoundError(
+        absl::StrCat("cannot open '", path, "': ", std::strerror(errno)));
+  }
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", path,
+                     "' is not a regular file (a directory, FIFO or device); "
+                     "pass a .npy file"));
+  }
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
 }
 
 }  // namespace
 
 absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
                                   const std::string& label) {
-  KILN_ASSIGN_OR_RETURN(const NpyHeader header, ReadHeader(bytes, label));
-  KILN_ASSIGN_OR_RETURN(const std::string descr,
-                        DictValue(header.dict, "descr", label));
-  KILN_ASSIGN_OR_RETURN(const std::string order,
-                        DictValue(header.dict, "fortran_order", label));
-  KILN_ASSIGN_OR_RETURN(const std::string shape,
-                        DictValue(header.dict, "shape", label));
-  if (absl::StripAsciiWhitespace(order) != "False") {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label,
-                     ": Fortran-order arrays are not supported; save with "
-                     "np.ascontiguousarray"));
+  KILN_ASSIGN_OR_RETURN(const NpyPrefix prefix, ReadPrefix(bytes, label));
+  if (prefix.size + prefix.header_len > bytes.size()) {
+    return BadNpy(label, "truncated header");
   }
-  KILN_ASSIGN_OR_RETURN(const DescrEntry* entry, FindDescr(descr, label));
+  KILN_ASSIGN_OR_RETURN(
+      const NpyHeaderInfo info,
+      ParseHeader(
+          absl::string_view(bytes).substr(prefix.size, prefix.header_len),
+          prefix.size + prefix.header_len, bytes.size(), label));
   NpyArray out;
-  out.type = entry->type;
-  KILN_ASSIGN_OR_RETURN(out.shape, ParseShape(shape, label));
-  int64_t count = 1;
-  for (int32_t d : out.shape) count *= d;
-  const size_t need = static_cast<size_t>(count) * entry->size;
-  if (bytes.size() - header.data_offset != need) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(label, ": holds ", bytes.size() - header.data_offset,
-                     " data bytes but its shape and dtype need ", need));
+  out.type = info.type;
+  out.shape = info.shape;
+  out.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(info.data_offset),
+                  bytes.end());
+  return out;
+}
+
+absl::StatusOr<NpyHeaderInfo> ReadNpyHeader(const std::string& path) {
+  uint64_t size = 0;
+  KILN_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(path, &size));
+  FileCloser closer(fd);
+  std::string prefix_bytes(static_cast<size_t>(std::min<uint64_t>(size, 12)),
+                           '\0');
+  KILN_RETURN_IF_ERROR(
+      ReadAt(fd, 0, prefix_bytes.size(), prefix_bytes.data(), path));
+  KILN_ASSIGN_OR_RETURN(const NpyPrefix prefix, ReadPrefix(prefix_bytes, path));
+  if (prefix.size + prefix.header_len > size) {
+    return BadNpy(path, "truncated header");
   }
-  out.data.assign(
-      bytes.begin() + static_cast<std::ptrdiff_t>(header.data_offset),
-      bytes.end());
+  std::string dict(prefix.header_len, '\0');
+  KILN_RETURN_IF_ERROR(ReadAt(fd, prefix.size, dict.size(), dict.data(), path));
+  return ParseHeader(dict, prefix.size + prefix.header_len, size, path);
+}
+
+absl::StatusOr<NpyArray> ReadNpyData(const NpyHeaderInfo& header) {
+  uint64_t size = 0;
+  KILN_ASSIGN_OR_RETURN(const int fd, OpenRegularFile(header.path, &size));
+  FileCloser closer(fd);
+  if (size != header.data_offset + header.data_bytes) {
+    return absl::DataLossError(
+        absl::StrCat("'", header.path, "' changed while it was read"));
+  }
+  NpyArray out;
+  out.type = header.type;
+  out.shape = header.shape;
+  out.data.resize(static_cast<size_t>(header.data_bytes));
+  KILN_RETURN_IF_ERROR(ReadAt(fd, header.data_offset, out.data.size(),
+                              reinterpret_cast<char*>(out.data.data()),
+                              header.path));
   return out;
 }
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot open '", path, "'"));
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)),
-                    std::istreambuf_iterator<char>());
-  return ParseNpy(bytes, path);
+  KILN_ASSIGN_OR_RETURN(const NpyHeaderInfo header, ReadNpyHeader(path));
+  return ReadNpyData(header);
 }
 
 std::string SerializeNpy(const NpyArray& array) {

@@ -18,9 +18,29 @@ struct NpyArray {
   std::vector<uint8_t> data;  // element bytes, C order
 };
 
-// Parses a .npy file. Errors name the file and what is unsupported
-// (Fortran order, big-endian, object or unknown dtypes).
+// What the header of a .npy file says, checked against the file's size
+// (so that the data can be checked before it is read).
+struct NpyHeaderInfo {
+  std::string path;
+  KilnTensorType type = KILN_TYPE_FLOAT32;
+  std::vector<int32_t> shape;
+  uint64_t data_offset = 0;
+  uint64_t data_bytes = 0;  // exactly what the file holds after the header
+};
+
+// Reads and checks the header of the .npy file `path`: a regular file (not
+// a directory, FIFO or device), a well-formed header (the dict numpy writes,
+// with exactly the keys descr, fortran_order and shape, nothing but
+// padding after it), a supported dtype, a shape whose size does not
+// overflow, and exactly that many data bytes after the header (no trailing
+// bytes, not truncated). Errors name the file and what is wrong.
+absl::StatusOr<NpyHeaderInfo> ReadNpyHeader(const std::string& path);
+// Reads the data the header describes.
+absl::StatusOr<NpyArray> ReadNpyData(const NpyHeaderInfo& header);
+// Both. Errors name the file and what is unsupported (Fortran order,
+// big-endian, object or unknown dtypes).
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path);
+// The same checks over the bytes of a whole file.
 absl::StatusOr<NpyArray> ParseNpy(const std::string& bytes,
                                   const std::string& label);
 

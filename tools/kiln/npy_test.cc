@@ -1,5 +1,7 @@
 #include "npy.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -80,6 +82,91 @@ TEST(NpyTest, RejectsBadInputsWithReasons) {
   big.replace(big.find("<f4"), 3, ">f4");
   EXPECT_THAT(std::string(ParseNpy(big, "b.npy").status().message()),
               HasSubstr("unsupported dtype '>f4'"));
+}
+
+// A .npy file of `header` (the dict, padded to 64 bytes with '\n') and
+// `data`.
+std::string NpyWithHeader(std::string header, const std::string& data) {
+  header.append((64 - (10 + header.size() + 1) % 64) % 64, ' ');
+  header += '\n';
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out += static_cast<char>(header.size() & 0xFF);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+std::string ParseError(const std::string& bytes) {
+  return std::string(ParseNpy(bytes, "t.npy").status().message());
+}
+
+// Issue 10: trailing garbage in the header was accepted.
+TEST(NpyTest, RejectsMalformedHeaders) {
+  const std::string data(8, '\0');
+  const std::string good =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+  ASSERT_TRUE(ParseNpy(NpyWithHeader(good, data), "t.npy").ok());
+  EXPECT_THAT(ParseError(NpyWithHeader(good + " garbage", data)),
+              HasSubstr("unexpected bytes after the header dict"));
+  EXPECT_THAT(
+      ParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2,), 'extra': 1}",
+                               data)),
+      HasSubstr("unexpected or repeated key 'extra'"));
+  EXPECT_THAT(ParseError(NpyWithHeader("{'descr': '<f4', 'descr': '<f4', "
+                                       "'fortran_order': False, 'shape': (2,)}",
+                                       data)),
+              HasSubstr("unexpected or repeated key 'descr'"));
+  EXPECT_THAT(ParseError(NpyWithHeader(
+                  "{'descr': '<f4', 'fortran_order': False}", data)),
+              HasSubstr("lacks one of descr, fortran_order and shape"));
+  EXPECT_THAT(
+      ParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2, -1)}",
+                               data)),
+      HasSubstr("bad shape entry"));
+  EXPECT_THAT(
+      ParseError(NpyWithHeader("{'descr': '<f4', 'fortran_order': False, "
+                               "'shape': (2147483647, 2147483647, "
+                               "2147483647)}",
+                               data)),
+      HasSubstr("does not fit in 64 bits"));
+  EXPECT_THAT(ParseError(NpyWithHeader(good, data + "xx")),
+              HasSubstr("holds 10 data bytes but its shape (2) and dtype "
+                        "'<f4' need 8 (trailing bytes after the data)"));
+  std::string huge("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12);
+  EXPECT_THAT(ParseError(huge),
+              HasSubstr("its header claims 2147483647 bytes"));
+}
+
+// Issue 10: a directory aborted kiln run, a FIFO blocked it, /dev/zero was
+// read until memory ran out.
+TEST(NpyTest, RefusesFilesThatAreNotRegular) {
+  const std::string fifo = ::testing::TempDir() + "/kiln_npy_fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path :
+       {::testing::TempDir(), fifo, std::string("/dev/zero")}) {
+    const absl::Status s = ReadNpy(path).status();
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("is not a regular file (a directory, FIFO or "
+                          "device)"))
+        << path;
+  }
+  std::remove(fifo.c_str());
+}
+
+// The header is checked before any data is read.
+TEST(NpyTest, HeaderAloneTellsTheDataSize) {
+  const std::string path = ::testing::TempDir() + "/kiln_npy_header.npy";
+  ASSERT_TRUE(WriteNpy(path, Floats({2, 2}, {1, 2, 3, 4})).ok());
+  absl::StatusOr<NpyHeaderInfo> h = ReadNpyHeader(path);
+  ASSERT_TRUE(h.ok()) << h.status();
+  EXPECT_EQ(h->type, KILN_TYPE_FLOAT32);
+  EXPECT_THAT(h->shape, ElementsAre(2, 2));
+  EXPECT_EQ(h->data_bytes, 16u);
+  EXPECT_EQ(h->data_offset % 64, 0u);
+  EXPECT_EQ(h->data_offset + 16,
+            SerializeNpy(Floats({2, 2}, {1, 2, 3, 4})).size());
 }
 
 }  // namespace

@@ -98,14 +98,14 @@ std::string PluginToText(const PluginDeclarations& p) {
 
 int PluginInspectCommand(std::vector<std::string> args) {
   InspectPluginOptions options;
-  return CommandMain(
-      InspectPluginFlags(options), args, [&]() -> absl::StatusOr<int> {
-        KILN_ASSIGN_OR_RETURN(const PluginDeclarations p,
-                              CollectPlugin(options));
-        std::cout << (options.json ? PluginToJson(p).dump(2) + "\n"
-                                   : PluginToText(p));
-        return p.accepted ? kExitSuccess : kExitFailure;
-      });
+  return CommandMain(InspectPluginFlags(options), args,
+                     [&]() -> absl::StatusOr<int> {
+                       KILN_ASSIGN_OR_RETURN(const PluginDeclarations p,
+                                             CollectPlugin(options));
+                       std::cout << (options.json ? JsonText(PluginToJson(p))
+                                                  : PluginToText(p));
+                       return p.accepted ? kExitSuccess : kExitFailure;
+                     });
 }
 
 }  // namespace kiln::cli

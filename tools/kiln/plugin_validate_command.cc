@@ -412,7 +412,7 @@ int ValidateCommand(std::vector<std::string> args) {
   return CommandMain(
       ValidateFlags(options), args, [&]() -> absl::StatusOr<int> {
         const ValidationReport report = CollectValidation(options);
-        std::cout << (options.json ? ValidationToJson(report).dump(2) + "\n"
+        std::cout << (options.json ? JsonText(ValidationToJson(report))
                                    : ValidationToText(report));
         return report.passed() ? kExitSuccess : kExitFailure;
       });

@@ -84,8 +84,10 @@ FlagParser RunFlags(RunOptions& o) {
               "where outputs go (default ./kiln-out)")
       .Bool("--json", &o.json,
             "print outputs.json instead of one line per output");
+  AddLimitFlags(flags, &o.interpreter);
   AddPluginFlags(flags, &o.interpreter.plugins);
   AddDelegateFlags(flags, &o.interpreter.delegates);
+  AddThreadsFlag(flags, &o.interpreter.num_threads);
   return flags;
 }
 
@@ -195,24 +197,59 @@ absl::StatusOr<int> FindInput(const std::vector<Slot>& slots,
                                           name, "'; its inputs are:", names));
 }
 
-// Reads the --input files, resizing inputs whose shapes differ. Returns the
-// arrays by input index.
+// OK when an array of `shape` may be given for `slot`: the dimensions the
+// model fixes (its shape signature, else its declared shape) match, -1
+// dimensions of the signature may be anything.
+absl::Status CheckInputShape(const Slot& slot,
+                             const std::vector<int32_t>& shape,
+                             const std::string& file) {
+  const TensorState& t = *slot.tensor;
+  if (!t.has_rank) return absl::OkStatus();
+  const std::vector<int32_t>& fixed =
+      t.desc->shape_signature.empty() ? t.shape : t.desc->shape_signature;
+  bool fits = fixed.size() == shape.size();
+  for (size_t d = 0; fits && d < shape.size(); ++d) {
+    fits = fixed[d] < 0 || fixed[d] == shape[d];
+  }
+  if (fits) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "input '", slot.name, "' has shape ", CompactList(fixed),
+      " in the model but ", file, " holds an array of shape ",
+      CompactList(shape),
+      "; only dimensions marked -1 in the model's shape signature may "
+      "differ. Pass an array of the input's shape"));
+}
+
+// Reads the --input files, resizing inputs whose shapes differ. Each file's
+// header is checked against its input (type, shape, the size limit) before
+// its data is read. Returns the arrays by input index.
 absl::StatusOr<std::vector<std::pair<int, NpyArray>>> ReadInputs(
     const RunOptions& o, RunTarget& target) {
   std::vector<std::pair<int, NpyArray>> values;
   const std::vector<Slot> slots = target.Inputs();
+  std::vector<std::string> given(slots.size());
   for (const auto& [name, file] : o.input_files) {
     KILN_ASSIGN_OR_RETURN(const int index, FindInput(slots, name));
-    KILN_ASSIGN_OR_RETURN(NpyArray array, ReadNpy(file));
     const Slot& slot = slots[static_cast<size_t>(index)];
-    if (array.type != slot.tensor->desc->type) {
+    std::string& earlier = given[static_cast<size_t>(index)];
+    if (!earlier.empty()) {
+      return UsageError(absl::StrCat("input '", slot.name,
+                                     "' is given twice (--input ", earlier,
+                                     " and --input ", name, "=", file, ")"));
+    }
+    earlier = absl::StrCat(name, "=", file);
+    KILN_ASSIGN_OR_RETURN(const NpyHeaderInfo header, ReadNpyHeader(file));
+    if (header.type != slot.tensor->desc->type) {
       return absl::InvalidArgumentError(absl::StrCat(
           "input '", name, "' is ", DtypeName(slot.tensor->desc->type), " but ",
-          file, " holds ", DtypeName(array.type)));
+          file, " holds ", DtypeName(header.type)));
     }
-    if (array.shape != slot.tensor->shape || !slot.tensor->has_rank) {
-      KILN_RETURN_IF_ERROR(target.Resize(index, slot.name, array.shape));
+    KILN_RETURN_IF_ERROR(CheckInputShape(slot, header.shape, file));
+    if (header.shape != slot.tensor->shape || !slot.tensor->has_rank) {
+      // Refuses shapes over the interpreter's limits.
+      KILN_RETURN_IF_ERROR(target.Resize(index, slot.name, header.shape));
     }
+    KILN_ASSIGN_OR_RETURN(NpyArray array, ReadNpyData(header));
     values.emplace_back(index, std::move(array));
   }
   return values;
@@ -348,8 +385,14 @@ absl::Status WriteOutputs(const RunReport& r) {
   for (const RunOutput& out : r.outputs) {
     KILN_RETURN_IF_ERROR(WriteNpy(OutputPath(r, out), out.array));
   }
-  std::ofstream(std::filesystem::path(r.output_dir) / "outputs.json")
-      << RunToJson(r).dump(2) << "\n";
+  const std::filesystem::path manifest =
+      std::filesystem::path(r.output_dir) / "outputs.json";
+  std::ofstream out(manifest);
+  out << JsonText(RunToJson(r));
+  if (!out) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write '", manifest.string(), "'"));
+  }
   return absl::OkStatus();
 }
 
@@ -360,7 +403,7 @@ int RunCommand(std::vector<std::string> args) {
   return CommandMain(RunFlags(options), args, [&]() -> absl::StatusOr<int> {
     KILN_ASSIGN_OR_RETURN(const RunReport report, CollectRun(options));
     KILN_RETURN_IF_ERROR(WriteOutputs(report));
-    std::cout << (options.json ? RunToJson(report).dump(2) + "\n"
+    std::cout << (options.json ? JsonText(RunToJson(report))
                                : RunToText(report));
     return kExitSuccess;
   });

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "cli_common.h"
 #include "commands.h"
+#include "interpreter/interpreter.h"
 #include "kiln/kiln_c_api.h"
 #include "plugin/install_paths.h"
 #include "plugin/negotiation.h"
@@ -79,6 +80,15 @@ absl::StatusOr<VersionReport> CollectVersion(const VersionOptions& o) {
   return r;
 }
 
+// The default delegate's plugin (InterpreterOptions::use_default_delegates):
+// the loaded plugin that provides it, or null.
+const PluginFacts* DefaultDelegatePlugin(const VersionReport& r) {
+  for (const PluginFacts& p : r.plugins) {
+    if (p.loaded && p.delegate == std::string(kDefaultDelegate)) return &p;
+  }
+  return nullptr;
+}
+
 Json VersionToJson(const VersionReport& r) {
   Json j;
   j["runtime_version"] = VersionString(r.runtime_version);
@@ -93,6 +103,11 @@ Json VersionToJson(const VersionReport& r) {
                              {"exists", r.default_plugin_directory_exists},
                              {"found", r.default_plugin_origin},
                              {"searched", r.default_plugin_directory_searched}};
+  const PluginFacts* default_delegate = DefaultDelegatePlugin(r);
+  j["default_delegate"] = default_delegate == nullptr
+                              ? Json()
+                              : Json{{"name", kDefaultDelegate},
+                                     {"plugin", default_delegate->path}};
   j["plugins"] = Json::array();
   for (const PluginFacts& p : r.plugins) {
     Json e;
@@ -133,6 +148,14 @@ std::string VersionToText(const VersionReport& r) {
     absl::StrAppend(&s, "  searched first     $KILN_PLUGIN_PATH=",
                     r.kiln_plugin_path, "\n");
   }
+  const PluginFacts* default_delegate = DefaultDelegatePlugin(r);
+  absl::StrAppendFormat(
+      &s, "Default delegate     %s\n",
+      default_delegate == nullptr
+          ? absl::StrCat("none (no loaded plugin provides '", kDefaultDelegate,
+                         "'; models run on kernel plugins)")
+          : absl::StrCat(kDefaultDelegate, " (", default_delegate->path,
+                         "; --delegate none turns it off)"));
   absl::StrAppendFormat(&s, "Plugins (%u found)\n", r.plugins.size());
   for (const PluginFacts& p : r.plugins) {
     if (p.loaded) {

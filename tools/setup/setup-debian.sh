@@ -9,6 +9,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxnnpack-dev libpthreadpool-dev
   ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   nlohmann-json3-dev
   abigail-tools binutils clang-format

@@ -7,7 +7,8 @@
  *
  * Threading: a KilnModel is immutable after creation and may be shared by
  * any number of interpreters on any threads. A KilnInterpreter (and its
- * signature runners and tensors) must be used by one thread at a time.
+ * signature runners and tensors) must be used by one thread at a time;
+ * only KilnInterpreterCancel may be called from another thread meanwhile.
  * KilnInterpreterOptions may be destroyed once interpreters are created.
  */
 #ifndef KILN_KILN_C_API_H_
@@ -469,6 +470,21 @@ KILN_API_EXPORT KilnError* KilnTensorSyncToHost(const KilnTensor* tensor);
 KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetPlanCacheSize(
     KilnInterpreterOptions* options, int32_t max_plans);
 
+/* ---- Default delegates and threads ----
+ * enabled != 0 (the default): when no delegate is added, an interpreter
+ * applies the default delegate "xnnpack" if a loaded plugin provides it
+ * (as LiteRT applies XNNPACK by default); when its plugin was found but
+ * could not load, the interpreter warns why (KilnInterpreterWarning) and
+ * runs on kernel plugins. enabled = 0: only the added delegates. Adding a
+ * delegate named "none" also turns the default off. */
+KILN_API_EXPORT void KilnInterpreterOptionsSetUseDefaultDelegates(
+    KilnInterpreterOptions* options, int32_t enabled);
+/* Threads the default delegate (and an added "xnnpack" delegate whose
+ * settings name no num_threads) may use; 0 = its default, one thread.
+ * INVALID_ARGUMENT when options is NULL or num_threads is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetNumThreads(
+    KilnInterpreterOptions* options, int32_t num_threads);
+
 typedef struct KilnPlanCacheStats {
   /* In: set by the caller to KILN_PLAN_CACHE_STATS_STRUCT_SIZE. */
   uint32_t struct_size;
@@ -494,6 +510,38 @@ KILN_STATIC_ASSERT(KILN_PLAN_CACHE_STATS_STRUCT_SIZE ==
  * arguments or a struct_size smaller than this struct. */
 KILN_API_EXPORT KilnError* KilnInterpreterGetPlanCacheStats(
     const KilnInterpreter* interpreter, KilnPlanCacheStats* stats);
+
+/* ---- Limits for models from untrusted sources (docs/security.md) ---- */
+/* Bytes of tensor memory an interpreter may plan and allocate: any one
+ * tensor, and the activation arenas of all its subgraphs together. A model
+ * that needs more is refused with RESOURCE_EXHAUSTED, the message naming
+ * the tensor and the limit: at KilnInterpreterCreate (declared shapes),
+ * resize, KilnInterpreterAllocateTensors or, for tensors sized while
+ * running, KilnInterpreterInvoke. 0 restores the default, 4 GiB
+ * (4294967296). INVALID_ARGUMENT when options is NULL. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetMaxArenaBytes(
+    KilnInterpreterOptions* options, uint64_t max_bytes);
+/* Iterations one WHILE node may run in one Invoke; a loop that would run
+ * more fails the Invoke with RESOURCE_EXHAUSTED naming the node. 0 (the
+ * default): no limit. INVALID_ARGUMENT when options is NULL. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetMaxWhileIterations(
+    KilnInterpreterOptions* options, uint64_t max_iterations);
+/* Wall-clock limit of one Invoke, in milliseconds: past it the Invoke stops
+ * before its next node or WHILE iteration and returns DEADLINE_EXCEEDED
+ * naming where it stopped. 0 (the default): no limit. INVALID_ARGUMENT when
+ * options is NULL or timeout_ms is negative. */
+KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetInvokeTimeout(
+    KilnInterpreterOptions* options, int64_t timeout_ms);
+/* Stops the Invoke in progress on `interpreter` (KilnInterpreterInvoke or
+ * KilnSignatureRunnerInvoke, any subgraph) before its next node or WHILE
+ * iteration: that Invoke returns CANCELLED. A node already running
+ * finishes first. Has no effect on Invokes that start after it returns (a
+ * call while nothing runs does nothing). The interpreter stays usable: the
+ * next Invoke runs the model from the start.
+ * Thread-safety: the one function that may be called from another thread
+ * while the interpreter runs; not concurrently with KilnInterpreterDestroy.
+ * NULL is ignored. */
+KILN_API_EXPORT void KilnInterpreterCancel(KilnInterpreter* interpreter);
 
 KILN_EXTERN_C_END
 

@@ -34,9 +34,9 @@
 
 /* Application-facing C API (kiln_c_api.h). */
 #define KILN_C_API_VERSION_MAJOR 1
-#define KILN_C_API_VERSION_MINOR 1
+#define KILN_C_API_VERSION_MINOR 2
 #define KILN_C_API_VERSION_PATCH 0
-#define KILN_C_API_VERSION_STRING "1.1.0"
+#define KILN_C_API_VERSION_STRING "1.2.0"
 
 /* Extension API: the plugin ABI. A plugin records the version it was built
  * against in KilnPluginDescriptor.abi_version. */

@@ -246,6 +246,29 @@ KilnError* KilnInterpreterOptionsSetPlanCacheSize(
   return nullptr;
 }
 
+void KilnInterpreterOptionsSetUseDefaultDelegates(
+    KilnInterpreterOptions* options, int32_t enabled) {
+  if (options != nullptr) options->use_default_delegates = enabled != 0;
+}
+
+KilnError* KilnInterpreterOptionsSetNumThreads(KilnInterpreterOptions* options,
+                                               int32_t num_threads) {
+  if (options == nullptr) {
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnInterpreterOptionsSetNumThreads: options is NULL");
+  }
+  if (num_threads < 0) {
+    return kiln::MakeKilnError(
+        KILN_STATUS_INVALID_ARGUMENT,
+        "KilnInterpreterOptionsSetNumThreads: num_threads is " +
+            std::to_string(num_threads) +
+            "; use 0 for the default or a positive thread count");
+  }
+  options->num_threads = num_threads;
+  return nullptr;
+}
+
 void KilnInterpreterOptionsSetAllowInsecurePlugins(
     KilnInterpreterOptions* options, int32_t allow) {
   if (options != nullptr) options->plugins.allow_insecure_plugins = allow != 0;

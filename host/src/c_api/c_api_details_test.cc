@@ -73,7 +73,8 @@ TEST(CApi11Test, DefaultPluginDirectoryIsBesideLibkiln) {
   // The build tree keeps the installed layout: the CPU plugin is there.
   EXPECT_TRUE(std::filesystem::exists(
       std::filesystem::path(KilnDefaultPluginDirectory()) / "libkiln_cpu.so"));
-  EXPECT_THAT(KilnCApiVersionString(), StartsWith("1.1."));
+  // Built from this tree: at least C API 1.1, where these functions appeared.
+  EXPECT_GE(KilnCApiVersion(), KILN_MAKE_VERSION(1, 1, 0));
 }
 
 TEST(CApi11Test, TensorsByIndexQuantizationAndShapeSignature) {

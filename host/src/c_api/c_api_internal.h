@@ -32,6 +32,12 @@ struct KilnInterpreterOptions {
   std::vector<KilnDelegateRequest> delegates;
   bool profile = false;
   kiln::PlanCacheOptions plan_cache;
+  // Limits (KilnInterpreterOptionsSetMaxArenaBytes, ...).
+  uint64_t max_arena_bytes = kiln::kDefaultMaxArenaBytes;
+  uint64_t max_while_iterations = 0;
+  int64_t invoke_timeout_ms = 0;
+  bool use_default_delegates = true;
+  int32_t num_threads = 0;
 };
 
 struct KilnModel {

@@ -1,5 +1,6 @@
 // Application C API: models, interpreters, tensors and signature runners,
 // over kiln::Model and kiln::Interpreter.
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -104,6 +105,11 @@ KilnError* KilnInterpreterCreate(const KilnModel* model,
     opts.plugins = options->plugins;
     opts.profile = options->profile;
     opts.plan_cache = options->plan_cache;
+    opts.max_arena_bytes = options->max_arena_bytes;
+    opts.max_while_iterations = options->max_while_iterations;
+    opts.invoke_timeout = std::chrono::milliseconds(options->invoke_timeout_ms);
+    opts.use_default_delegates = options->use_default_delegates;
+    opts.num_threads = options->num_threads;
     for (const KilnDelegateRequest& r : options->delegates) {
       kiln::DelegateRequest d;
       d.name = r.name;

@@ -154,6 +154,39 @@ TEST_F(ThreadsTest, ModelReleasedWhileItsInterpretersRunElsewhere) {
   }
 }
 
+TEST_F(ThreadsTest, CancelFromAnotherThreadLeavesTheInterpreterUsable) {
+  KilnInterpreter* it = nullptr;
+  ASSERT_EQ(Message(KilnInterpreterCreate(model_, options_, &it)), "");
+  ASSERT_EQ(Message(KilnInterpreterAllocateTensors(it)), "");
+  std::atomic<bool> done{false};
+  std::thread canceller([&] {
+    while (!done.load()) {
+      KilnInterpreterCancel(it);
+      std::this_thread::yield();
+    }
+  });
+  int ok = 0, cancelled = 0;
+  std::string other;
+  for (int i = 0; i < 50 && other.empty(); ++i) {
+    KilnError* e = KilnInterpreterInvoke(it);
+    if (e == nullptr) {
+      ++ok;
+    } else if (KilnErrorCode(e) == KILN_STATUS_CANCELLED) {
+      ++cancelled;
+      KilnErrorDestroy(e);
+    } else {
+      other = Message(e);
+    }
+  }
+  done = true;
+  canceller.join();
+  EXPECT_EQ(other, "");
+  EXPECT_EQ(ok + cancelled, 50);
+  // Usable afterwards: the next Invoke runs the model from the start.
+  EXPECT_EQ(AllocateInvokeAndCheck(it, 1), "");
+  KilnInterpreterDestroy(it);
+}
+
 TEST_F(ThreadsTest, PluginProbesConcurrently) {
   // Plugin loading (dlopen, entry, initialize, log capture) from several
   // threads at once.

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -136,6 +138,36 @@ MemoryPlan PlanMemory(const SubgraphState& s) {
   return memory;
 }
 
+absl::Status Interpreter::CheckMemoryPlan(const SubgraphState& s,
+                                          const MemoryPlan& plan) const {
+  for (const TensorPlacement& p : plan.placements) {
+    KILN_RETURN_IF_ERROR(CheckTensorBytes(
+        absl::StrCat("subgraph ", s.index(), " tensor ", p.tensor),
+        s.tensor(p.tensor)));
+  }
+  uint64_t total = plan.arena_bytes;
+  for (const auto& other : subgraphs_) {
+    if (other.get() == &s) continue;
+    if (__builtin_add_overflow(total, uint64_t{other->arena_bytes}, &total)) {
+      total = UINT64_MAX;
+    }
+  }
+  if (plan.arena_bytes <= max_arena_bytes_ && total <= max_arena_bytes_) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "model '", model_->source(), "': AllocateTensors of subgraph ", s.index(),
+      " needs an arena of ",
+      plan.arena_bytes == SIZE_MAX ? std::string("more than 2^64")
+                                   : absl::StrCat(plan.arena_bytes),
+      " bytes (", total,
+      " bytes with the other subgraphs' arenas), more than the limit of ",
+      max_arena_bytes_,
+      " bytes of tensor memory (max_arena_bytes). If the model is trusted and "
+      "needs it, raise the limit (InterpreterOptions.max_arena_bytes, "
+      "KilnInterpreterOptionsSetMaxArenaBytes, kiln --max-arena-bytes)"));
+}
+
 void ApplyMemoryPlan(SubgraphState& s, const MemoryPlan& plan) {
   const size_t capacity = plan.arena_bytes + kArenaAlignment;
   if (s.arena_storage.size() < capacity) s.arena_storage.assign(capacity, 0);
@@ -181,21 +213,22 @@ absl::Status Interpreter::ResizeSubgraphInput(
                      subgraph, " has ", inputs.size(), " inputs"));
   }
   TensorRecord& t = s->tensor(inputs[static_cast<size_t>(input_index)]);
-  int64_t elements = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
     if (dims[i] < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "cannot resize input ", input_index, " '", t.desc->name, "' to [",
           absl::StrJoin(dims, ", "), "]: dimension ", i, " is negative"));
     }
-    elements *= dims[i];
-    if (elements > (int64_t{1} << 40)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot resize input ", input_index, " '", t.desc->name, "' to [",
-          absl::StrJoin(dims, ", "), "]: too many elements"));
-    }
   }
   if (t.has_rank && t.shape == dims) return absl::OkStatus();
+  TensorState resized;
+  resized.desc = t.desc;
+  resized.type_override = t.type_override;
+  resized.shape = dims;
+  KILN_RETURN_IF_ERROR(
+      CheckTensorBytes(absl::StrCat("ResizeInput: input ", input_index,
+                                    " of subgraph ", subgraph),
+                       resized));
   t.shape = dims;
   t.has_rank = true;
   s->allocated = false;
@@ -221,6 +254,17 @@ absl::Status Interpreter::CheckNoNodeWritesAnInput(
 }
 
 absl::Status Interpreter::AllocateSubgraph(int subgraph) {
+  if (invoke_depth_ > 0) return AllocateSubgraphUnguarded(subgraph);
+  try {
+    return AllocateSubgraphUnguarded(subgraph);
+  } catch (const std::bad_alloc& e) {
+    return AllocationFailure("AllocateTensors", e);
+  } catch (const std::length_error& e) {
+    return AllocationFailure("AllocateTensors", e);
+  }
+}
+
+absl::Status Interpreter::AllocateSubgraphUnguarded(int subgraph) {
   KILN_ASSIGN_OR_RETURN(SubgraphState * s, FindSubgraph(subgraph));
   if (s->running) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -337,6 +381,8 @@ absl::Status Interpreter::AllocateDynamicOutputs(SubgraphState& s,
           "must size its outputs (report this to the plugin's author)"));
     }
     if (x.ElementType() == KILN_TYPE_STRING) continue;  // sized by its writer
+    KILN_RETURN_IF_ERROR(CheckTensorBytes(
+        absl::StrCat(NodeLabel(s, node), ": output tensor ", t), x));
     const size_t need = x.RequiredBytes();
     if (x.storage == TensorStorage::kOwned && x.bytes == need) continue;
     if (x.owned.size() == need) {

@@ -1,12 +1,24 @@
 #include "interpreter/arena_planner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 
 namespace kiln {
 
+namespace {
+
+// a + b, SIZE_MAX when it overflows.
+size_t SaturatingAdd(size_t a, size_t b) {
+  size_t sum = 0;
+  return __builtin_add_overflow(a, b, &sum) ? SIZE_MAX : sum;
+}
+
+}  // namespace
+
 size_t AlignArenaSize(size_t bytes) {
+  if (bytes > SIZE_MAX - kArenaAlignment) return SIZE_MAX;
   return (bytes + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
@@ -55,12 +67,13 @@ ArenaPlan PlanArena(const std::vector<ArenaRequest>& requests) {
           best_offset = cursor;
         }
       }
-      cursor = std::max(cursor, p->offset + p->size);
+      cursor = std::max(cursor, SaturatingAdd(p->offset, p->size));
     }
     if (best_gap == std::numeric_limits<size_t>::max()) best_offset = cursor;
     placed.push_back({best_offset, size, r.first_use, r.last_use});
     plan.offsets[index] = best_offset;
-    plan.arena_bytes = std::max(plan.arena_bytes, best_offset + size);
+    plan.arena_bytes =
+        std::max(plan.arena_bytes, SaturatingAdd(best_offset, size));
   }
   return plan;
 }

@@ -4,7 +4,9 @@
 // execution steps) do not overlap. Tensors are placed greedily, largest
 // first; each goes into the smallest gap between already-placed tensors
 // whose lifetimes overlap its own (best fit), or after the last of them.
-// Every offset is a multiple of kArenaAlignment.
+// Every offset is a multiple of kArenaAlignment. Sizes saturate at SIZE_MAX
+// instead of wrapping around: a plan whose arena_bytes is SIZE_MAX does not
+// fit in memory (the interpreter refuses it against max_arena_bytes).
 //
 // Thread-safety: pure functions.
 #ifndef KILN_HOST_INTERPRETER_ARENA_PLANNER_H_
@@ -47,7 +49,8 @@ struct MemoryPlan {
   size_t arena_bytes = 0;
 };
 
-// `bytes` rounded up to a multiple of kArenaAlignment.
+// `bytes` rounded up to a multiple of kArenaAlignment (SIZE_MAX when that
+// overflows).
 size_t AlignArenaSize(size_t bytes);
 
 }  // namespace kiln

@@ -203,6 +203,12 @@ absl::StatusOr<std::shared_ptr<LoadedPlugin>> Interpreter::FindDelegatePlugin(
                          absl::StrJoin(available, ", "))));
 }
 
+std::vector<std::string> Interpreter::ActiveDelegates() const {
+  std::vector<std::string> names;
+  for (const auto& d : delegates_) names.push_back(d->name);
+  return names;
+}
+
 absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<LoadedPlugin> plugin,
                         FindDelegatePlugin(request.name));

@@ -1,6 +1,8 @@
 #include "interpreter/interpreter.h"
 
 #include <cstdio>
+#include <new>
+#include <stdexcept>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +10,7 @@
 #include "base/status_macros.h"
 #include "interpreter/op_resolution.h"
 #include "interpreter/subgraph_state.h"
+#include "model/model_checks.h"
 
 namespace kiln {
 namespace {
@@ -148,6 +151,10 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   }
   KILN_RETURN_IF_ERROR(CheckMinRuntimeVersion(*model_));
   if (options.profile) SetProfiling(true);
+  max_arena_bytes_ = options.max_arena_bytes == 0 ? kDefaultMaxArenaBytes
+                                                  : options.max_arena_bytes;
+  max_while_iterations_ = options.max_while_iterations;
+  invoke_timeout_ = options.invoke_timeout;
 
   plugin_records_ = PluginLoader::LoadAll(options.plugins);
   for (const PluginLoadRecord& r : plugin_records_) {
@@ -164,10 +171,15 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
     subgraphs_.push_back(std::make_unique<SubgraphState>(i, model_->graph(i)));
     subgraphs_.back()->plan_cache.Configure(options.plan_cache);
   }
+  KILN_RETURN_IF_ERROR(CheckDeclaredShapes());
   KILN_RETURN_IF_ERROR(ResolveKernels());
+  // After resolution, so that a model with an op no plugin runs is refused
+  // for that (the TFLite fixtures with constant inputs have custom ops).
+  KILN_RETURN_IF_ERROR(CheckNoConstantInputs(*model_));
   KILN_RETURN_IF_ERROR(ValidateIntrinsicNodes());
   KILN_RETURN_IF_ERROR(InitKernels());
-  for (const DelegateRequest& request : options.delegates) {
+  for (auto& s : subgraphs_) KILN_RETURN_IF_ERROR(FoldConstants(*s));
+  for (const DelegateRequest& request : DelegatesToApply(options)) {
     KILN_RETURN_IF_ERROR(ApplyDelegate(request));
   }
   call_once_done_.assign(subgraphs_.size(), false);
@@ -195,6 +207,57 @@ absl::Status Interpreter::ResolveKernels() {
     }
   }
   return absl::OkStatus();
+}
+
+std::vector<DelegateRequest> Interpreter::DelegatesToApply(
+    const InterpreterOptions& options) {
+  // "none" (`--delegate none`) turns the default delegates off.
+  std::vector<DelegateRequest> requests;
+  bool use_default = options.use_default_delegates;
+  for (const DelegateRequest& request : options.delegates) {
+    if (request.name == kNoDelegate) {
+      use_default = false;
+    } else {
+      requests.push_back(request);
+    }
+  }
+  if (requests.empty() && use_default) {
+    if (FindDelegatePlugin(kDefaultDelegate).ok()) {
+      DelegateRequest request;
+      request.name = kDefaultDelegate;
+      request.is_text = true;
+      requests.push_back(std::move(request));
+    } else {
+      for (const PluginLoadRecord& r : plugin_records_) {
+        const std::string base = r.path.substr(r.path.rfind('/') + 1);
+        if (r.plugin != nullptr ||
+            base.find(std::string("kiln_") + kDefaultDelegate) ==
+                std::string::npos) {
+          continue;
+        }
+        const std::string text = absl::StrCat(
+            "the default delegate '", kDefaultDelegate,
+            "' is unavailable: ", r.refusal,
+            ". Running on kernel plugins instead (install the missing "
+            "library, e.g. libxnnpack0, or pass --delegate none to silence "
+            "this)");
+        warnings_.push_back(text);
+        std::fprintf(stderr, "kiln: warning: %s\n", text.c_str());
+      }
+    }
+  }
+  if (options.num_threads > 0) {
+    for (DelegateRequest& request : requests) {
+      if (request.name != kDefaultDelegate || !request.is_text ||
+          request.text_settings.find("num_threads") != std::string::npos) {
+        continue;
+      }
+      absl::StrAppend(&request.text_settings,
+                      "\noptions { key: \"num_threads\" value: \"",
+                      options.num_threads, "\" }\n");
+    }
+  }
+  return requests;
 }
 
 absl::Status Interpreter::InitKernels() {
@@ -369,6 +432,7 @@ std::vector<NodeInfo> Interpreter::DescribeNodes(int subgraph) const {
     info.op = n.node().OpName();
     info.version = n.node().version;
     info.host_intrinsic = n.host_intrinsic;
+    info.folded = n.folded;
     if (n.plugin != nullptr) info.plugin_path = n.plugin->path();
     if (IsNodeDelegated(subgraph, i)) {
       const PartitionRecord& p =
@@ -414,7 +478,96 @@ std::vector<PartitionInfo> Interpreter::Partitions(int subgraph) const {
 
 absl::Status Interpreter::InvokeSubgraph(int subgraph) {
   KILN_ASSIGN_OR_RETURN(SubgraphState * found, FindSubgraph(subgraph));
-  SubgraphState& s = *found;
+  if (invoke_depth_ > 0) return RunSubgraph(*found);
+  // The application's Invoke: a Cancel() from before it does not count.
+  cancel_requested_.store(false, std::memory_order_relaxed);
+  if (invoke_timeout_.count() > 0) {
+    deadline_ = std::chrono::steady_clock::now() + invoke_timeout_;
+  }
+  try {
+    return RunSubgraph(*found);
+  } catch (const std::bad_alloc& e) {
+    return AllocationFailure("Invoke", e);
+  } catch (const std::length_error& e) {
+    return AllocationFailure("Invoke", e);
+  }
+}
+
+absl::Status Interpreter::AllocationFailure(const std::string& stage,
+                                            const std::exception& e) {
+  for (auto& s : subgraphs_) {
+    if (s->running) s->allocated = false;  // its tensors may be half-sized
+    s->running = false;
+  }
+  invoke_depth_ = 0;
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "model '", model_->source(), "': ", stage, " ran out of memory (",
+      e.what(),
+      "); the model needs more memory than the system gives this process. "
+      "Lower max_arena_bytes (KilnInterpreterOptionsSetMaxArenaBytes, "
+      "--max-arena-bytes) to have such models refused up front, or give the "
+      "process more memory"));
+}
+
+absl::Status Interpreter::CheckInterrupted(
+    absl::FunctionRef<std::string()> where) const {
+  const bool cancelled = cancel_requested_.load(std::memory_order_relaxed);
+  const bool late = invoke_timeout_.count() > 0 &&
+                    std::chrono::steady_clock::now() > deadline_;
+  if (!cancelled && !late) return absl::OkStatus();
+  const std::string what = where();
+  if (cancelled) {
+    return absl::CancelledError(absl::StrCat("model '", model_->source(),
+                                             "': Invoke cancelled (Cancel, "
+                                             "KilnInterpreterCancel) ",
+                                             what));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(
+      "model '", model_->source(), "': Invoke exceeded its timeout of ",
+      std::chrono::duration<double>(invoke_timeout_).count(),
+      " s (InterpreterOptions.invoke_timeout, "
+      "KilnInterpreterOptionsSetInvokeTimeout, --timeout) and was stopped ",
+      what));
+}
+
+absl::Status Interpreter::CheckTensorBytes(const std::string& what,
+                                           const TensorState& t) const {
+  // Old converters write -1 for dynamic dimensions of declared shapes.
+  std::vector<int32_t> dims = t.shape;
+  for (int32_t& d : dims) d = d < 0 ? 1 : d;
+  const std::optional<uint64_t> count = CheckedElementCount(dims);
+  const std::optional<uint64_t> bytes = CheckedByteSize(t.ElementType(), dims);
+  if (count && bytes && *count <= max_arena_bytes_ &&
+      *bytes <= max_arena_bytes_) {
+    return absl::OkStatus();
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "model '", model_->source(), "': ", what, " '", t.desc->name,
+      "' with shape [", absl::StrJoin(t.shape, ","), "] of ",
+      TypeName(t.ElementType()), " needs ",
+      bytes ? absl::StrCat(*bytes, " bytes") : "more bytes than fit in 64 bits",
+      ", more than the limit of ", max_arena_bytes_,
+      " bytes of tensor memory (max_arena_bytes). If the model is trusted and "
+      "needs it, raise the limit (InterpreterOptions.max_arena_bytes, "
+      "KilnInterpreterOptionsSetMaxArenaBytes, kiln --max-arena-bytes)"));
+}
+
+// Declared shapes of the tensors the interpreter allocates (constants are
+// in the file already).
+absl::Status Interpreter::CheckDeclaredShapes() const {
+  for (const auto& s : subgraphs_) {
+    for (size_t i = 0; i < s->tensors().size(); ++i) {
+      const TensorRecord& t = s->tensors()[i];
+      if (t.is_constant() || !t.has_rank) continue;
+      KILN_RETURN_IF_ERROR(CheckTensorBytes(
+          absl::StrCat("subgraph ", s->index(), " tensor ", i), t));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Interpreter::RunSubgraph(SubgraphState& s) {
+  const int subgraph = s.index();
   if (s.running) {
     return absl::FailedPreconditionError(absl::StrCat(
         "model '", model_->source(), "': subgraph ", subgraph,
@@ -445,7 +598,10 @@ absl::Status Interpreter::InvokeSubgraph(int subgraph) {
   if (buffer_handles_) BeginSubgraphBuffers(s, nested);
   absl::Status status = absl::OkStatus();
   for (int32_t index : s.execution_plan) {
-    status = RunNode(s, s.node(index));
+    NodeRecord& node = s.node(index);
+    status = CheckInterrupted([&] { return "before " + NodeLabel(s, node); });
+    if (!status.ok()) break;
+    status = RunNode(s, node);
     if (!status.ok()) break;
   }
   if (buffer_handles_ && status.ok()) status = EndSubgraphBuffers(s, nested);

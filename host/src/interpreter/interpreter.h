@@ -15,7 +15,10 @@
 //   - when the model's metadata min_runtime_version is newer than the TFLite
 //     release this Kiln reads (kNewestTfliteRuntimeRead);
 //   - when a host-intrinsic node's arity does not match the subgraphs it
-//     calls, or a kernel's init or a delegate's create/partition fails.
+//     calls, or a kernel's init or a delegate's create/partition fails;
+//   - when a subgraph or signature input is a constant
+//     (CheckNoConstantInputs, model_checks.h), or a declared shape exceeds
+//     max_arena_bytes (see "Limits").
 //
 // AllocateTensors (per subgraph):
 //   - Before prepare, every non-constant, non-variable tensor a node writes
@@ -128,6 +131,22 @@
 // tensor changed size (with a warning); destruction releases the rest
 // before the delegates are destroyed.
 //
+// Limits (InterpreterOptions; docs/security.md): a model is untrusted data.
+//   - Sizes: every shape is overflow-checked (model checks, ResizeInput,
+//     tensor_resize). A tensor larger than max_arena_bytes is refused at
+//     creation (declared shapes), ResizeInput, AllocateTensors and, for
+//     tensors sized at invoke, Invoke; so is an AllocateTensors whose
+//     arenas (all subgraphs together) would exceed it. The messages name
+//     the tensor and the limit. Memory that cannot be allocated is a
+//     RESOURCE_EXHAUSTED error of AllocateTensors or Invoke, never an abort.
+//   - Time: Cancel() (from any thread) stops the Invoke in progress before
+//     its next node or WHILE iteration with CANCELLED; invoke_timeout stops
+//     it the same way with DEADLINE_EXCEEDED; a WHILE node that would run
+//     more than max_while_iterations iterations fails with
+//     RESOURCE_EXHAUSTED. The messages name the node. The interpreter stays
+//     usable: inputs keep their data and the next Invoke runs from the
+//     start (outputs of the stopped one are undefined).
+//
 // Thread-safety: a Model is immutable and may be shared by any number of
 // interpreters on any threads. An Interpreter (with its signature runners
 // and tensors) must be used by one thread at a time; use one interpreter per
@@ -135,13 +154,17 @@
 #ifndef KILN_HOST_INTERPRETER_INTERPRETER_H_
 #define KILN_HOST_INTERPRETER_INTERPRETER_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "interpreter/plan_cache.h"
@@ -176,6 +199,9 @@ struct DelegateRequest {
   std::string settings_file;  // its bytes
 };
 
+// The default InterpreterOptions.max_arena_bytes: 4 GiB.
+inline constexpr uint64_t kDefaultMaxArenaBytes = uint64_t{4} << 30;
+
 struct InterpreterOptions {
   // Where to find plugins; plugins.max_abi_version caps the extension API
   // version served (0 = newest).
@@ -185,7 +211,32 @@ struct InterpreterOptions {
   bool profile = false;
   // Prepared plans kept per input signature (see the file comment).
   PlanCacheOptions plan_cache;
+  // Limits for models from untrusted sources (docs/security.md; see "Limits"
+  // in the file comment). Bytes of activation memory: any one tensor, and
+  // the arenas of all subgraphs together. 0: kDefaultMaxArenaBytes.
+  uint64_t max_arena_bytes = kDefaultMaxArenaBytes;
+  // Iterations one WHILE node may run in one Invoke; 0: no limit.
+  uint64_t max_while_iterations = 0;
+  // Wall-clock time one Invoke may take; zero or negative: no limit.
+  std::chrono::nanoseconds invoke_timeout{0};
+  // Default delegates, as LiteRT applies XNNPACK by default: when no
+  // delegate is requested and a loaded plugin provides the delegate named
+  // kDefaultDelegate ("xnnpack"), it is applied with default settings (and
+  // num_threads). When the plugin that should provide it was found but
+  // could not load (e.g. libXNNPACK missing), a warning says why and the
+  // model runs on kernel plugins. false: only the requested delegates.
+  bool use_default_delegates = true;
+  // Threads a delegate may use (0: its default, one thread). Passed to the
+  // default delegate, and to a requested "xnnpack" delegate that sets no
+  // num_threads itself, as DelegateSettings.options["num_threads"].
+  int32_t num_threads = 0;
 };
+
+// The delegate applied by default (InterpreterOptions::use_default_delegates).
+inline constexpr const char* kDefaultDelegate = "xnnpack";
+// A DelegateRequest of this name applies nothing and turns the default
+// delegates off (`--delegate none`).
+inline constexpr const char* kNoDelegate = "none";
 
 // What `kiln inspect` shows about one node of the execution.
 struct NodeInfo {
@@ -198,6 +249,9 @@ struct NodeInfo {
   bool delegated = false;
   std::string delegate_name;    // when delegated
   int32_t partition_node = -1;  // index of the partition node, when delegated
+  // Evaluated once at creation (all inputs constant): its outputs are
+  // constants and it never runs.
+  bool folded = false;
 };
 
 // One partition a delegate took over.
@@ -269,6 +323,9 @@ class Interpreter {
   const std::vector<PluginLoadRecord>& plugin_records() const {
     return plugin_records_;
   }
+  // Names of the delegates applied (requested or default), in order; a
+  // delegate skipped at creation (UNAVAILABLE) is not among them.
+  std::vector<std::string> ActiveDelegates() const;
   // Warnings issued so far (delegate skipped or fallen back), also printed.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -280,6 +337,12 @@ class Interpreter {
   absl::Status ResizeInput(int index, const std::vector<int32_t>& dims) {
     return ResizeSubgraphInput(0, index, dims);
   }
+  // Stops the Invoke in progress (of any subgraph or signature) before its
+  // next node or WHILE iteration: it returns CANCELLED. The only method that
+  // may be called from another thread while the interpreter runs. Does not
+  // affect Invokes started after it returns: a call while nothing runs has
+  // no effect.
+  void Cancel() { cancel_requested_.store(true, std::memory_order_relaxed); }
   int num_inputs() const;
   int num_outputs() const;
   // nullptr when out of range. Stable for the interpreter's lifetime; data
@@ -379,6 +442,15 @@ class Interpreter {
   absl::Status ValidateIntrinsicNode(const SubgraphState& s,
                                      const NodeRecord& node) const;
   absl::Status InitKernels();
+  // Constant folding (constant_folding.cc): runs every pure node whose
+  // inputs are all constants once, makes its outputs constants and drops it
+  // from the plan. FoldNode returns false (state unchanged) when it cannot.
+  absl::Status FoldConstants(SubgraphState& s);
+  bool FoldNode(SubgraphState& s, NodeRecord& node);
+  // The requested delegates, or the default one (see InterpreterOptions),
+  // with num_threads passed on.
+  std::vector<DelegateRequest> DelegatesToApply(
+      const InterpreterOptions& options);
   absl::Status ApplyDelegate(const DelegateRequest& request);
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> FindDelegatePlugin(
       const std::string& name) const;
@@ -391,6 +463,8 @@ class Interpreter {
 
   // Allocation (allocation.cc).
   absl::StatusOr<SubgraphState*> FindSubgraph(int subgraph);
+  // AllocateSubgraph without the catch of allocation failures.
+  absl::Status AllocateSubgraphUnguarded(int subgraph);
   absl::Status CheckNoNodeWritesAnInput(const SubgraphState& s) const;
   // Prepares every node in plan order. With a cached plan, the kernels and
   // partitions that keep one state per signature get the plan's instead.
@@ -427,6 +501,23 @@ class Interpreter {
   void WarnRetracing(const SubgraphState& s);
 
   // Execution (interpreter.cc).
+  // InvokeSubgraph without the catch of allocation failures.
+  absl::Status RunSubgraph(SubgraphState& s);
+  // CANCELLED after Cancel(), DEADLINE_EXCEEDED past the invoke timeout;
+  // `where()` says where ("before <node label>"), called only then.
+  absl::Status CheckInterrupted(absl::FunctionRef<std::string()> where) const;
+  // Allocation failures (std::bad_alloc, std::length_error) of
+  // AllocateTensors or Invoke as RESOURCE_EXHAUSTED; clears the running
+  // marks the failed call left.
+  absl::Status AllocationFailure(const std::string& stage,
+                                 const std::exception& e);
+  // A tensor of `bytes` bytes within max_arena_bytes_, else an error naming
+  // the tensor and the limit. `what`: "tensor 3 'x' of subgraph 0".
+  absl::Status CheckTensorBytes(const std::string& what,
+                                const TensorState& t) const;
+  absl::Status CheckDeclaredShapes() const;
+  absl::Status CheckMemoryPlan(const SubgraphState& s,
+                               const MemoryPlan& plan) const;
   absl::Status RunNode(SubgraphState& s, NodeRecord& node);
   // A model node on its kernel or, host-intrinsic, on the host.
   absl::Status RunOnHost(SubgraphState& s, NodeRecord& node);
@@ -508,6 +599,13 @@ class Interpreter {
   // Some active delegate serves buffer handles: the run loop checks them.
   bool buffer_handles_ = false;
   int32_t invoke_depth_ = 0;  // InvokeSubgraph calls in progress
+
+  // Limits (see the file comment).
+  uint64_t max_arena_bytes_ = kDefaultMaxArenaBytes;
+  uint64_t max_while_iterations_ = 0;  // 0: none
+  std::chrono::nanoseconds invoke_timeout_{0};
+  std::chrono::steady_clock::time_point deadline_;  // of the Invoke running
+  std::atomic<bool> cancel_requested_{false};
 
   // Resource variables (VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE).
   struct Variable {

@@ -341,7 +341,10 @@ absl::Status Interpreter::InvokeWhile(SubgraphState& s,
   SubgraphState& body = *subgraphs_[static_cast<size_t>(body_index)];
   const std::string where = NodeLabel(s, node);
   std::vector<TensorValue> values = ReadInputs(s, desc, 0);
-  while (true) {
+  for (uint64_t iteration = 0;; ++iteration) {
+    KILN_RETURN_IF_ERROR(CheckInterrupted([&] {
+      return absl::StrCat("in ", where, " after ", iteration, " iterations");
+    }));
     KILN_RETURN_IF_ERROR(LoadInputs(*this, cond, values, where));
     KILN_RETURN_IF_ERROR(InvokeSubgraph(cond_index));
     const TensorRecord& c = cond.tensor(cond.model().outputs[0]);
@@ -355,6 +358,15 @@ absl::Status Interpreter::InvokeWhile(SubgraphState& s,
                                   : "unknown shape"));
     }
     if (*static_cast<const uint8_t*>(c.data) == 0) break;
+    if (max_while_iterations_ > 0 && iteration >= max_while_iterations_) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "model '", model_->source(), "': ", where, " would run more than ",
+          max_while_iterations_,
+          " iterations, the limit (InterpreterOptions.max_while_iterations, "
+          "KilnInterpreterOptionsSetMaxWhileIterations, "
+          "--max-while-iterations); raise it if the model is trusted and "
+          "loops that long"));
+    }
     KILN_RETURN_IF_ERROR(LoadInputs(*this, body, values, where));
     KILN_RETURN_IF_ERROR(InvokeSubgraph(body_index));
     values = ReadOutputs(body);

@@ -156,6 +156,7 @@ absl::Status Interpreter::PrepareNewPlan(SubgraphState& s,
   if (cache.enabled()) KILN_RETURN_IF_ERROR(UseUncachedStates(s));
   KILN_RETURN_IF_ERROR(PrepareAll(s, /*cached=*/nullptr));
   MemoryPlan memory = PlanMemory(s);
+  KILN_RETURN_IF_ERROR(CheckMemoryPlan(s, memory));
   ApplyMemoryPlan(s, memory);
   if (!cache.enabled()) return absl::OkStatus();
   std::vector<PreparedPlan> evicted = cache.Insert(
@@ -168,6 +169,7 @@ absl::StatusOr<bool> Interpreter::RestoreCachedPlan(
     SubgraphState& s, PreparedPlan& plan, const InputSignature& signature) {
   KILN_RETURN_IF_ERROR(PrepareAll(s, &plan));
   if (TensorsMatch(s, plan)) {
+    KILN_RETURN_IF_ERROR(CheckMemoryPlan(s, plan.memory));
     ApplyMemoryPlan(s, plan.memory);
     return true;
   }

@@ -60,6 +60,9 @@ struct NodeRecord : NodeRef {
   // A model node a partition took over: that partition's index.
   int32_t delegated_to = -1;
   bool deferred = false;  // prepared again at invoke (see interpreter.h)
+  // Evaluated once at creation (constant_folding.cc): its outputs are
+  // constants and the node is not in the execution plan.
+  bool folded = false;
   // The kernel lets the host keep one node state per input signature
   // (KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE, honoured from extension API
   // 1.2): on a plan-cache hit it is not prepared again.
@@ -138,6 +141,9 @@ class SubgraphState final : public GraphView {
   size_t arena_bytes = 0;
   // Prepared plans of this subgraph by input signature.
   PlanCache plan_cache;
+  // Values of the outputs of folded nodes (constant_folding.cc); the
+  // tensors point into them. Never moved: a deque of buffers.
+  std::deque<std::vector<uint8_t>> folded_constants;
 
   // GraphView.
   int32_t NumTensors() const override {

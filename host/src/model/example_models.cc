@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_extension.h"
@@ -20,6 +22,15 @@ std::vector<float> Pattern(size_t n, uint32_t seed, float scale) {
     v = (static_cast<float>(state >> 8) / 16777216.0f * 2.0f - 1.0f) * scale;
   }
   return values;
+}
+
+TensorSpec Spec(std::string name, KilnTensorType type,
+                std::vector<int32_t> shape) {
+  TensorSpec spec;
+  spec.name = std::move(name);
+  spec.type = type;
+  spec.shape = std::move(shape);
+  return spec;
 }
 
 }  // namespace
@@ -128,6 +139,68 @@ absl::StatusOr<std::vector<uint8_t>> BuildLargeWeightsModel(
   }
   g.SetOutputs({x});
   return builder.Build();
+}
+
+absl::StatusOr<std::vector<uint8_t>> BuildWhileLoopModel(bool forever) {
+  ModelBuilder b;
+  const TensorSpec flag = Spec("b", KILN_TYPE_BOOL, {1});
+  SubgraphBuilder& g = b.AddSubgraph("main");
+  const int32_t in = g.AddTensor(flag);
+  TensorSpec out_spec = flag;
+  out_spec.name = "b_out";
+  const int32_t out = g.AddTensor(out_spec);
+  g.AddOperator(KILN_OP_WHILE, 1, {in}, {out},
+                {{kHostOptionCondSubgraph, OptionInt(1)},
+                 {kHostOptionBodySubgraph, OptionInt(2)}});
+  g.SetInputs({in});
+  g.SetOutputs({out});
+  for (const std::string name : {"cond", "body"}) {
+    SubgraphBuilder& s = b.AddSubgraph(name);
+    const int32_t t = s.AddTensor(flag);
+    s.SetInputs({t});
+    if (forever && name == "cond") {
+      TensorSpec true_spec = flag;
+      true_spec.name = "true";
+      s.SetOutputs({s.AddConstantTensor(true_spec, std::vector<uint8_t>{1})});
+    } else {
+      s.SetOutputs({t});
+    }
+  }
+  return b.Build();
+}
+
+absl::StatusOr<std::vector<uint8_t>> BuildCountingWhileModel() {
+  const auto int32_1 = [](std::string name) {
+    return Spec(std::move(name), KILN_TYPE_INT32, {1});
+  };
+  ModelBuilder b;
+  SubgraphBuilder& g = b.AddSubgraph("main");
+  const int32_t i = g.AddTensor(int32_1("i"));
+  const int32_t n = g.AddTensor(int32_1("n"));
+  const int32_t i_out = g.AddTensor(int32_1("i_out"));
+  const int32_t n_out = g.AddTensor(int32_1("n_out"));
+  g.AddOperator(KILN_OP_WHILE, 1, {i, n}, {i_out, n_out},
+                {{kHostOptionCondSubgraph, OptionInt(1)},
+                 {kHostOptionBodySubgraph, OptionInt(2)}});
+  g.SetInputs({i, n});
+  g.SetOutputs({i_out, n_out});
+  SubgraphBuilder& cond = b.AddSubgraph("cond");
+  const int32_t ci = cond.AddTensor(int32_1("i"));
+  const int32_t cn = cond.AddTensor(int32_1("n"));
+  const int32_t less = cond.AddTensor(Spec("less", KILN_TYPE_BOOL, {1}));
+  cond.AddOperator(KILN_OP_LESS, 1, {ci, cn}, {less});
+  cond.SetInputs({ci, cn});
+  cond.SetOutputs({less});
+  SubgraphBuilder& body = b.AddSubgraph("body");
+  const int32_t bi = body.AddTensor(int32_1("i"));
+  const int32_t bn = body.AddTensor(int32_1("n"));
+  const int32_t one =
+      body.AddConstantTensor(int32_1("one"), std::vector<int32_t>{1});
+  const int32_t next = body.AddTensor(int32_1("next"));
+  body.AddOperator(KILN_OP_ADD, 1, {bi, one}, {next});
+  body.SetInputs({bi, bn});
+  body.SetOutputs({next, bn});
+  return b.Build();
 }
 
 }  // namespace kiln

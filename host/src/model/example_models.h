@@ -1,6 +1,7 @@
 // Ready-made models written with ModelBuilder: a small CNN that the
-// README's main command runs, and a model with large weights for the
-// "open + verify time does not grow with weight bytes" benchmark.
+// README's main command runs, a model with large weights for the
+// "open + verify time does not grow with weight bytes" benchmark, and WHILE
+// loops for the tests of the interpreter's limits.
 // All weights are deterministic (same bytes on every call and machine).
 #ifndef KILN_HOST_MODEL_EXAMPLE_MODELS_H_
 #define KILN_HOST_MODEL_EXAMPLE_MODELS_H_
@@ -44,6 +45,18 @@ inline constexpr float kExampleCnnExpectedOutput[10] = {
 // pattern, not meaningful values.
 absl::StatusOr<std::vector<uint8_t>> BuildLargeWeightsModel(
     uint64_t min_weight_bytes, bool external_data = false);
+
+// WHILE loops for the limits on untrusted models (max WHILE iterations,
+// invoke timeout, cancellation); host-intrinsic only, no plugin needed.
+// "b" (bool [1]) -> WHILE -> "b_out"; the body passes b through. With
+// `forever` the cond subgraph returns the constant true (the loop never
+// ends, whatever b); else it returns b (the loop ends at once for false and
+// never for true).
+absl::StatusOr<std::vector<uint8_t>> BuildWhileLoopModel(bool forever);
+
+// "i", "n" (int32 [1]) -> WHILE (i < n) { i = i + 1 } -> "i_out", "n_out":
+// runs n - i iterations (LESS and ADD from a kernel plugin).
+absl::StatusOr<std::vector<uint8_t>> BuildCountingWhileModel();
 
 }  // namespace kiln
 

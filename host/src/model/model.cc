@@ -19,19 +19,23 @@ Model::~Model() {
 
 absl::StatusOr<std::shared_ptr<const Model>> Model::FromFile(
     const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not block (it is refused below); it
+  // changes nothing for a regular file.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(
         "cannot open model file '", path, "': ", std::strerror(errno),
         ". Check the path and permissions."));
   }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  struct stat st {};
+  const bool stat_failed = fstat(fd, &st) != 0;
+  if (stat_failed || !S_ISREG(st.st_mode)) {
     const int error = errno;
     close(fd);
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot read model file '", path, "': ",
-        S_ISREG(st.st_mode) ? std::strerror(error) : "not a regular file",
+        stat_failed ? std::strerror(error)
+                    : "not a regular file (a directory, FIFO or device)",
         ". Pass the path of a .tflite file."));
   }
   const size_t size = static_cast<size_t>(st.st_size);

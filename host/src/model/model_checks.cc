@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
+#include "model/model.h"
 #include "model/op_options.h"
 #include "model/sparsity.h"
 #include "runtime/graph.h"
@@ -157,11 +158,20 @@ class Checker {
                    "inside the .tflite file.");
     }
     if (t->shape() != nullptr) {
+      std::vector<int32_t> dims;
       for (int32_t d : *t->shape()) {
         if (d < -1) {
           return Error(where, "has invalid dimension ", d, " in shape ",
                        ShapeString(t->shape()), ". ", kReexport);
         }
+        dims.push_back(d < 0 ? 1 : d);
+      }
+      // Sizes wrapping around made the runtime write past small buffers.
+      if (!CheckedByteSize(static_cast<KilnTensorType>(type), dims)) {
+        return Error(where, "has shape ", ShapeString(t->shape()), " of ",
+                     TypeName(static_cast<KilnTensorType>(type)),
+                     ", whose size in bytes does not fit in 64 bits. ",
+                     kReexport);
       }
     }
     KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
@@ -623,6 +633,49 @@ std::string TensorLabel(int index, const fb::Tensor* tensor) {
 absl::Status CheckModel(const fb::Model& model, const uint8_t* file,
                         size_t file_size, const std::string& source) {
   return Checker(model, file, file_size, source).Run();
+}
+
+namespace {
+
+absl::Status ConstantInputError(const Model& model, const std::string& where,
+                                const Graph& g, int32_t index) {
+  const Tensor& t = g.tensors[static_cast<size_t>(index)];
+  return absl::InvalidArgumentError(absl::StrCat(
+      "model '", model.source(), "': ", where, " is tensor ", index,
+      t.name.empty() ? "" : absl::StrCat(" ('", t.name, "')"),
+      ", a constant: an input receives values when the model runs, and a "
+      "constant's data is read-only model memory. Kiln does not run models "
+      "with constant inputs. ",
+      kReexport));
+}
+
+}  // namespace
+
+absl::Status CheckNoConstantInputs(const Model& model) {
+  for (int si = 0; si < model.num_subgraphs(); ++si) {
+    const Graph& g = model.graph(si);
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      if (!g.tensors[static_cast<size_t>(g.inputs[i])].is_constant()) continue;
+      const std::string label =
+          g.name.empty() ? absl::StrCat("subgraph ", si)
+                         : absl::StrCat("subgraph ", si, " ('", g.name, "')");
+      return ConstantInputError(model, absl::StrCat(label, ": input ", i), g,
+                                g.inputs[i]);
+    }
+  }
+  for (const Signature& sig : model.signatures()) {
+    const Graph& g = model.graph(sig.subgraph_index);
+    for (const SignatureTensor& in : sig.inputs) {
+      if (!g.tensors[static_cast<size_t>(in.tensor_index)].is_constant()) {
+        continue;
+      }
+      return ConstantInputError(
+          model,
+          absl::StrCat("signature '", sig.key, "' input '", in.name, "'"), g,
+          in.tensor_index);
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace kiln

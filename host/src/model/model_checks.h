@@ -1,6 +1,6 @@
 // Kiln's semantic checks of a model, run after the FlatBuffers verifier and
 // the schema-version check and before anything builds graphs from it.
-// Internal to the model loader.
+// Internal to the model loader and the interpreter.
 #ifndef KILN_HOST_MODEL_MODEL_CHECKS_H_
 #define KILN_HOST_MODEL_MODEL_CHECKS_H_
 
@@ -26,12 +26,24 @@ struct ByteSpan {
 // control-flow subgraph references without recursion, signatures and
 // metadata. This is the one place that proves them: the model graph and the
 // interpreter use every index (tensor, operator code, subgraph, control-flow
-// subgraph, signature tensor, buffer) without checking it again. `file`/`file_size` are the whole file (external data lives past
-// the FlatBuffer). Returns the first problem as INVALID_ARGUMENT with a
-// message that starts with `source` and names the subgraph, tensor or
-// operator and what to do.
+// subgraph, signature tensor, buffer) without checking it again.
+// `file`/`file_size` are the whole file (external data lives past the
+// FlatBuffer). Returns the first problem as INVALID_ARGUMENT with a message
+// that starts with `source` and names the subgraph, tensor or operator and what
+// to do.
 absl::Status CheckModel(const fb::Model& model, const uint8_t* file,
                         size_t file_size, const std::string& source);
+
+class Model;
+
+// Refuses (INVALID_ARGUMENT, naming the subgraph or signature and the
+// tensor) a model with a subgraph or signature input that is a constant:
+// an input receives values when the model runs, and a constant's data is
+// the read-only model mapping (writing it crashed `kiln run`). TFLite's
+// loader accepts such files (its test fixtures have them, all with custom
+// ops), so loading does not run this check and tools can still read them;
+// Interpreter::Create does, before any input can be written.
+absl::Status CheckNoConstantInputs(const Model& model);
 
 // Op code of an OperatorCode: max(builtin_code, deprecated_builtin_code).
 int32_t OpCodeOf(const fb::OperatorCode& code);

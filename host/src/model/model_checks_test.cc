@@ -1,5 +1,10 @@
 // Models Kiln must refuse, each with its specific message; and corrupted
 // bytes that must be refused cleanly (never a crash).
+#include "model/model_checks.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -150,6 +155,20 @@ TEST(ModelChecksTest, SingleByteCorruptionsNeverCrash) {
   EXPECT_GT(refused, 100);
 }
 
+// Issue 10: a FIFO given as the model blocked in open().
+TEST(ModelChecksTest, FromFileRefusesFilesThatAreNotRegular) {
+  const std::string fifo = ::testing::TempDir() + "/kiln_model_fifo";
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path :
+       {::testing::TempDir(), fifo, std::string("/dev/zero")}) {
+    EXPECT_THAT(Model::FromFile(path).status().message(),
+                HasSubstr("not a regular file (a directory, FIFO or device)"))
+        << path;
+  }
+  std::remove(fifo.c_str());
+}
+
 TEST(ModelChecksTest, VersionOtherThan3) {
   RawModelOptions o;
   o.version = 2;
@@ -221,6 +240,27 @@ TEST(ModelChecksTest, WrongConstantSize) {
       LoadStatus(Unchecked(builder)).message(),
       HasSubstr("subgraph 0 ('main'), tensor 0 ('w'): constant data "
                 "has 12 bytes but shape [2,2] of FLOAT32 needs 16 bytes"));
+}
+
+// Issue 10: [2^30, 2^30, 4] float32 wrapped the byte size to 0, and
+// [65536]x4 the element count.
+TEST(ModelChecksTest, ShapeWhoseSizeOverflows) {
+  for (const std::vector<int32_t>& shape :
+       {std::vector<int32_t>{1 << 30, 1 << 30, 4},
+        std::vector<int32_t>{65536, 65536, 65536, 65536}}) {
+    ModelBuilder builder;
+    SubgraphBuilder& g = builder.AddSubgraph("main");
+    const int32_t x = g.AddTensor(FloatTensor("x", shape));
+    const int32_t y = g.AddTensor(FloatTensor("y", shape));
+    g.AddOperator(KILN_OP_RELU, 1, {x}, {y});
+    g.SetInputs({x});
+    g.SetOutputs({y});
+    EXPECT_THAT(LoadStatus(Unchecked(builder)).message(),
+                AllOf(HasSubstr("subgraph 0 ('main'), tensor 0 ('x'): has "
+                                "shape ["),
+                      HasSubstr("whose size in bytes does not fit in 64 "
+                                "bits")));
+  }
 }
 
 TEST(ModelChecksTest, ExternalBufferPastEndOfFile) {
@@ -320,6 +360,59 @@ TEST(ModelChecksTest, OperatorWritesConstant) {
   EXPECT_THAT(LoadStatus(Unchecked(builder)).message(),
               HasSubstr("output 0 is tensor 1 ('c'), a constant; operators "
                         "cannot write constants"));
+}
+
+// Issue 10: a constant input made `kiln run` write into the read-only
+// mapped weights. Such files load (as in TFLite); interpreters refuse them.
+std::string ConstantInputsStatus(const ModelBuilder& builder) {
+  const std::vector<uint8_t> bytes = Unchecked(builder);
+  auto model = Model::FromBuffer(bytes.data(), bytes.size(), "c.tflite");
+  EXPECT_TRUE(model.ok()) << model.status();
+  if (!model.ok()) return "";
+  return std::string(CheckNoConstantInputs(**model).message());
+}
+
+TEST(ModelChecksTest, ConstantSubgraphInput) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t c =
+      g.AddConstantTensor(FloatTensor("c", {1}), std::vector<float>{1});
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
+  g.AddOperator(KILN_OP_RELU, 1, {c}, {y});
+  g.SetInputs({c});
+  g.SetOutputs({y});
+  EXPECT_THAT(ConstantInputsStatus(builder),
+              HasSubstr("model 'c.tflite': subgraph 0 ('main'): input 0 is "
+                        "tensor 0 ('c'), a constant"));
+}
+
+TEST(ModelChecksTest, ConstantSignatureInput) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t c =
+      g.AddConstantTensor(FloatTensor("c", {1}), std::vector<float>{1});
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
+  g.AddOperator(KILN_OP_ADD, 1, {x, c}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  builder.AddSignature("serving_default", 0, {{"x", x}, {"bias", c}},
+                       {{"y", y}});
+  EXPECT_THAT(ConstantInputsStatus(builder),
+              HasSubstr("signature 'serving_default' input 'bias' is tensor "
+                        "1 ('c'), a constant"));
+}
+
+TEST(ModelChecksTest, NonConstantInputsPass) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {1}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1}));
+  g.AddOperator(KILN_OP_RELU, 1, {x}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  builder.AddSignature("serving_default", 0, {{"x", x}}, {{"y", y}});
+  EXPECT_EQ(ConstantInputsStatus(builder), "");
 }
 
 TEST(ModelChecksTest, SubgraphOutputNeverWritten) {

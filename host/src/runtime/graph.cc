@@ -1,6 +1,7 @@
 #include "runtime/graph.h"
 
 #include <cstring>
+#include <limits>
 
 #include "kiln/kiln_builtin_ops.h"
 
@@ -36,17 +37,61 @@ size_t ElementSize(KilnTensorType type) {
   }
 }
 
+namespace {
+constexpr uint64_t kMaxCheckedSize =
+    static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}  // namespace
+
+std::optional<uint64_t> CheckedElementCount(const int32_t* dims, size_t rank) {
+  uint64_t n = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    if (dims[i] < 0) return std::nullopt;
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(dims[i]), &n) ||
+        n > kMaxCheckedSize) {
+      return std::nullopt;
+    }
+  }
+  return n;
+}
+
+std::optional<uint64_t> CheckedElementCount(const std::vector<int32_t>& shape) {
+  return CheckedElementCount(shape.data(), shape.size());
+}
+
+std::optional<uint64_t> CheckedByteSize(KilnTensorType type,
+                                        const std::vector<int32_t>& shape) {
+  const std::optional<uint64_t> count = CheckedElementCount(shape);
+  if (!count) return std::nullopt;
+  if (type == KILN_TYPE_INT4) return *count / 2 + *count % 2;
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(*count, uint64_t{ElementSize(type)}, &bytes) ||
+      bytes > kMaxCheckedSize) {
+    return std::nullopt;
+  }
+  return bytes;
+}
+
 int64_t TensorState::NumElements() const {
   int64_t n = 1;
-  for (int32_t d : shape) n *= d < 0 ? 0 : d;
+  for (int32_t d : shape) {
+    if (__builtin_mul_overflow(n, d < 0 ? 0 : d, &n)) {
+      return std::numeric_limits<int64_t>::max();
+    }
+  }
   return n;
 }
 
 size_t TensorState::RequiredBytes() const {
+  const int64_t count = NumElements();
   const KilnTensorType type = ElementType();
-  if (type == KILN_TYPE_INT4)
-    return static_cast<size_t>((NumElements() + 1) / 2);
-  return static_cast<size_t>(NumElements()) * ElementSize(type);
+  if (type == KILN_TYPE_INT4) return static_cast<size_t>(count / 2 + count % 2);
+  size_t bytes = 0;
+  if (count == std::numeric_limits<int64_t>::max() ||
+      __builtin_mul_overflow(static_cast<size_t>(count), ElementSize(type),
+                             &bytes)) {
+    return std::numeric_limits<size_t>::max();
+  }
+  return bytes;
 }
 
 void TensorState::AllocateOwned(size_t n) {

@@ -95,9 +95,12 @@ struct TensorState {
   KilnTensorType ElementType() const {
     return type_override.has_value() ? *type_override : desc->type;
   }
+  // The number of elements of `shape`; INT64_MAX when it overflows (the
+  // host refuses such shapes: model checks, ResizeInput, tensor_resize).
   int64_t NumElements() const;
   // Bytes needed for `shape` and ElementType(); 0 for strings (variable
-  // length).
+  // length); SIZE_MAX when the size overflows, so that no allocation of a
+  // wrapped-around size can happen.
   size_t RequiredBytes() const;
   // Gives the tensor heap storage of exactly `n` bytes (zeroed).
   void AllocateOwned(size_t n);
@@ -131,6 +134,15 @@ struct Tensor : TensorState, TensorDesc {
 
 // Size of one element of `type`, 0 for types without a fixed size.
 size_t ElementSize(KilnTensorType type);
+
+// Overflow-checked sizes of a shape (dims must be >= 0): the element count,
+// and the bytes of that many elements of `type` (INT4 packed two per byte;
+// strings and types without a fixed size: 0 bytes). nullopt when a dim is
+// negative or the count or byte size does not fit in int64_t.
+std::optional<uint64_t> CheckedElementCount(const int32_t* dims, size_t rank);
+std::optional<uint64_t> CheckedElementCount(const std::vector<int32_t>& shape);
+std::optional<uint64_t> CheckedByteSize(KilnTensorType type,
+                                        const std::vector<int32_t>& shape);
 
 // One option value read by KilnHostApi.node_option_*.
 struct OptionValue {

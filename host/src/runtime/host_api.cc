@@ -83,6 +83,20 @@ KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
       return KILN_STATUS_INVALID_ARGUMENT;
     }
   }
+  // Shapes come from model data: one whose size wraps around would make
+  // every later size computation (the kernel's too) lie.
+  if (!CheckedByteSize(x->ElementType(),
+                       std::vector<int32_t>(dims, dims + rank))) {
+    std::string shape;
+    for (int32_t i = 0; i < rank; ++i) {
+      shape += (i > 0 ? "," : "") + std::to_string(dims[i]);
+    }
+    ReportError(context, KILN_STATUS_RESOURCE_EXHAUSTED,
+                ("tensor_resize: shape [" + shape + "] for tensor '" +
+                 x->desc->name + "' has more bytes than fit in 64 bits")
+                    .c_str());
+    return KILN_STATUS_RESOURCE_EXHAUSTED;
+  }
   x->shape.assign(dims, dims + rank);
   x->has_rank = true;
   return KILN_STATUS_OK;

@@ -166,7 +166,9 @@ std::string ChromeTraceJson(const std::vector<ProfileEvent>& events,
   }
   Json trace = {{"traceEvents", std::move(trace_events)},
                 {"displayTimeUnit", "ms"}};
-  return trace.dump();
+  // Names come from the model (untrusted): bytes that are not UTF-8 become
+  // U+FFFD instead of an exception.
+  return trace.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 absl::Status WriteChromeTrace(const std::vector<ProfileEvent>& events,

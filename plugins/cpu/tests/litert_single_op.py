@@ -214,6 +214,9 @@ def run_kiln(kiln, model_path, inputs, workdir, extra_args=()):
         np.save(path, value)
         args += ["--input", f"{i}={path}"]
     args += list(extra_args)
+    if "--delegate" not in args:
+        # These tests test the CPU plugin's kernels: no default delegate.
+        args += ["--delegate", "none"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if proc.returncode != 0:
         return None, (proc.stderr.strip() or proc.stdout.strip()

@@ -145,9 +145,12 @@ TEST(OpenClPlanCacheTest, AlternatingShapesMatchFreshInterpreters) {
   const PlanCacheStats stats = cached->plan_cache_stats();
   EXPECT_EQ(stats.misses, 3u);
   EXPECT_EQ(stats.hits, 2u);
-  // 3 kernel states (CONV_2D, DEPTHWISE_CONV_2D, ADD: the fallback) and the
-  // partition's, per plan.
-  EXPECT_EQ(stats.plugin_states, 12u);
+  // 3 kernel states (CONV_2D, DEPTHWISE_CONV_2D, ADD: the fallback) per plan.
+  // The partition's state is not among them: the OpenCL delegate does not
+  // set KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE (its buffer-handle
+  // bindings are not kept per signature), so its partition is prepared again
+  // on each shape change instead of being kept per plan.
+  EXPECT_EQ(stats.plugin_states, 9u);
 }
 
 }  // namespace

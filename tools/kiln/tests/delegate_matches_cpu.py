@@ -40,7 +40,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, POCL_CACHE_DIR=os.path.join(tmp, "pocl"),
                    XDG_CACHE_HOME=os.path.join(tmp, "xdg"))
-        cpu, _ = run(args.kiln, args.model, os.path.join(tmp, "cpu"), [], env)
+        cpu, _ = run(args.kiln, args.model, os.path.join(tmp, "cpu"),
+                     ["--delegate", "none"], env)
         dlg, err = run(args.kiln, args.model, os.path.join(tmp, "dlg"),
                        ["--delegate", args.delegate], env)
         if "warning" in err.lower():

@@ -151,6 +151,11 @@ LOOSER_FLOAT_BOUNDS = {
 }
 # model -> (largest allowed absolute difference, reason).
 INTEGER_TOLERANCE = {}
+# Quanta an int8/uint8 output may differ by in every model
+# (--quantized-tolerance; 0 by default). A delegate that requantizes with
+# other rounding (XNNPACK's fixed-point multipliers) differs from LiteRT's
+# reference kernels by one quantum, exactly as LiteRT's own XNNPACK path does.
+QUANTIZED_TOLERANCE = 0
 
 ORACLE_TIMEOUT_S = 600
 KILN_TIMEOUT_S = 300
@@ -453,6 +458,8 @@ def compare_one(name, ref, got, model):
         return f"output '{name}': dtype {got.dtype} vs LiteRT {ref.dtype}"
     if np.issubdtype(ref.dtype, np.floating):
         tol = LOOSER_FLOAT_BOUNDS.get(model, (FLOAT_TOLERANCE, ""))[0]
+        if FLOAT_TOLERANCE > tol:  # raised with --float-tolerance
+            tol = FLOAT_TOLERANCE
         if tol == 0:  # bit-exact floats (NaN equals NaN)
             same = np.array_equal(got, ref, equal_nan=True)
             return None if same else (
@@ -468,6 +475,8 @@ def compare_one(name, ref, got, model):
                     f"{scale:.3g})")
         return None
     tol = INTEGER_TOLERANCE.get(model, (0, ""))[0]
+    if ref.dtype in (np.int8, np.uint8):
+        tol = max(tol, QUANTIZED_TOLERANCE)
     diff = np.abs(got.astype(np.int64) - ref.astype(np.int64))
     if diff.size and diff.max() > tol:
         count = int(np.count_nonzero(diff > tol))
@@ -664,6 +673,17 @@ def main():
     ap.add_argument("--float-tolerance", type=float, default=None,
                     help="relative bound for float outputs (0: bit-exact); "
                     f"default {FLOAT_TOLERANCE}")
+    ap.add_argument("--quantized-tolerance", type=int, default=0,
+                    help="quanta int8/uint8 outputs may differ by (default 0)")
+    ap.add_argument("--model-quantized-tolerance", action="append",
+                    default=[], metavar="MODEL=N",
+                    help="--quantized-tolerance for one model (path "
+                    "relative to --models), e.g. where errors compound "
+                    "across probed layers")
+    ap.add_argument("--no-probe", action="store_true",
+                    help="compare only the models' outputs, never "
+                    "intermediate tensors (a delegate keeps a partition's "
+                    "intermediates to itself)")
     ap.add_argument("--no-allow-lists", action="store_true",
                     help="for a folder other than the shared corpus: no "
                     "refusal, degenerate output or tolerance is excused")
@@ -688,6 +708,14 @@ def main():
         return SKIP_EXIT_CODE
     if args.float_tolerance is not None:
         globals()["FLOAT_TOLERANCE"] = args.float_tolerance
+    globals()["QUANTIZED_TOLERANCE"] = args.quantized_tolerance
+    for item in args.model_quantized_tolerance:
+        model, _, quanta = item.rpartition("=")
+        INTEGER_TOLERANCE[model] = (
+            int(quanta), "--model-quantized-tolerance (see the test's "
+            "definition for why)")
+    if args.no_probe:
+        PROBE_ALL_TENSORS.clear()
     if args.no_allow_lists:
         for table in (EXPECTED_KILN_REFUSALS, KILN_RUNS_WHAT_LITERT_REFUSES,
                       DEGENERATE_OUTPUTS, PROBE_ALL_TENSORS,

@@ -107,8 +107,8 @@ def check_case(kiln, model, delegate, env, tmp):
     trace_path = os.path.join(tmp, "trace.json")
     cmd = [kiln, "bench", model, "--iterations", "3", "--warmup", "1",
            "--profile", "--trace", trace_path, "--json"]
-    if delegate is not None:
-        cmd += ["--delegate", delegate]
+    # No delegate: the kernel plugins alone (no default delegate either).
+    cmd += ["--delegate", delegate if delegate is not None else "none"]
     p = run(cmd, env)
     if p.returncode != 0:
         return ["kiln bench exited with %d:\n%s" % (p.returncode, p.stderr)]
@@ -157,6 +157,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--models", required=True)
+    ap.add_argument("--xnnpack", action="store_true",
+                    help="also trace mobilenet_like with the xnnpack "
+                    "delegate")
     ap.add_argument("--opencl", action="store_true",
                     help="also trace mobilenet_like with opencl:device=cpu")
     args = ap.parse_args()
@@ -175,6 +178,8 @@ def main():
             cases.append((corpus, None))
             if args.opencl:
                 cases.append((corpus, "opencl:device=cpu"))
+            elif args.xnnpack:
+                cases.append((corpus, "xnnpack:float32=true"))
         else:
             print("note: %s absent; tracing the example model only" % corpus)
         for model, delegate in cases:

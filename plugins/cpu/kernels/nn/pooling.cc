@@ -276,14 +276,19 @@ void RegisterPoolingKernels(sdk::PluginDefinition& def) {
       KILN_OP_AVERAGE_POOL_2D, 1, 3));
   def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
       KILN_OP_MAX_POOL_2D, 1, 3));
+  // The integer variants keep state prepare derives from the node and the
+  // shapes, so each input signature keeps its own.
   // L2_NORMALIZATION v1: float32 and uint8; v2: int8. No fused activation
   // (TFLite refuses one).
-  def.AddKernel(L2NormOp::Kernel(KILN_OP_L2_NORMALIZATION, 1, 2));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      L2NormOp::Kernel(KILN_OP_L2_NORMALIZATION, 1, 2)));
   // SOFTMAX v1: float32 (and uint8) with beta, any rank; v2: int8; v3:
   // int16.
-  def.AddKernel(SoftmaxOp::Kernel(KILN_OP_SOFTMAX, 1, 3));
+  def.AddKernel(
+      sdk::StatePerShapeSignature(SoftmaxOp::Kernel(KILN_OP_SOFTMAX, 1, 3)));
   // LOG_SOFTMAX v1: float32 and uint8; v2: int8.
-  def.AddKernel(LogSoftmaxOp::Kernel(KILN_OP_LOG_SOFTMAX, 1, 2));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      LogSoftmaxOp::Kernel(KILN_OP_LOG_SOFTMAX, 1, 2)));
 }
 
 }  // namespace kiln::cpu::nn
