@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
@@ -182,6 +183,9 @@ TEST_F(ThreadsTest, CancelFromAnotherThreadLeavesTheInterpreterUsable) {
   canceller.join();
   EXPECT_EQ(other, "");
   EXPECT_EQ(ok + cancelled, 50);
+  // How many the other thread stopped depends on timing; shown, not
+  // checked.
+  std::printf("%d Invokes cancelled, %d completed\n", cancelled, ok);
   // Usable afterwards: the next Invoke runs the model from the start.
   EXPECT_EQ(AllocateInvokeAndCheck(it, 1), "");
   KilnInterpreterDestroy(it);
