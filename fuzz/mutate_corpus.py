@@ -13,7 +13,8 @@ duplicated or deleted, truncation) goes through `kiln inspect` and
 `kiln run --input random`, each with a wall-clock limit (--timeout
 seconds) and an address-space limit (--memory-gb). Outcomes per command:
 
-  ok      exit 0, or exit 1 with a one-line error (the model was refused)
+  ok      exit 0 (counted again under "ok_and_accepted"), or exit 1 with
+          an error (the model was refused)
   crash   killed by a signal other than SIGABRT (SIGSEGV, SIGBUS, ...)
   abort   SIGABRT, or an uncaught C++ exception / std::bad_alloc
           ("terminate called"), i.e. an allocation or logic abort
@@ -177,6 +178,8 @@ def main():
     rng = random.Random(a.seed)
     counts = {c: {k: 0 for k in ["ok", "crash", "abort", "hang", "other"]}
               for c in ["inspect", "run"]}
+    # Of the "ok": how many the command accepted (exit 0) and refused (1).
+    accepted = {c: 0 for c in counts}
     findings = []
     start = time.time()
     with tempfile.TemporaryDirectory() as work:
@@ -191,6 +194,8 @@ def main():
                 outcome, rc, err = run([a.kiln] + args + a.kiln_arg,
                                        a.timeout, a.memory_gb)
                 counts[command][outcome] += 1
+                if outcome == "ok" and rc == 0:
+                    accepted[command] += 1
                 if outcome != "ok":
                     name = "%s-%s-%05d.tflite" % (outcome, command, n)
                     with open(os.path.join(a.out, name), "wb") as f:
@@ -213,6 +218,7 @@ def main():
                len(corpus), "not_mutated": baseline_failures,
                "timeout_s": a.timeout, "memory_gb": a.memory_gb,
                "seconds": round(time.time() - start, 1), "counts": counts,
+               "ok_and_accepted": accepted,
                "findings": findings}
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
