@@ -13,12 +13,17 @@ duplicated or deleted, truncation) goes through `kiln inspect` and
 `kiln run --input random`, each with a wall-clock limit (--timeout
 seconds) and an address-space limit (--memory-gb). Outcomes per command:
 
-  ok      exit 0, or exit 1 with a one-line error (the model was refused)
+  ok      exit 0 (counted again under "ok_and_accepted"), or exit 1 with
+          an error (the model was refused)
   crash   killed by a signal other than SIGABRT (SIGSEGV, SIGBUS, ...)
   abort   SIGABRT, or an uncaught C++ exception / std::bad_alloc
           ("terminate called"), i.e. an allocation or logic abort
   hang    still running after --timeout seconds
   other   any other exit code
+
+Models whose unmutated file already fails or exceeds the limits (one that
+honestly needs more than --timeout seconds here) are not mutated; they are
+listed under "not_mutated".
 
 Every mutant that does not end "ok" is written to --out with its command's
 output, so it can be replayed (and added to fuzz/regressions/model/).
@@ -121,6 +126,12 @@ def run(cmd, timeout, gb):
     return classify(p.returncode, err, timed_out), p.returncode, err
 
 
+def commands_for(model, seed, work):
+    return [("inspect", ["inspect", model]),
+            ("run", ["run", model, "--input", "random", "--seed", str(seed),
+                     "--output-dir", os.path.join(work, "out")])]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
@@ -144,10 +155,31 @@ def main():
     if not corpus:
         print("SKIP: no models under %s" % a.models)
         return 77
-    rng = random.Random(a.seed)
+    # The unmutated models first: one that already fails or exceeds the
+    # limits (a model that honestly needs more than --timeout seconds on
+    # this machine) would make every mutant of it a false finding.
     os.makedirs(a.out, exist_ok=True)
+    baseline_failures = {}
+    with tempfile.TemporaryDirectory() as work:
+        for source in corpus:
+            for command, args in commands_for(source, 0, work):
+                outcome, rc, err = run([a.kiln] + args + a.kiln_arg,
+                                       a.timeout, a.memory_gb)
+                if outcome != "ok":
+                    baseline_failures[os.path.relpath(source, a.models)] = (
+                        "%s %s (exit %s): %s" % (command, outcome, rc,
+                                                 err.strip()[-300:]))
+                    break
+    for model, why in sorted(baseline_failures.items()):
+        print("not mutated, the original does not pass: %s: %s" % (model,
+                                                                   why))
+    corpus = [m for m in corpus
+              if os.path.relpath(m, a.models) not in baseline_failures]
+    rng = random.Random(a.seed)
     counts = {c: {k: 0 for k in ["ok", "crash", "abort", "hang", "other"]}
               for c in ["inspect", "run"]}
+    # Of the "ok": how many the command accepted (exit 0) and refused (1).
+    accepted = {c: 0 for c in counts}
     findings = []
     start = time.time()
     with tempfile.TemporaryDirectory() as work:
@@ -158,14 +190,12 @@ def main():
             path = os.path.join(work, "mutant.tflite")
             with open(path, "wb") as f:
                 f.write(data)
-            for command, args in [
-                    ("inspect", ["inspect", path]),
-                    ("run", ["run", path, "--input", "random", "--seed",
-                             str(n), "--output-dir",
-                             os.path.join(work, "out")])]:
+            for command, args in commands_for(path, n, work):
                 outcome, rc, err = run([a.kiln] + args + a.kiln_arg,
                                        a.timeout, a.memory_gb)
                 counts[command][outcome] += 1
+                if outcome == "ok" and rc == 0:
+                    accepted[command] += 1
                 if outcome != "ok":
                     name = "%s-%s-%05d.tflite" % (outcome, command, n)
                     with open(os.path.join(a.out, name), "wb") as f:
@@ -185,8 +215,10 @@ def main():
                                                  time.time() - start))
                 sys.stdout.flush()
     summary = {"seed": a.seed, "mutants": a.mutants, "corpus_models":
-               len(corpus), "timeout_s": a.timeout, "memory_gb": a.memory_gb,
+               len(corpus), "not_mutated": baseline_failures,
+               "timeout_s": a.timeout, "memory_gb": a.memory_gb,
                "seconds": round(time.time() - start, 1), "counts": counts,
+               "ok_and_accepted": accepted,
                "findings": findings}
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)

@@ -12,6 +12,7 @@
 # never checked in: the models of ../shared/models and those `kiln
 # build-example` writes (model), the build's test plugins (plugin_elf).
 # The corpus grows in build-fuzz/fuzz-work/corpus/<target> across runs.
+# Seed models are those under 64 KB (larger ones mostly cost time).
 #
 # A finding is left in build-fuzz/fuzz-work/artifacts/<target>/; with
 # KILN_FUZZ_SAVE=1 it is also copied to fuzz/regressions/<target>/, where
@@ -19,6 +20,8 @@
 # the fix.
 #
 # Environment: KILN_FUZZ_BUILD (build dir), KILN_FUZZ_JOBS (build jobs, 2),
+# KILN_FUZZ_TIMEOUT (seconds one input may run before it counts as a hang,
+# 25),
 # KILN_FUZZ_NICE (19), KILN_SHARED_MODELS (../shared/models),
 # KILN_FUZZ_KILN (a kiln CLI for build-example seeds; build/bin/kiln).
 set -u -o pipefail
@@ -36,6 +39,9 @@ NICE="${KILN_FUZZ_NICE:-19}"
 MODELS="${KILN_SHARED_MODELS:-$ROOT/../shared/models}"
 KILN="${KILN_FUZZ_KILN:-$ROOT/build/bin/kiln}"
 WORK="$BUILD/fuzz-work"
+# Seconds one input may take (sanitizers make kernels 10-50x slower, and a
+# shared machine slower still).
+TIMEOUT="${KILN_FUZZ_TIMEOUT:-25}"
 
 case "$SECONDS_PER_TARGET" in
   ''|*[!0-9]*) echo "run_fuzzers.sh: seconds must be a number, got '$SECONDS_PER_TARGET'" >&2; exit 2 ;;
@@ -74,7 +80,7 @@ for t in "${TARGETS[@]}"; do
     model)
       if [ -d "$MODELS" ]; then
         while IFS= read -r -d '' f; do seed model "$f"; done < <(
-          find "$MODELS" -type f \( -name '*.tflite' -o -name '*.bin' \) -size -200k -print0)
+          find "$MODELS" -type f \( -name '*.tflite' -o -name '*.bin' \) -size -64k -print0)
       fi
       if [ -x "$KILN" ]; then
         gen="$WORK/generated"; mkdir -p "$gen"
@@ -99,20 +105,25 @@ done
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 export KILN_PLUGIN_PATH=
+# Findings libFuzzer wrote for a target (its slow-unit-* notes are not).
+findings() {
+  find "$WORK/artifacts/$1" -maxdepth 1 -type f \( -name 'crash-*' -o \
+    -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l
+}
 failed=()
 summary=()
 for t in "${TARGETS[@]}"; do
   bin="$BUILD/bin/kiln_fuzz_$t"
   log="$WORK/$t.log"
   echo "== $t: ${SECONDS_PER_TARGET}s, corpus $(ls "$WORK/corpus/$t" | wc -l) inputs"
-  before=$(ls "$WORK/artifacts/$t" | wc -l)
+  before=$(findings "$t")
   nice -n "$NICE" "$bin" "$WORK/corpus/$t" \
-    -max_total_time="$SECONDS_PER_TARGET" -timeout=10 \
+    -max_total_time="$SECONDS_PER_TARGET" -timeout="$TIMEOUT" \
     -rss_limit_mb=2560 -malloc_limit_mb=2048 \
     -artifact_prefix="$WORK/artifacts/$t/" -print_final_stats=1 \
     >"$log" 2>&1
   rc=$?
-  after=$(ls "$WORK/artifacts/$t" | wc -l)
+  after=$(findings "$t")
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [ "$rc" -ne 0 ] || [ "$after" -gt "$before" ]; then
     failed+=("$t")
@@ -122,7 +133,8 @@ for t in "${TARGETS[@]}"; do
     tail -40 "$log" | sed 's/^/   | /'
     if [ "${KILN_FUZZ_SAVE:-0}" = 1 ]; then
       mkdir -p "$ROOT/fuzz/regressions/$t"
-      cp "$WORK/artifacts/$t"/* "$ROOT/fuzz/regressions/$t/" 2>/dev/null
+      find "$WORK/artifacts/$t" -maxdepth 1 -type f ! -name 'slow-unit-*' \
+        -exec cp {} "$ROOT/fuzz/regressions/$t/" \;
       echo "-- copied to fuzz/regressions/$t/"
     fi
   else
