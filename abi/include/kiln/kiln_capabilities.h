@@ -62,35 +62,9 @@ typedef struct KilnProfilerHostExtension {
 #define KILN_PROFILER_HOST_EXTENSION_STRUCT_SIZE \
   KILN_STRUCT_SIZE(KilnProfilerHostExtension, end_event)
 
-/* kiln.thread_pool/1: the interpreter's worker threads, shared by every
- * plugin instead of each spawning its own (the application sets the count:
- * interpreter options, `--threads N`). */
-#define KILN_THREAD_POOL_HOST_EXTENSION_ID "kiln.thread_pool/1"
-
-typedef void (*KilnParallelForFn)(void* user_data, int64_t begin, int64_t end);
-
-typedef struct KilnThreadPoolHostExtension {
-  KilnExtensionBase base; /* base.id == KILN_THREAD_POOL_HOST_EXTENSION_ID */
-  /* Threads the interpreter may use, the calling thread included (>= 1). */
-  int32_t (*num_threads)(KilnOpaqueContext* context);
-  /* Calls fn(user_data, begin, end) on disjoint ranges covering [0, count),
-   * each at least min_chunk long (except the last), on the interpreter's
-   * threads and the calling one; returns when every range is done. fn must
-   * not throw, and must not call parallel_for itself (nested calls run
-   * serially on the calling thread). */
-  void (*parallel_for)(KilnOpaqueContext* context, int64_t count,
-                       int64_t min_chunk, KilnParallelForFn fn,
-                       void* user_data);
-} KilnThreadPoolHostExtension;
-#define KILN_THREAD_POOL_HOST_EXTENSION_STRUCT_SIZE \
-  KILN_STRUCT_SIZE(KilnThreadPoolHostExtension, parallel_for)
-
 KILN_STATIC_ASSERT(KILN_PROFILER_HOST_EXTENSION_STRUCT_SIZE ==
                        sizeof(KilnProfilerHostExtension),
                    profiler_host_extension_size_names_last_field);
-KILN_STATIC_ASSERT(KILN_THREAD_POOL_HOST_EXTENSION_STRUCT_SIZE ==
-                       sizeof(KilnThreadPoolHostExtension),
-                   thread_pool_host_extension_size_names_last_field);
 
 KILN_EXTERN_C_END
 
