@@ -32,7 +32,6 @@ KILN_ABI_ANCHOR(KilnDelegateDeclineReasonsExtension)
 #endif
 #ifdef KILN_PROFILER_HOST_EXTENSION_ID /* extension API 1.2 */
 KILN_ABI_ANCHOR(KilnProfilerHostExtension)
-KILN_ABI_ANCHOR(KilnThreadPoolHostExtension)
 KILN_ABI_ANCHOR(KilnDelegateOpSupport)
 KILN_ABI_ANCHOR(KilnPluginInstanceInfo)
 #endif
