@@ -500,6 +500,92 @@ NodeSupport CheckPrelu(const GraphNode& node) {
   return NodeSupport::Supported();
 }
 
+NodeSupport CheckReshape(const GraphNode& node) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.input(0), "input"));
+  const Tensor out = node.output(0);
+  if (out.rank() < 0 || out.rank() > XNN_MAX_TENSOR_DIMS) {
+    return NodeSupport::Unsupported(OpName(node), " output rank ", out.rank(),
+                                    " is beyond XNNPACK's ",
+                                    XNN_MAX_TENSOR_DIMS);
+  }
+  if (node.num_inputs() > 1 && node.input(1).present() &&
+      !node.input(1).is_constant()) {
+    return NodeSupport::Unsupported(
+        OpName(node),
+        " new shape is computed at run time; XNNPACK reshapes to a shape "
+        "fixed when the runtime is built");
+  }
+  for (int32_t i = 0; i < out.rank(); ++i) {
+    if (out.dim(i) < 0) {
+      return NodeSupport::Unsupported(OpName(node),
+                                      " output shape is not static");
+    }
+  }
+  if (IsQuantized8(DataType(node))) {
+    const Quant in = ReadQuant(node, node.input(0)), o = ReadQuant(node, out);
+    if (in.scales != o.scales || in.zero_points != o.zero_points) {
+      return NodeSupport::Unsupported(OpName(node),
+                                      " input and output quantization differ");
+    }
+  }
+  return NodeSupport::Supported();
+}
+
+NodeSupport CheckSoftmax(const GraphNode& node) {
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckUnaryFloat(node));
+  const float beta = node.OptionFloat(KILN_OPTION_BETA, 1.0f);
+  if (beta != 1.0f) {
+    return NodeSupport::Unsupported(OpName(node), " beta is ", beta,
+                                    "; XNNPACK's softmax has beta 1");
+  }
+  return NodeSupport::Supported();
+}
+
+// The op-specific checks of a node whose op and version are supported.
+NodeSupport CheckOp(const GraphNode& node) {
+  switch (node.builtin_code()) {
+    case KILN_OP_CONV_2D:
+      return CheckConv(node, /*depthwise=*/false);
+    case KILN_OP_DEPTHWISE_CONV_2D:
+      return CheckConv(node, /*depthwise=*/true);
+    case KILN_OP_FULLY_CONNECTED:
+      return CheckFullyConnected(node);
+    case KILN_OP_TRANSPOSE_CONV:
+      return CheckTransposeConv(node);
+    case KILN_OP_MAX_POOL_2D:
+      return CheckPool(node, /*average=*/false);
+    case KILN_OP_AVERAGE_POOL_2D:
+      return CheckPool(node, /*average=*/true);
+    case KILN_OP_ADD:
+    case KILN_OP_SUB:
+    case KILN_OP_MUL:
+      return CheckBinary(node, /*quantized_ok=*/true);
+    case KILN_OP_DIV:
+    case KILN_OP_MAXIMUM:
+    case KILN_OP_MINIMUM:
+    case KILN_OP_SQUARED_DIFFERENCE:
+      return CheckBinary(node, /*quantized_ok=*/false);
+    case KILN_OP_MEAN:
+      return CheckMean(node);
+    case KILN_OP_PAD:
+    case KILN_OP_PADV2:
+      return CheckPad(node);
+    case KILN_OP_RESIZE_BILINEAR:
+      return CheckResizeBilinear(node);
+    case KILN_OP_PRELU:
+      return CheckPrelu(node);
+    case KILN_OP_RESHAPE:
+      return CheckReshape(node);
+    case KILN_OP_SOFTMAX:
+      return CheckSoftmax(node);
+    case KILN_OP_DEPTH_TO_SPACE:
+      KILN_SDK_RETURN_IF_UNSUPPORTED(CheckUnaryFloat(node));
+      return ExpectRank(node, node.input(0), "input", 4);
+    default:
+      return CheckUnaryFloat(node);
+  }
+}
+
 }  // namespace
 
 const std::vector<OpSupport>& SupportedOps() {
@@ -565,83 +651,7 @@ NodeSupport Supports(const GraphNode& node) {
   if (node.num_outputs() != 1 || !node.output(0).present()) {
     return NodeSupport::Unsupported(OpName(node), " must have one output");
   }
-  switch (code) {
-    case KILN_OP_CONV_2D:
-      return CheckConv(node, /*depthwise=*/false);
-    case KILN_OP_DEPTHWISE_CONV_2D:
-      return CheckConv(node, /*depthwise=*/true);
-    case KILN_OP_FULLY_CONNECTED:
-      return CheckFullyConnected(node);
-    case KILN_OP_TRANSPOSE_CONV:
-      return CheckTransposeConv(node);
-    case KILN_OP_MAX_POOL_2D:
-      return CheckPool(node, /*average=*/false);
-    case KILN_OP_AVERAGE_POOL_2D:
-      return CheckPool(node, /*average=*/true);
-    case KILN_OP_ADD:
-    case KILN_OP_SUB:
-    case KILN_OP_MUL:
-      return CheckBinary(node, /*quantized_ok=*/true);
-    case KILN_OP_DIV:
-    case KILN_OP_MAXIMUM:
-    case KILN_OP_MINIMUM:
-    case KILN_OP_SQUARED_DIFFERENCE:
-      return CheckBinary(node, /*quantized_ok=*/false);
-    case KILN_OP_MEAN:
-      return CheckMean(node);
-    case KILN_OP_PAD:
-    case KILN_OP_PADV2:
-      return CheckPad(node);
-    case KILN_OP_RESIZE_BILINEAR:
-      return CheckResizeBilinear(node);
-    case KILN_OP_PRELU:
-      return CheckPrelu(node);
-    case KILN_OP_RESHAPE: {
-      KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.input(0), "input"));
-      const Tensor out = node.output(0);
-      if (out.rank() < 0 || out.rank() > XNN_MAX_TENSOR_DIMS) {
-        return NodeSupport::Unsupported(OpName(node), " output rank ",
-                                        out.rank(), " is beyond XNNPACK's ",
-                                        XNN_MAX_TENSOR_DIMS);
-      }
-      if (node.num_inputs() > 1 && node.input(1).present() &&
-          !node.input(1).is_constant()) {
-        return NodeSupport::Unsupported(
-            OpName(node),
-            " new shape is computed at run time; XNNPACK reshapes to a shape "
-            "fixed when the runtime is built");
-      }
-      for (int32_t i = 0; i < out.rank(); ++i) {
-        if (out.dim(i) < 0) {
-          return NodeSupport::Unsupported(OpName(node),
-                                          " output shape is not static");
-        }
-      }
-      if (IsQuantized8(DataType(node))) {
-        const Quant in = ReadQuant(node, node.input(0)),
-                    o = ReadQuant(node, out);
-        if (in.scales != o.scales || in.zero_points != o.zero_points) {
-          return NodeSupport::Unsupported(
-              OpName(node), " input and output quantization differ");
-        }
-      }
-      return NodeSupport::Supported();
-    }
-    case KILN_OP_SOFTMAX: {
-      KILN_SDK_RETURN_IF_UNSUPPORTED(CheckUnaryFloat(node));
-      const float beta = node.OptionFloat(KILN_OPTION_BETA, 1.0f);
-      if (beta != 1.0f) {
-        return NodeSupport::Unsupported(OpName(node), " beta is ", beta,
-                                        "; XNNPACK's softmax has beta 1");
-      }
-      return NodeSupport::Supported();
-    }
-    case KILN_OP_DEPTH_TO_SPACE:
-      KILN_SDK_RETURN_IF_UNSUPPORTED(CheckUnaryFloat(node));
-      return ExpectRank(node, node.input(0), "input", 4);
-    default:
-      return CheckUnaryFloat(node);
-  }
+  return CheckOp(node);
 }
 
 // ---- Subgraph definition ---------------------------------------------------
@@ -753,150 +763,345 @@ KilnStatus SubgraphBuilder::InternalValue(const NodeView& node, int32_t like,
                      XNN_INVALID_VALUE_ID, 0, id);
 }
 
+KilnStatus SubgraphBuilder::Input(const GraphNode& node, int32_t i,
+                                  uint32_t* id, bool weights) {
+  return Value(node, i < node.num_inputs() ? node.input_index(i) : -1, id,
+               weights);
+}
+
+KilnStatus SubgraphBuilder::DefineConv(const GraphNode& node, const NodeOut& o,
+                                       xnn_status* s) {
+  uint32_t a = 0, b = 0, c = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b, /*weights=*/true));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 2, &c, /*weights=*/true));
+  const Tensor input = node.input(0), filter = node.input(1);
+  const int64_t padding =
+      node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
+  const int32_t
+      sh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
+      sw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1)),
+      dh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_DILATION_H, 1)),
+      dw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_DILATION_W, 1));
+  const int32_t kh = filter.dim(1), kw = filter.dim(2);
+  uint32_t top = 0, bottom = 0, left = 0, right = 0;
+  Padding(padding, input.dim(1), sh, dh, kh, &top, &bottom);
+  Padding(padding, input.dim(2), sw, dw, kw, &left, &right);
+  const size_t channels = static_cast<size_t>(input.dim(3));
+  if (node.builtin_code() == KILN_OP_CONV_2D) {
+    const size_t group_in = static_cast<size_t>(filter.dim(3));
+    const size_t groups = channels / group_in;
+    *s = xnn_define_convolution_2d(subgraph_, top, right, bottom, left, kh, kw,
+                                   sh, sw, dh, dw,
+                                   static_cast<uint32_t>(groups), group_in,
+                                   static_cast<size_t>(filter.dim(0)) / groups,
+                                   o.lo, o.hi, a, b, c, o.out, 0);
+  } else {
+    const uint32_t multiplier =
+        static_cast<uint32_t>(filter.dim(3) / input.dim(3));
+    *s = xnn_define_depthwise_convolution_2d(
+        subgraph_, top, right, bottom, left, kh, kw, sh, sw, dh, dw, multiplier,
+        channels, o.lo, o.hi, a, b, c, o.out, 0);
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefineFullyConnected(const GraphNode& node,
+                                                 const NodeOut& o,
+                                                 xnn_status* s) {
+  uint32_t a = 0, b = 0, c = 0;
+  const Tensor input = node.input(0);
+  const int64_t channels = node.input(1).dim(1);
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  if (input.rank() < 1 || input.dim(input.rank() - 1) != channels) {
+    // TFLite flattens the input to [elements / channels, channels].
+    const int64_t n = input.num_elements();
+    if (channels <= 0 || n % channels != 0) {
+      return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node), " input of ",
+                       n,
+                       " elements does not split into "
+                       "rows of ",
+                       channels, " input channels");
+    }
+    const std::vector<size_t> rows = {static_cast<size_t>(n / channels),
+                                      static_cast<size_t>(channels)};
+    uint32_t flat = 0;
+    KILN_SDK_RETURN_IF_ERROR(
+        InternalValue(node, node.input_index(0), rows, &flat));
+    KILN_SDK_RETURN_IF_ERROR(
+        Check(node,
+              xnn_define_static_reshape(subgraph_, rows.size(), rows.data(), a,
+                                        flat, 0),
+              "node definition"));
+    a = flat;
+  }
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b, /*weights=*/true));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 2, &c, /*weights=*/true));
+  *s = xnn_define_fully_connected(subgraph_, o.lo, o.hi, a, b, c, o.out, 0);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefineTransposeConv(const GraphNode& node,
+                                                const NodeOut& o,
+                                                xnn_status* s) {
+  uint32_t a = 0, b = 0, c = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b, /*weights=*/true));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 2, &a));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 3, &c, /*weights=*/true));
+  const Tensor input = node.input(2), filter = node.input(1),
+               output = node.output(0);
+  const int64_t padding =
+      node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
+  const int32_t st[2] = {
+      static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
+      static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1))};
+  uint32_t before[2], after[2], adjust[2];
+  for (int axis = 0; axis < 2; ++axis) {
+    const int32_t k = filter.dim(1 + axis), in_size = input.dim(1 + axis),
+                  out_size = output.dim(1 + axis);
+    uint32_t unused = 0;
+    // TFLite pads a transposed convolution as the convolution from its
+    // output back to its input.
+    Padding(padding, out_size, st[axis], 1, k, &before[axis], &unused);
+    const int64_t full = static_cast<int64_t>(in_size - 1) * st[axis] + k;
+    const int64_t rest = full - out_size - before[axis];
+    after[axis] = rest > 0 ? static_cast<uint32_t>(rest) : 0;
+    adjust[axis] = rest < 0 ? static_cast<uint32_t>(-rest) : 0;
+    if (adjust[axis] >= static_cast<uint32_t>(st[axis])) {
+      return node.Fail(KILN_STATUS_UNIMPLEMENTED, OpName(node), " output size ",
+                       out_size, " needs an adjustment of ", adjust[axis],
+                       ", not below the stride XNNPACK requires");
+    }
+  }
+  *s = xnn_define_deconvolution_2d(
+      subgraph_, before[0], after[1], after[0], before[1], adjust[0], adjust[1],
+      filter.dim(1), filter.dim(2), st[0], st[1], 1, 1, 1,
+      static_cast<size_t>(filter.dim(3)), static_cast<size_t>(filter.dim(0)),
+      o.lo, o.hi, a, b, c, o.out, 0);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefinePool(const GraphNode& node, const NodeOut& o,
+                                       xnn_status* s) {
+  uint32_t a = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  const Tensor input = node.input(0);
+  const int64_t padding =
+      node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
+  const int32_t
+      sh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
+      sw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1)),
+      fh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_FILTER_H, 1)),
+      fw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_FILTER_W, 1));
+  uint32_t top = 0, bottom = 0, left = 0, right = 0;
+  Padding(padding, input.dim(1), sh, 1, fh, &top, &bottom);
+  Padding(padding, input.dim(2), sw, 1, fw, &left, &right);
+  *s =
+      node.builtin_code() == KILN_OP_MAX_POOL_2D
+          ? xnn_define_max_pooling_2d(subgraph_, top, right, bottom, left, fh,
+                                      fw, sh, sw, 1, 1, o.lo, o.hi, a, o.out, 0)
+          : xnn_define_average_pooling_2d(subgraph_, top, right, bottom, left,
+                                          fh, fw, sh, sw, o.lo, o.hi, a, o.out,
+                                          0);
+  return KILN_STATUS_OK;
+}
+
+// The binary arithmetic ops and PRELU: two operand inputs.
+KilnStatus SubgraphBuilder::DefineBinary(const GraphNode& node,
+                                         const NodeOut& o, xnn_status* s) {
+  uint32_t a = 0, b = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b));
+  switch (node.builtin_code()) {
+    case KILN_OP_ADD:
+      *s = xnn_define_add2(subgraph_, o.lo, o.hi, a, b, o.out, 0);
+      break;
+    case KILN_OP_SUB:
+      *s = xnn_define_subtract(subgraph_, o.lo, o.hi, a, b, o.out, 0);
+      break;
+    case KILN_OP_MUL:
+      *s = xnn_define_multiply2(subgraph_, o.lo, o.hi, a, b, o.out, 0);
+      break;
+    case KILN_OP_DIV:
+      *s = xnn_define_divide(subgraph_, o.lo, o.hi, a, b, o.out, 0);
+      break;
+    case KILN_OP_MAXIMUM:
+      *s = xnn_define_maximum2(subgraph_, a, b, o.out, 0);
+      break;
+    case KILN_OP_MINIMUM:
+      *s = xnn_define_minimum2(subgraph_, a, b, o.out, 0);
+      break;
+    case KILN_OP_PRELU:
+      *s = xnn_define_prelu(subgraph_, a, b, o.out, 0);
+      break;
+    default:
+      *s = xnn_define_squared_difference(subgraph_, a, b, o.out, 0);
+      break;
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefineMean(const GraphNode& node, const NodeOut& o,
+                                       xnn_status* s) {
+  uint32_t a = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  const Tensor input = node.input(0);
+  if (node.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0) {
+    *s = xnn_define_global_average_pooling_2d(
+        subgraph_, -std::numeric_limits<float>::infinity(),
+        std::numeric_limits<float>::infinity(), a, o.out, 0);
+    return KILN_STATUS_OK;
+  }
+  // Pool to [N, 1, 1, C], then drop the reduced dimensions.
+  uint32_t pooled = 0;
+  const std::vector<size_t> dims = {static_cast<size_t>(input.dim(0)), 1, 1,
+                                    static_cast<size_t>(input.dim(3))};
+  KILN_SDK_RETURN_IF_ERROR(
+      InternalValue(node, node.output_index(0), dims, &pooled));
+  KILN_SDK_RETURN_IF_ERROR(
+      Check(node,
+            xnn_define_global_average_pooling_2d(
+                subgraph_, -std::numeric_limits<float>::infinity(),
+                std::numeric_limits<float>::infinity(), a, pooled, 0),
+            "node definition"));
+  const std::vector<size_t> out_dims = Dims(node.output(0));
+  *s = xnn_define_static_reshape(subgraph_, out_dims.size(), out_dims.data(),
+                                 pooled, o.out, 0);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefinePad(const GraphNode& node, const NodeOut& o,
+                                      xnn_status* s) {
+  uint32_t a = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  std::vector<int64_t> pads;
+  ReadConstantInts(node.input(1), &pads);
+  std::vector<size_t> pre, post;
+  for (size_t i = 0; i + 1 < pads.size(); i += 2) {
+    pre.push_back(static_cast<size_t>(pads[i]));
+    post.push_back(static_cast<size_t>(pads[i + 1]));
+  }
+  float value = 0;
+  if (node.num_inputs() > 2 && node.input(2).present()) {
+    value = *node.input(2).data<float>();
+  }
+  *s = xnn_define_static_constant_pad(subgraph_, pre.data(), post.data(), value,
+                                      a, o.out, 0);
+  return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::DefineResizeBilinear(const GraphNode& node,
+                                                 const NodeOut& o,
+                                                 xnn_status* s) {
+  uint32_t a = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  const Tensor output = node.output(0);
+  uint32_t flags = 0;
+  if (node.OptionInt(KILN_OPTION_ALIGN_CORNERS, 0) != 0) {
+    flags = XNN_FLAG_ALIGN_CORNERS;
+  } else if (node.OptionInt(KILN_OPTION_HALF_PIXEL_CENTERS, 0) == 0) {
+    flags = XNN_FLAG_TENSORFLOW_LEGACY_MODE;
+  }
+  *s = xnn_define_static_resize_bilinear_2d(
+      subgraph_, static_cast<size_t>(output.dim(1)),
+      static_cast<size_t>(output.dim(2)), a, o.out, flags);
+  return KILN_STATUS_OK;
+}
+
+// The ops with one operand input: elementwise, softmax, reshape and
+// depth-to-space.
+KilnStatus SubgraphBuilder::DefineUnary(const GraphNode& node, const NodeOut& o,
+                                        xnn_status* s) {
+  uint32_t a = 0;
+  KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  switch (node.builtin_code()) {
+    case KILN_OP_RESHAPE: {
+      const std::vector<size_t> dims = Dims(node.output(0));
+      *s = xnn_define_static_reshape(subgraph_, dims.size(), dims.data(), a,
+                                     o.out, 0);
+      break;
+    }
+    case KILN_OP_SOFTMAX:
+      *s = xnn_define_softmax(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_DEPTH_TO_SPACE:
+      *s = xnn_define_depth_to_space(
+          subgraph_, a, o.out,
+          static_cast<uint32_t>(node.OptionInt(KILN_OPTION_BLOCK_SIZE, 1)), 0);
+      break;
+    case KILN_OP_RELU:
+      *s = xnn_define_clamp(subgraph_, 0, o.hi, a, o.out, 0);
+      break;
+    case KILN_OP_RELU6:
+      *s = xnn_define_clamp(subgraph_, 0, 6, a, o.out, 0);
+      break;
+    case KILN_OP_RELU_N1_TO_1:
+      *s = xnn_define_clamp(subgraph_, -1, 1, a, o.out, 0);
+      break;
+    case KILN_OP_LOGISTIC:
+      *s = xnn_define_sigmoid(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_HARD_SWISH:
+      *s = xnn_define_hardswish(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_LEAKY_RELU:
+      *s = xnn_define_leaky_relu(
+          subgraph_, node.OptionFloat(KILN_OPTION_ALPHA, 0.2f), a, o.out, 0);
+      break;
+    case KILN_OP_ELU:
+      *s = xnn_define_elu(subgraph_, 1.0f, a, o.out, 0);
+      break;
+    case KILN_OP_ABS:
+      *s = xnn_define_abs(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_NEG:
+      *s = xnn_define_negate(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_FLOOR:
+      *s = xnn_define_floor(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_CEIL:
+      *s = xnn_define_ceiling(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_ROUND:
+      *s = xnn_define_bankers_rounding(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_SQUARE:
+      *s = xnn_define_square(subgraph_, a, o.out, 0);
+      break;
+    case KILN_OP_SQRT:
+      *s = xnn_define_square_root(subgraph_, a, o.out, 0);
+      break;
+    default:
+      return node.Fail(KILN_STATUS_INTERNAL, OpName(node),
+                       " was claimed but has no XNNPACK definition");
+  }
+  return KILN_STATUS_OK;
+}
+
 KilnStatus SubgraphBuilder::DefineNode(const GraphNode& node,
                                        const sdk::PartitionContext& reporter) {
   (void)reporter;
-  const int32_t code = node.builtin_code();
-  float lo = 0, hi = 0;
-  ActivationRange(Activation(node), &lo, &hi);
-  uint32_t out = 0;
-  KILN_SDK_RETURN_IF_ERROR(Value(node, node.output_index(0), &out));
-  auto in = [&](int32_t i, uint32_t* id) {
-    return Value(node, i < node.num_inputs() ? node.input_index(i) : -1, id);
-  };
-  auto weights = [&](int32_t i, uint32_t* id) {
-    return Value(node, i < node.num_inputs() ? node.input_index(i) : -1, id,
-                 /*weights=*/true);
-  };
-  uint32_t a = 0, b = 0, c = 0;
+  NodeOut o;
+  ActivationRange(Activation(node), &o.lo, &o.hi);
+  KILN_SDK_RETURN_IF_ERROR(Value(node, node.output_index(0), &o.out));
   xnn_status s = xnn_status_success;
-  switch (code) {
+  KilnStatus status = KILN_STATUS_OK;
+  switch (node.builtin_code()) {
     case KILN_OP_CONV_2D:
-    case KILN_OP_DEPTHWISE_CONV_2D: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      KILN_SDK_RETURN_IF_ERROR(weights(1, &b));
-      KILN_SDK_RETURN_IF_ERROR(weights(2, &c));
-      const Tensor input = node.input(0), filter = node.input(1);
-      const int64_t padding =
-          node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-      const int32_t
-          sh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
-          sw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1)),
-          dh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_DILATION_H, 1)),
-          dw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_DILATION_W, 1));
-      const int32_t kh = filter.dim(1), kw = filter.dim(2);
-      uint32_t top = 0, bottom = 0, left = 0, right = 0;
-      Padding(padding, input.dim(1), sh, dh, kh, &top, &bottom);
-      Padding(padding, input.dim(2), sw, dw, kw, &left, &right);
-      const size_t channels = static_cast<size_t>(input.dim(3));
-      if (code == KILN_OP_CONV_2D) {
-        const size_t group_in = static_cast<size_t>(filter.dim(3));
-        const size_t groups = channels / group_in;
-        s = xnn_define_convolution_2d(
-            subgraph_, top, right, bottom, left, kh, kw, sh, sw, dh, dw,
-            static_cast<uint32_t>(groups), group_in,
-            static_cast<size_t>(filter.dim(0)) / groups, lo, hi, a, b, c, out,
-            0);
-      } else {
-        const uint32_t multiplier =
-            static_cast<uint32_t>(filter.dim(3) / input.dim(3));
-        s = xnn_define_depthwise_convolution_2d(
-            subgraph_, top, right, bottom, left, kh, kw, sh, sw, dh, dw,
-            multiplier, channels, lo, hi, a, b, c, out, 0);
-      }
+    case KILN_OP_DEPTHWISE_CONV_2D:
+      status = DefineConv(node, o, &s);
       break;
-    }
-    case KILN_OP_FULLY_CONNECTED: {
-      const Tensor input = node.input(0);
-      const int64_t channels = node.input(1).dim(1);
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      if (input.rank() < 1 || input.dim(input.rank() - 1) != channels) {
-        // TFLite flattens the input to [elements / channels, channels].
-        const int64_t n = input.num_elements();
-        if (channels <= 0 || n % channels != 0) {
-          return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node),
-                           " input of ", n,
-                           " elements does not split into "
-                           "rows of ",
-                           channels, " input channels");
-        }
-        const std::vector<size_t> rows = {static_cast<size_t>(n / channels),
-                                          static_cast<size_t>(channels)};
-        uint32_t flat = 0;
-        KILN_SDK_RETURN_IF_ERROR(
-            InternalValue(node, node.input_index(0), rows, &flat));
-        KILN_SDK_RETURN_IF_ERROR(
-            Check(node,
-                  xnn_define_static_reshape(subgraph_, rows.size(), rows.data(),
-                                            a, flat, 0),
-                  "node definition"));
-        a = flat;
-      }
-      KILN_SDK_RETURN_IF_ERROR(weights(1, &b));
-      KILN_SDK_RETURN_IF_ERROR(weights(2, &c));
-      s = xnn_define_fully_connected(subgraph_, lo, hi, a, b, c, out, 0);
+    case KILN_OP_FULLY_CONNECTED:
+      status = DefineFullyConnected(node, o, &s);
       break;
-    }
-    case KILN_OP_TRANSPOSE_CONV: {
-      KILN_SDK_RETURN_IF_ERROR(weights(1, &b));
-      KILN_SDK_RETURN_IF_ERROR(in(2, &a));
-      KILN_SDK_RETURN_IF_ERROR(weights(3, &c));
-      const Tensor input = node.input(2), filter = node.input(1),
-                   output = node.output(0);
-      const int64_t padding =
-          node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-      const int32_t st[2] = {
-          static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
-          static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1))};
-      uint32_t before[2], after[2], adjust[2];
-      for (int axis = 0; axis < 2; ++axis) {
-        const int32_t k = filter.dim(1 + axis), in_size = input.dim(1 + axis),
-                      out_size = output.dim(1 + axis);
-        uint32_t unused = 0;
-        // TFLite pads a transposed convolution as the convolution from its
-        // output back to its input.
-        Padding(padding, out_size, st[axis], 1, k, &before[axis], &unused);
-        const int64_t full = static_cast<int64_t>(in_size - 1) * st[axis] + k;
-        const int64_t rest = full - out_size - before[axis];
-        after[axis] = rest > 0 ? static_cast<uint32_t>(rest) : 0;
-        adjust[axis] = rest < 0 ? static_cast<uint32_t>(-rest) : 0;
-        if (adjust[axis] >= static_cast<uint32_t>(st[axis])) {
-          return node.Fail(KILN_STATUS_UNIMPLEMENTED, OpName(node),
-                           " output size ", out_size,
-                           " needs an adjustment of ", adjust[axis],
-                           ", not below the stride XNNPACK requires");
-        }
-      }
-      s = xnn_define_deconvolution_2d(
-          subgraph_, before[0], after[1], after[0], before[1], adjust[0],
-          adjust[1], filter.dim(1), filter.dim(2), st[0], st[1], 1, 1, 1,
-          static_cast<size_t>(filter.dim(3)),
-          static_cast<size_t>(filter.dim(0)), lo, hi, a, b, c, out, 0);
+    case KILN_OP_TRANSPOSE_CONV:
+      status = DefineTransposeConv(node, o, &s);
       break;
-    }
     case KILN_OP_MAX_POOL_2D:
-    case KILN_OP_AVERAGE_POOL_2D: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      const Tensor input = node.input(0);
-      const int64_t padding =
-          node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
-      const int32_t
-          sh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_H, 1)),
-          sw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_STRIDE_W, 1)),
-          fh = static_cast<int32_t>(node.OptionInt(KILN_OPTION_FILTER_H, 1)),
-          fw = static_cast<int32_t>(node.OptionInt(KILN_OPTION_FILTER_W, 1));
-      uint32_t top = 0, bottom = 0, left = 0, right = 0;
-      Padding(padding, input.dim(1), sh, 1, fh, &top, &bottom);
-      Padding(padding, input.dim(2), sw, 1, fw, &left, &right);
-      s = code == KILN_OP_MAX_POOL_2D
-              ? xnn_define_max_pooling_2d(subgraph_, top, right, bottom, left,
-                                          fh, fw, sh, sw, 1, 1, lo, hi, a, out,
-                                          0)
-              : xnn_define_average_pooling_2d(subgraph_, top, right, bottom,
-                                              left, fh, fw, sh, sw, lo, hi, a,
-                                              out, 0);
+    case KILN_OP_AVERAGE_POOL_2D:
+      status = DefinePool(node, o, &s);
       break;
-    }
     case KILN_OP_ADD:
     case KILN_OP_SUB:
     case KILN_OP_MUL:
@@ -904,165 +1109,24 @@ KilnStatus SubgraphBuilder::DefineNode(const GraphNode& node,
     case KILN_OP_MAXIMUM:
     case KILN_OP_MINIMUM:
     case KILN_OP_SQUARED_DIFFERENCE:
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      KILN_SDK_RETURN_IF_ERROR(in(1, &b));
-      switch (code) {
-        case KILN_OP_ADD:
-          s = xnn_define_add2(subgraph_, lo, hi, a, b, out, 0);
-          break;
-        case KILN_OP_SUB:
-          s = xnn_define_subtract(subgraph_, lo, hi, a, b, out, 0);
-          break;
-        case KILN_OP_MUL:
-          s = xnn_define_multiply2(subgraph_, lo, hi, a, b, out, 0);
-          break;
-        case KILN_OP_DIV:
-          s = xnn_define_divide(subgraph_, lo, hi, a, b, out, 0);
-          break;
-        case KILN_OP_MAXIMUM:
-          s = xnn_define_maximum2(subgraph_, a, b, out, 0);
-          break;
-        case KILN_OP_MINIMUM:
-          s = xnn_define_minimum2(subgraph_, a, b, out, 0);
-          break;
-        default:
-          s = xnn_define_squared_difference(subgraph_, a, b, out, 0);
-          break;
-      }
-      break;
-    case KILN_OP_MEAN: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      const Tensor input = node.input(0);
-      if (node.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0) {
-        s = xnn_define_global_average_pooling_2d(
-            subgraph_, -std::numeric_limits<float>::infinity(),
-            std::numeric_limits<float>::infinity(), a, out, 0);
-        break;
-      }
-      // Pool to [N, 1, 1, C], then drop the reduced dimensions.
-      uint32_t pooled = 0;
-      const std::vector<size_t> dims = {static_cast<size_t>(input.dim(0)), 1, 1,
-                                        static_cast<size_t>(input.dim(3))};
-      KILN_SDK_RETURN_IF_ERROR(
-          InternalValue(node, node.output_index(0), dims, &pooled));
-      KILN_SDK_RETURN_IF_ERROR(
-          Check(node,
-                xnn_define_global_average_pooling_2d(
-                    subgraph_, -std::numeric_limits<float>::infinity(),
-                    std::numeric_limits<float>::infinity(), a, pooled, 0),
-                "node definition"));
-      const std::vector<size_t> out_dims = Dims(node.output(0));
-      s = xnn_define_static_reshape(subgraph_, out_dims.size(), out_dims.data(),
-                                    pooled, out, 0);
-      break;
-    }
-    case KILN_OP_RESHAPE: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      const std::vector<size_t> dims = Dims(node.output(0));
-      s = xnn_define_static_reshape(subgraph_, dims.size(), dims.data(), a, out,
-                                    0);
-      break;
-    }
-    case KILN_OP_PAD:
-    case KILN_OP_PADV2: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      std::vector<int64_t> pads;
-      ReadConstantInts(node.input(1), &pads);
-      std::vector<size_t> pre, post;
-      for (size_t i = 0; i + 1 < pads.size(); i += 2) {
-        pre.push_back(static_cast<size_t>(pads[i]));
-        post.push_back(static_cast<size_t>(pads[i + 1]));
-      }
-      float value = 0;
-      if (node.num_inputs() > 2 && node.input(2).present()) {
-        value = *node.input(2).data<float>();
-      }
-      s = xnn_define_static_constant_pad(subgraph_, pre.data(), post.data(),
-                                         value, a, out, 0);
-      break;
-    }
-    case KILN_OP_RESIZE_BILINEAR: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      const Tensor output = node.output(0);
-      uint32_t flags = 0;
-      if (node.OptionInt(KILN_OPTION_ALIGN_CORNERS, 0) != 0) {
-        flags = XNN_FLAG_ALIGN_CORNERS;
-      } else if (node.OptionInt(KILN_OPTION_HALF_PIXEL_CENTERS, 0) == 0) {
-        flags = XNN_FLAG_TENSORFLOW_LEGACY_MODE;
-      }
-      s = xnn_define_static_resize_bilinear_2d(
-          subgraph_, static_cast<size_t>(output.dim(1)),
-          static_cast<size_t>(output.dim(2)), a, out, flags);
-      break;
-    }
     case KILN_OP_PRELU:
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      KILN_SDK_RETURN_IF_ERROR(in(1, &b));
-      s = xnn_define_prelu(subgraph_, a, b, out, 0);
+      status = DefineBinary(node, o, &s);
       break;
-    case KILN_OP_SOFTMAX:
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      s = xnn_define_softmax(subgraph_, a, out, 0);
+    case KILN_OP_MEAN:
+      status = DefineMean(node, o, &s);
       break;
-    case KILN_OP_DEPTH_TO_SPACE:
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      s = xnn_define_depth_to_space(
-          subgraph_, a, out,
-          static_cast<uint32_t>(node.OptionInt(KILN_OPTION_BLOCK_SIZE, 1)), 0);
+    case KILN_OP_PAD:
+    case KILN_OP_PADV2:
+      status = DefinePad(node, o, &s);
       break;
-    default: {
-      KILN_SDK_RETURN_IF_ERROR(in(0, &a));
-      switch (code) {
-        case KILN_OP_RELU:
-          s = xnn_define_clamp(subgraph_, 0, hi, a, out, 0);
-          break;
-        case KILN_OP_RELU6:
-          s = xnn_define_clamp(subgraph_, 0, 6, a, out, 0);
-          break;
-        case KILN_OP_RELU_N1_TO_1:
-          s = xnn_define_clamp(subgraph_, -1, 1, a, out, 0);
-          break;
-        case KILN_OP_LOGISTIC:
-          s = xnn_define_sigmoid(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_HARD_SWISH:
-          s = xnn_define_hardswish(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_LEAKY_RELU:
-          s = xnn_define_leaky_relu(
-              subgraph_, node.OptionFloat(KILN_OPTION_ALPHA, 0.2f), a, out, 0);
-          break;
-        case KILN_OP_ELU:
-          s = xnn_define_elu(subgraph_, 1.0f, a, out, 0);
-          break;
-        case KILN_OP_ABS:
-          s = xnn_define_abs(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_NEG:
-          s = xnn_define_negate(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_FLOOR:
-          s = xnn_define_floor(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_CEIL:
-          s = xnn_define_ceiling(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_ROUND:
-          s = xnn_define_bankers_rounding(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_SQUARE:
-          s = xnn_define_square(subgraph_, a, out, 0);
-          break;
-        case KILN_OP_SQRT:
-          s = xnn_define_square_root(subgraph_, a, out, 0);
-          break;
-        default:
-          return node.Fail(KILN_STATUS_INTERNAL, OpName(node),
-                           " was claimed but has no XNNPACK definition");
-      }
+    case KILN_OP_RESIZE_BILINEAR:
+      status = DefineResizeBilinear(node, o, &s);
       break;
-    }
+    default:
+      status = DefineUnary(node, o, &s);
+      break;
   }
+  KILN_SDK_RETURN_IF_ERROR(status);
   return Check(node, s, "node definition");
 }
 

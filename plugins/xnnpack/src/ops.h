@@ -76,6 +76,35 @@ class SubgraphBuilder {
   KilnStatus Check(const sdk::NodeView& node, xnn_status status,
                    const char* what);
 
+  // What every op family's definition needs: the fused activation range
+  // and the output value.
+  struct NodeOut {
+    float lo = 0, hi = 0;
+    uint32_t out = 0;
+  };
+  // The value of input `i` of `node` (XNN_INVALID_VALUE_ID when omitted).
+  KilnStatus Input(const sdk::GraphNode& node, int32_t i, uint32_t* id,
+                   bool weights = false);
+  // One op family each; *s is XNNPACK's status for the node definition.
+  KilnStatus DefineConv(const sdk::GraphNode& node, const NodeOut& o,
+                        xnn_status* s);
+  KilnStatus DefineFullyConnected(const sdk::GraphNode& node, const NodeOut& o,
+                                  xnn_status* s);
+  KilnStatus DefineTransposeConv(const sdk::GraphNode& node, const NodeOut& o,
+                                 xnn_status* s);
+  KilnStatus DefinePool(const sdk::GraphNode& node, const NodeOut& o,
+                        xnn_status* s);
+  KilnStatus DefineBinary(const sdk::GraphNode& node, const NodeOut& o,
+                          xnn_status* s);
+  KilnStatus DefineMean(const sdk::GraphNode& node, const NodeOut& o,
+                        xnn_status* s);
+  KilnStatus DefinePad(const sdk::GraphNode& node, const NodeOut& o,
+                       xnn_status* s);
+  KilnStatus DefineResizeBilinear(const sdk::GraphNode& node, const NodeOut& o,
+                                  xnn_status* s);
+  KilnStatus DefineUnary(const sdk::GraphNode& node, const NodeOut& o,
+                         xnn_status* s);
+
   xnn_subgraph_t subgraph_;
   std::map<int32_t, External> external_;
   std::deque<std::vector<uint8_t>>* static_data_;
