@@ -51,31 +51,112 @@ const std::vector<int32_t>& InterruptCandidates() {
 
 bool HasSameShapeVariant(int32_t op) { return Binary(op); }
 
+namespace {
+
+// Replaces the second operand of a binary float case by one of the first's
+// shape: y[i] = 0.5 * x[(i + 1) % n] + 0.25.
+absl::Status MakeSameShape(int32_t op, GeneratedCase& c) {
+  if (c.tensors[static_cast<size_t>(c.inputs[0])].type != KILN_TYPE_FLOAT32) {
+    return absl::NotFoundError("same-shape variants are float only");
+  }
+  if (!HasSameShapeVariant(op) || c.inputs.size() != 2) {
+    return absl::NotFoundError(
+        absl::StrCat("no same-shape variant for ", BuiltinOpName(op)));
+  }
+  const GeneratedTensor& x = c.tensors[static_cast<size_t>(c.inputs[0])];
+  GeneratedTensor& y = c.tensors[static_cast<size_t>(c.inputs[1])];
+  y.shape = x.shape;
+  const size_t n = x.bytes.size() / sizeof(float);
+  std::vector<float> xs(n), ys(n);
+  std::memcpy(xs.data(), x.bytes.data(), n * sizeof(float));
+  for (size_t i = 0; i < n; ++i) ys[i] = 0.5f * xs[(i + 1) % n] + 0.25f;
+  y.bytes.resize(n * sizeof(float));
+  std::memcpy(y.bytes.data(), ys.data(), n * sizeof(float));
+  return absl::OkStatus();
+}
+
+// Appends a node of the case's op writing `output`; returns `output`.
+int32_t AddOpNode(GeneratedGraph& g, const GeneratedCase& c, int32_t op,
+                  int32_t version, std::vector<int32_t> inputs,
+                  int32_t output) {
+  GeneratedNode n;
+  n.builtin_code = op;
+  n.version = version;
+  n.inputs = std::move(inputs);
+  n.outputs = {output};
+  n.options = c.options;
+  g.nodes.push_back(std::move(n));
+  return output;
+}
+
+// The nodes of a chain, branch or interrupted graph (see MakeGraph).
+absl::Status AddMultiOpNodes(GeneratedGraph& g, const GeneratedCase& c,
+                             const std::string& kind, int32_t op,
+                             int32_t version, int32_t interrupt_op) {
+  if (!Chainable(op)) {
+    return absl::NotFoundError(absl::StrCat(
+        "no ", kind, " graph for ", BuiltinOpName(op),
+        " (multi-op graphs use shape-preserving elementwise ops)"));
+  }
+  const auto node = [&](std::vector<int32_t> inputs, int32_t output) {
+    return AddOpNode(g, c, op, version, std::move(inputs), output);
+  };
+  // Input 0 is the chained operand; the others (a broadcast operand) are
+  // shared by every node.
+  std::vector<int32_t> rest(c.inputs.begin() + 1, c.inputs.end());
+  const auto with_rest = [&](int32_t first) {
+    std::vector<int32_t> in = {first};
+    in.insert(in.end(), rest.begin(), rest.end());
+    return in;
+  };
+  const KilnTensorType type = c.tensors[static_cast<size_t>(c.outputs[0])].type;
+  // Every tensor has the static shape of x (chainable ops keep it), so a
+  // delegate sees shapes at partition time.
+  const std::vector<int32_t> shape =
+      c.tensors[static_cast<size_t>(c.inputs[0])].shape;
+  const auto act = [&] { return AddActivation(&g, type, shape); };
+  // The case's own output tensor is reused as the last one.
+  const int32_t last = c.outputs[0];
+  g.tensors[static_cast<size_t>(last)].shape = shape;
+  if (kind == kGraphChain) {
+    const int32_t t1 = node(with_rest(c.inputs[0]), act());
+    const int32_t t2 = node(with_rest(t1), act());
+    g.outputs = {node(with_rest(t2), last)};
+  } else if (kind == kGraphBranch) {
+    const int32_t a = node(with_rest(c.inputs[0]), act());
+    const int32_t b = node(with_rest(c.inputs[0]), act());
+    g.outputs = Binary(op) ? std::vector<int32_t>{node({a, b}, last)}
+                           : std::vector<int32_t>{node(with_rest(a), last), b};
+  } else if (kind == kGraphInterrupted) {
+    if (interrupt_op == 0) {
+      return absl::InvalidArgumentError("an interrupted graph needs an op");
+    }
+    const int32_t t1 = node(with_rest(c.inputs[0]), act());
+    GeneratedNode u;
+    u.builtin_code = interrupt_op;
+    u.inputs = {t1};
+    u.outputs = {act()};
+    g.nodes.push_back(u);
+    g.outputs = {node(with_rest(u.outputs[0]), last)};
+    absl::StrAppend(&g.key, ".", BuiltinOpName(interrupt_op));
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown graph kind '", kind, "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
                                          int32_t version, uint64_t seed,
                                          int32_t interrupt_op,
                                          bool same_shape) {
   absl::StatusOr<GeneratedCase> c = GenerateCase(op, seed, version);
   if (!c.ok()) return c.status();
-  if (same_shape &&
-      c->tensors[static_cast<size_t>(c->inputs[0])].type != KILN_TYPE_FLOAT32) {
-    return absl::NotFoundError("same-shape variants are float only");
-  }
   if (same_shape) {
-    if (!HasSameShapeVariant(op) || c->inputs.size() != 2) {
-      return absl::NotFoundError(
-          absl::StrCat("no same-shape variant for ", BuiltinOpName(op)));
-    }
-    // y[i] = 0.5 * x[(i + 1) % n] + 0.25, of x's shape.
-    const GeneratedTensor& x = c->tensors[static_cast<size_t>(c->inputs[0])];
-    GeneratedTensor& y = c->tensors[static_cast<size_t>(c->inputs[1])];
-    y.shape = x.shape;
-    const size_t n = x.bytes.size() / sizeof(float);
-    std::vector<float> xs(n), ys(n);
-    std::memcpy(xs.data(), x.bytes.data(), n * sizeof(float));
-    for (size_t i = 0; i < n; ++i) ys[i] = 0.5f * xs[(i + 1) % n] + 0.25f;
-    y.bytes.resize(n * sizeof(float));
-    std::memcpy(y.bytes.data(), ys.data(), n * sizeof(float));
+    absl::Status s = MakeSameShape(op, *c);
+    if (!s.ok()) return s;
   }
   GeneratedGraph g;
   g.family = c->family;
@@ -86,16 +167,6 @@ absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
     }
   }
   g.key = absl::StrCat(BuiltinOpName(op), ".v", version, ".", kind);
-  const auto node = [&](std::vector<int32_t> inputs, int32_t output) {
-    GeneratedNode n;
-    n.builtin_code = op;
-    n.version = version;
-    n.inputs = std::move(inputs);
-    n.outputs = {output};
-    n.options = c->options;
-    g.nodes.push_back(std::move(n));
-    return output;
-  };
   if (kind == kGraphSingle) {
     GeneratedNode n;
     n.builtin_code = op;
@@ -106,55 +177,8 @@ absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
     g.nodes.push_back(std::move(n));
     g.outputs = c->outputs;
   } else {
-    if (!Chainable(op)) {
-      return absl::NotFoundError(absl::StrCat(
-          "no ", kind, " graph for ", BuiltinOpName(op),
-          " (multi-op graphs use shape-preserving elementwise ops)"));
-    }
-    // Input 0 is the chained operand; the others (a broadcast operand) are
-    // shared by every node.
-    std::vector<int32_t> rest(c->inputs.begin() + 1, c->inputs.end());
-    const auto with_rest = [&](int32_t first) {
-      std::vector<int32_t> in = {first};
-      in.insert(in.end(), rest.begin(), rest.end());
-      return in;
-    };
-    const KilnTensorType type =
-        c->tensors[static_cast<size_t>(c->outputs[0])].type;
-    // Every tensor has the static shape of x (chainable ops keep it), so a
-    // delegate sees shapes at partition time.
-    const std::vector<int32_t> shape =
-        c->tensors[static_cast<size_t>(c->inputs[0])].shape;
-    const auto act = [&] { return AddActivation(&g, type, shape); };
-    // The case's own output tensor is reused as the last one.
-    const int32_t last = c->outputs[0];
-    g.tensors[static_cast<size_t>(last)].shape = shape;
-    if (kind == kGraphChain) {
-      const int32_t t1 = node(with_rest(c->inputs[0]), act());
-      const int32_t t2 = node(with_rest(t1), act());
-      g.outputs = {node(with_rest(t2), last)};
-    } else if (kind == kGraphBranch) {
-      const int32_t a = node(with_rest(c->inputs[0]), act());
-      const int32_t b = node(with_rest(c->inputs[0]), act());
-      g.outputs = Binary(op)
-                      ? std::vector<int32_t>{node({a, b}, last)}
-                      : std::vector<int32_t>{node(with_rest(a), last), b};
-    } else if (kind == kGraphInterrupted) {
-      if (interrupt_op == 0) {
-        return absl::InvalidArgumentError("an interrupted graph needs an op");
-      }
-      const int32_t t1 = node(with_rest(c->inputs[0]), act());
-      GeneratedNode u;
-      u.builtin_code = interrupt_op;
-      u.inputs = {t1};
-      u.outputs = {act()};
-      g.nodes.push_back(u);
-      g.outputs = {node(with_rest(u.outputs[0]), last)};
-      absl::StrAppend(&g.key, ".", BuiltinOpName(interrupt_op));
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown graph kind '", kind, "'"));
-    }
+    absl::Status s = AddMultiOpNodes(g, *c, kind, op, version, interrupt_op);
+    if (!s.ok()) return s;
   }
   if (same_shape) {
     absl::StrAppend(&g.key, ".same_shape");

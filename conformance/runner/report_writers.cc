@@ -176,8 +176,10 @@ std::string ReportToJUnit(const Report& r) {
   return x.str();
 }
 
-std::string ReportToHtml(const Report& r) {
-  std::ostringstream h;
+namespace {
+
+// The page head, the summary and the plugin table.
+void WriteHtmlHeader(const Report& r, std::ostringstream& h) {
   h << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
     << "<title>kiln conformance: " << Escape(r.plugin_name) << "</title>"
     << "<style>body{font-family:sans-serif;margin:2em}"
@@ -207,11 +209,13 @@ std::string ReportToHtml(const Report& r) {
     << Escape(r.reference_path) << "</td></tr><tr><th>Kiln</th><td>runtime "
     << KILN_RUNTIME_VERSION_STRING << ", extension API "
     << KILN_EXT_API_VERSION_STRING << "</td></tr></table>\n";
+}
 
-  // The ABI-level matrix: rows are negotiation and kernel versions, columns
-  // the host levels.
-  // Older levels are today's host capped to that level (a simulation);
-  // conformance/releases runs real released hosts.
+// The ABI-level matrix: rows are negotiation and kernel versions, columns
+// the host levels.
+// Older levels are today's host capped to that level (a simulation);
+// conformance/releases runs real released hosts.
+void WriteHtmlAbiMatrix(const Report& r, std::ostringstream& h) {
   h << "<h2>Extension API level matrix</h2>\n<p>Columns: the host levels. "
        "The newest is this host; older ones are this host capped to that "
        "level (same code, the older host table and negotiation), not a "
@@ -255,8 +259,10 @@ std::string ReportToHtml(const Report& r) {
     h << "</tr>\n";
   }
   h << "</table>\n";
+}
 
-  // The delegate: one row per declared op version and graph, with why.
+// The delegate: one row per declared op version and graph, with why.
+void WriteHtmlDelegate(const Report& r, std::ostringstream& h) {
   if (!r.delegate.name.empty()) {
     h << "<h2>Delegate '" << Escape(r.delegate.name)
       << "': declared ops and graphs</h2>\n<table><tr><th>check</th>"
@@ -270,7 +276,10 @@ std::string ReportToHtml(const Report& r) {
     }
     h << "</table>\n";
   }
+}
 
+// Every check, then the page foot.
+void WriteHtmlAllChecks(const Report& r, std::ostringstream& h) {
   h << "<h2>All checks</h2>\n<table><tr><th>#</th><th>check</th>"
        "<th>verdict</th><th>time</th><th>message</th></tr>\n";
   int i = 0;
@@ -283,6 +292,16 @@ std::string ReportToHtml(const Report& r) {
   }
   h << "</table>\n<p>Verdicts and tolerances: conformance/README.md in the "
        "Kiln sources.</p>\n</body></html>\n";
+}
+
+}  // namespace
+
+std::string ReportToHtml(const Report& r) {
+  std::ostringstream h;
+  WriteHtmlHeader(r, h);
+  WriteHtmlAbiMatrix(r, h);
+  WriteHtmlDelegate(r, h);
+  WriteHtmlAllChecks(r, h);
   return h.str();
 }
 

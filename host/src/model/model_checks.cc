@@ -157,23 +157,7 @@ class Checker {
                    "buffer groups yet. Convert the model with its weights "
                    "inside the .tflite file.");
     }
-    if (t->shape() != nullptr) {
-      std::vector<int32_t> dims;
-      for (int32_t d : *t->shape()) {
-        if (d < -1) {
-          return Error(where, "has invalid dimension ", d, " in shape ",
-                       ShapeString(t->shape()), ". ", kReexport);
-        }
-        dims.push_back(d < 0 ? 1 : d);
-      }
-      // Sizes wrapping around made the runtime write past small buffers.
-      if (!CheckedByteSize(static_cast<KilnTensorType>(type), dims)) {
-        return Error(where, "has shape ", ShapeString(t->shape()), " of ",
-                     TypeName(static_cast<KilnTensorType>(type)),
-                     ", whose size in bytes does not fit in 64 bits. ",
-                     kReexport);
-      }
-    }
+    KILN_RETURN_IF_ERROR(CheckTensorShape(where, t, type));
     KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(model_, t->buffer(), file_);
@@ -184,6 +168,35 @@ class Checker {
                    "only constants can be sparse. ",
                    kReexport);
     }
+    return CheckConstantData(where, t, type, *bytes);
+  }
+
+  // A tensor's shape: no dimension below -1, a byte size within 64 bits.
+  absl::Status CheckTensorShape(const std::string& where, const fb::Tensor* t,
+                                int32_t type) const {
+    if (t->shape() == nullptr) return absl::OkStatus();
+    std::vector<int32_t> dims;
+    for (int32_t d : *t->shape()) {
+      if (d < -1) {
+        return Error(where, "has invalid dimension ", d, " in shape ",
+                     ShapeString(t->shape()), ". ", kReexport);
+      }
+      dims.push_back(d < 0 ? 1 : d);
+    }
+    // Sizes wrapping around made the runtime write past small buffers.
+    if (!CheckedByteSize(static_cast<KilnTensorType>(type), dims)) {
+      return Error(where, "has shape ", ShapeString(t->shape()), " of ",
+                   TypeName(static_cast<KilnTensorType>(type)),
+                   ", whose size in bytes does not fit in 64 bits. ",
+                   kReexport);
+    }
+    return absl::OkStatus();
+  }
+
+  // A tensor's constant data: not a variable, a valid sparse layout or as
+  // many bytes as its shape and type need.
+  absl::Status CheckConstantData(const std::string& where, const fb::Tensor* t,
+                                 int32_t type, ByteSpan bytes) const {
     if (t->is_variable()) {
       return Error(
           where, "is a variable tensor but also has constant data in buffer ",
@@ -192,7 +205,7 @@ class Checker {
     }
     if (t->sparsity() != nullptr) {
       const absl::StatusOr<SparseLayout> layout =
-          ReadSparseLayout(*t, bytes->size);
+          ReadSparseLayout(*t, bytes.size);
       if (layout.ok()) return absl::OkStatus();
       return Error(where, "sparse constant: ", layout.status().message(), ". ",
                    kReexport);
@@ -203,14 +216,14 @@ class Checker {
                    ", which has a dynamic (-1) or too large dimension. ",
                    kReexport);
     }
-    if (type == KILN_TYPE_STRING) return CheckStringData(where, *bytes, *count);
+    if (type == KILN_TYPE_STRING) return CheckStringData(where, bytes, *count);
     const uint64_t needed =
         type == KILN_TYPE_INT4
             ? (*count + 1) / 2
             : *count * ElementSize(static_cast<KilnTensorType>(type));
-    if (bytes->size != needed) {
-      return Error(where, "constant data has ", bytes->size,
-                   " bytes but shape ", ShapeString(t->shape()), " of ",
+    if (bytes.size != needed) {
+      return Error(where, "constant data has ", bytes.size, " bytes but shape ",
+                   ShapeString(t->shape()), " of ",
                    TypeName(static_cast<KilnTensorType>(type)), " needs ",
                    needed, " bytes. ", kReexport);
     }
