@@ -33,6 +33,36 @@ KilnStatus RunCopyMaps(KernelContext& k, const MapPlan& plan) {
   return RunMapped(k, plan, nullptr);
 }
 
+// Sizes the output before the plan's per-dimension maps are built, so that
+// the host refuses an output over its size limits (overflow, the
+// interpreter's max_arena_bytes) before this kernel allocates maps as long
+// as the output's dimensions; the maps (8 bytes per position along each
+// dimension) may take at most the output's own size plus kMapSlackBytes,
+// and never more than kMaxMapBytes (the host checks the output itself
+// against max_arena_bytes only when it allocates, after prepare).
+// False (and `status` set) when no maps are to be built: the resize or that
+// bound failed, or the output is empty (RunMapped copies nothing then).
+bool NeedsMaps(KernelContext& k, const Shape& out_shape, KilnStatus* status) {
+  constexpr uint64_t kMapSlackBytes = uint64_t{64} << 20;
+  constexpr uint64_t kMaxMapBytes = uint64_t{1} << 30;
+  *status = k.Resize(k.output(0), out_shape);
+  if (*status != KILN_STATUS_OK || NumElements(out_shape) == 0) return false;
+  uint64_t map_bytes = 0;
+  for (int32_t n : out_shape)
+    map_bytes += uint64_t{8} * static_cast<uint32_t>(n);
+  const uint64_t output_bytes = static_cast<uint64_t>(NumElements(out_shape)) *
+                                sdk::TypeByteSize(k.output(0).type());
+  if (map_bytes > output_bytes + kMapSlackBytes || map_bytes > kMaxMapBytes) {
+    *status =
+        k.Fail(KILN_STATUS_RESOURCE_EXHAUSTED, "output '", k.output(0).name(),
+               "' of shape ", ShapeString(out_shape), " needs ", map_bytes,
+               " bytes of index maps, more than its own size plus 64 MiB "
+               "that this kernel allows");
+    return false;
+  }
+  return true;
+}
+
 // ---- TILE ------------------------------------------------------------------
 
 KilnStatus PlanTile(KernelContext& k, MapPlan& plan) {
@@ -58,13 +88,17 @@ KilnStatus PlanTile(KernelContext& k, MapPlan& plan) {
                     " for dimension ", d, " is invalid");
     }
     out_shape.push_back(static_cast<int32_t>(n));
-    std::vector<int64_t> map(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) {
-      map[static_cast<size_t>(i)] = (i % in_shape[d]) * strides[d];
+  }
+  plan.output_shapes = {out_shape};
+  KilnStatus status;
+  if (!NeedsMaps(k, out_shape, &status)) return status;
+  for (size_t d = 0; d < in_shape.size(); ++d) {
+    std::vector<int64_t> map(static_cast<size_t>(out_shape[d]));
+    for (size_t i = 0; i < map.size(); ++i) {
+      map[i] = (static_cast<int64_t>(i) % in_shape[d]) * strides[d];
     }
     plan.maps.push_back(std::move(map));
   }
-  plan.output_shapes = {out_shape};
   return KILN_STATUS_OK;
 }
 
@@ -98,6 +132,13 @@ KilnStatus PlanBroadcastTo(KernelContext& k, MapPlan& plan) {
                     " to ", ShapeString(target32));
     }
     out_shape.push_back(static_cast<int32_t>(n));
+  }
+  plan.output_shapes = {out_shape};
+  KilnStatus status;
+  if (!NeedsMaps(k, out_shape, &status)) return status;
+  for (size_t j = 0; j < target.size(); ++j) {
+    const int64_t n = target[j];
+    const int64_t d = j < lead ? 1 : in_shape[j - lead];
     std::vector<int64_t> map(static_cast<size_t>(n), 0);
     if (d != 1) {
       for (int64_t i = 0; i < n; ++i) {
@@ -106,7 +147,6 @@ KilnStatus PlanBroadcastTo(KernelContext& k, MapPlan& plan) {
     }
     plan.maps.push_back(std::move(map));
   }
-  plan.output_shapes = {out_shape};
   return KILN_STATUS_OK;
 }
 
