@@ -11,7 +11,9 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
 #include "google/protobuf/dynamic_message.h"
+#include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/tokenizer.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/text_format.h"
 #include "kiln/delegate_settings.pb.h"
 
@@ -65,6 +67,39 @@ bool LooksLikeText(const std::string& contents) {
     }
   }
   return true;
+}
+
+// The path ("options.extra[2]") of the first message within `message`,
+// itself included, that holds fields its type does not declare; "" if none.
+// Nested messages count: a delegate's reader refuses unknown fields at any
+// depth, so the host must too.
+std::string FirstUnknownFieldPath(const pb::Message& message,
+                                  const std::string& path) {
+  const pb::Reflection* reflection = message.GetReflection();
+  if (!reflection->GetUnknownFields(message).empty()) {
+    return path.empty() ? message.GetDescriptor()->full_name() : path;
+  }
+  std::vector<const pb::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const pb::FieldDescriptor* field : fields) {
+    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE) continue;
+    const std::string name =
+        path.empty() ? field->name() : absl::StrCat(path, ".", field->name());
+    if (!field->is_repeated()) {
+      std::string found =
+          FirstUnknownFieldPath(reflection->GetMessage(message, field), name);
+      if (!found.empty()) return found;
+      continue;
+    }
+    const int count = reflection->FieldSize(message, field);
+    for (int i = 0; i < count; ++i) {
+      std::string found = FirstUnknownFieldPath(
+          reflection->GetRepeatedMessage(message, field, i),
+          absl::StrCat(name, "[", i, "]"));
+      if (!found.empty()) return found;
+    }
+  }
+  return "";
 }
 
 // "int32", "repeated string", "map<string, string>", "kiln.OpenClSettings".
@@ -165,12 +200,22 @@ absl::StatusOr<std::string> SettingsSchema::ParseBinary(
         absl::StrCat("not a serialized ", type(), " (", bytes.size(),
                      " bytes that do not decode as its wire format)"));
   }
-  if (!message->GetReflection()->GetUnknownFields(*message).empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not a serialized ", type(), ": ", bytes.size(),
-                     " bytes with fields that message does not have"));
+  const std::string unknown_at = FirstUnknownFieldPath(*message, "");
+  if (!unknown_at.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not a serialized ", type(), ": ", bytes.size(),
+        " bytes with fields that message does not have (in ", unknown_at, ")"));
   }
-  return std::string(bytes);
+  // The message as protobuf writes it, not the given bytes: a map entry's
+  // unknown fields, which parsing drops unseen, must not reach a delegate.
+  std::string canonical;
+  {
+    pb::io::StringOutputStream stream(&canonical);
+    pb::io::CodedOutputStream out(&stream);
+    out.SetSerializationDeterministic(true);
+    message->SerializeToCodedStream(&out);
+  }
+  return canonical;
 }
 
 absl::StatusOr<std::string> SettingsSchema::ParseFile(

@@ -53,7 +53,9 @@ class SettingsSchema {
   // and column.
   absl::StatusOr<std::string> ParseText(absl::string_view text) const;
   // `bytes` checked to be a serialized message of this type (unknown fields
-  // refused: they mean the bytes are of another message or corrupt).
+  // refused at any depth: they mean the bytes are of another message or
+  // corrupt), returned as protobuf serializes the parsed message
+  // (deterministically), so a delegate receives only fields its schema has.
   absl::StatusOr<std::string> ParseBinary(absl::string_view bytes) const;
   // A settings file: text or binary, decided by the name's extension
   // (.txtpb .textproto .pbtxt .prototxt .txt: text; .binpb .pb .bin:

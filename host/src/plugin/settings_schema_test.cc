@@ -82,6 +82,28 @@ TEST(SettingsSchemaTest, TextAndBinary) {
               HasSubstr("with fields that message does not have"));
 }
 
+// Found by the delegate_settings fuzz target: an options map entry with an
+// unknown field (a 5-byte tag) was handed to delegates as given, and the SDK
+// reader a delegate uses refuses it. Protobuf drops a map entry's unknown
+// fields when parsing, so the host hands on the message as re-serialized;
+// unknown fields elsewhere are refused at any depth.
+TEST(SettingsSchemaTest, NestedUnknownFieldsNeverReachADelegate) {
+  auto schema = SettingsSchema::DelegateSettings();
+  const std::string nested_unknown(
+      "\x08\x80\x04\x12\x0c\xd0\x03\x08\xed\x86\x9b\x92\x75\x00\x00\x08\x01",
+      17);
+  // abi_version: 512, options: {"": ""} once the entry's unknown field
+  // (field number past 2^29) is dropped.
+  const std::string canonical("\x08\x80\x04\x12\x04\x0a\x00\x12\x00", 9);
+  absl::StatusOr<std::string> handed_on = schema->ParseBinary(nested_unknown);
+  ASSERT_TRUE(handed_on.ok()) << handed_on.status();
+  EXPECT_EQ(*handed_on, canonical);
+  // In OpenClSettings (field 16 of kiln.DelegateSettings), field 15 unknown.
+  const std::string opencl_unknown("\x82\x01\x02\x78\x01", 5);
+  EXPECT_THAT(schema->ParseBinary(opencl_unknown).status().message(),
+              HasSubstr("(in opencl)"));
+}
+
 TEST(SettingsSchemaTest, FilesByNameThenByContents) {
   auto schema = *Vendor();
   EXPECT_EQ(*schema->ParseFile("s.txtpb", "level: 3 ops: 'MUL'"), kBinary);
