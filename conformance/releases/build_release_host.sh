@@ -4,7 +4,10 @@
 #   conformance/releases/build_release_host.sh RELEASE CACHE_DIR
 # Extracts the release's commit (git archive) into CACHE_DIR/RELEASE/src,
 # configures it without tests and benchmarks and builds `kiln_cli` and
-# `kiln_plugin_cpu` in CACHE_DIR/RELEASE/build. A finished build is marked by
+# `kiln_plugin_cpu` in CACHE_DIR/RELEASE/src/build. Build type and layout are
+# those of the default preset (RelWithDebInfo, build/ in the source tree),
+# and ccache hashes paths relative to the build directory, so files a
+# release shares with this checkout or another release come from ccache. A finished build is marked by
 # CACHE_DIR/RELEASE/STAMP (the commit) and reused; CI caches CACHE_DIR.
 # Prints the build directory.
 set -eu
@@ -13,7 +16,8 @@ if [ $# -ne 2 ]; then
   exit 2
 fi
 release=$1
-cache=$2
+mkdir -p "$2"
+cache=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 commit=$(python3 -c '
@@ -28,8 +32,10 @@ if [ -z "$commit" ]; then
   exit 1
 fi
 dir="$cache/$release"
-if [ -f "$dir/STAMP" ] && [ "$(cat "$dir/STAMP")" = "$commit" ]; then
-  echo "$dir/build"
+build="$dir/src/build"
+if [ -f "$dir/STAMP" ] && [ "$(cat "$dir/STAMP")" = "$commit" ] &&
+   [ -x "$build/bin/kiln" ]; then
+  echo "$build"
   exit 0
 fi
 if ! git -C "$root" cat-file -e "$commit^{commit}" 2>/dev/null; then
@@ -40,9 +46,26 @@ fi
 rm -rf "$dir"
 mkdir -p "$dir/src"
 git -C "$root" archive "$commit" | tar -x -C "$dir/src"
-cmake -S "$dir/src" -B "$dir/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCHMARKS=OFF -DKILN_WERROR=OFF >&2
-cmake --build "$dir/build" -j"${KILN_RELEASE_BUILD_JOBS:-2}" \
-  --target kiln_cli kiln_plugin_cpu >&2
+launcher=""
+if command -v ccache >/dev/null; then
+  launcher="env;CCACHE_BASEDIR=$dir/src;CCACHE_NOHASHDIR=1;$(command -v ccache)"
+fi
+configure_and_build() {  # configure_and_build WERROR
+  cmake -S "$dir/src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER_LAUNCHER="$launcher" \
+    -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" \
+    -DKILN_BUILD_TESTS=OFF -DKILN_BUILD_BENCHMARKS=OFF -DKILN_WERROR="$1" >&2 &&
+  cmake --build "$build" -j"${KILN_RELEASE_BUILD_JOBS:-2}" \
+    --target kiln_cli kiln_plugin_cpu >&2
+}
+# With the release's own warnings-as-errors first (the flags, and so the
+# ccache keys, of a default build); a newer compiler's new warnings in old
+# code then fall back to a build without -Werror.
+if ! configure_and_build ON; then
+  echo "$0: release $release does not build with -Werror here; building" \
+       "it without" >&2
+  rm -rf "$build"
+  configure_and_build OFF
+fi
 echo "$commit" > "$dir/STAMP"
-echo "$dir/build"
+echo "$build"
