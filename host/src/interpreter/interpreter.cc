@@ -178,6 +178,7 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   for (int i = 0; i < model_->num_subgraphs(); ++i) {
     subgraphs_.push_back(std::make_unique<SubgraphState>(i, model_->graph(i)));
     subgraphs_.back()->plan_cache.Configure(options.plan_cache);
+    subgraphs_.back()->max_tensor_bytes = max_arena_bytes_;
   }
   KILN_RETURN_IF_ERROR(CheckDeclaredShapes());
   KILN_RETURN_IF_ERROR(ResolveKernels());

@@ -235,6 +235,10 @@ class GraphView {
   virtual const std::vector<int32_t>& Plan() const = 0;
   // Tensor indices of the subgraph's inputs.
   virtual const std::vector<int32_t>& Inputs() const = 0;
+  // Most bytes one tensor may take (an interpreter's max_arena_bytes); 0:
+  // no limit. KilnHostApi.tensor_resize refuses larger shapes, so a kernel
+  // learns at once that the output it sizes from model data cannot exist.
+  virtual uint64_t MaxTensorBytes() const { return 0; }
 
  protected:
   GraphView() = default;

@@ -85,15 +85,26 @@ KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
   }
   // Shapes come from model data: one whose size wraps around would make
   // every later size computation (the kernel's too) lie.
-  if (!CheckedByteSize(x->ElementType(),
-                       std::vector<int32_t>(dims, dims + rank))) {
+  const auto bytes = CheckedByteSize(x->ElementType(),
+                                     std::vector<int32_t>(dims, dims + rank));
+  const uint64_t limit =
+      c != nullptr && c->graph != nullptr ? c->graph->MaxTensorBytes() : 0;
+  if (!bytes || (limit != 0 && *bytes > limit)) {
     std::string shape;
     for (int32_t i = 0; i < rank; ++i) {
       shape += (i > 0 ? "," : "") + std::to_string(dims[i]);
     }
+    const std::string why =
+        !bytes ? "has more bytes than fit in 64 bits"
+               : "needs " + std::to_string(*bytes) +
+                     " bytes, more than the limit of " + std::to_string(limit) +
+                     " bytes of tensor memory (max_arena_bytes; raise it "
+                     "with --max-arena-bytes or "
+                     "KilnInterpreterOptionsSetMaxArenaBytes if the model is "
+                     "trusted)";
     ReportError(context, KILN_STATUS_RESOURCE_EXHAUSTED,
                 ("tensor_resize: shape [" + shape + "] for tensor '" +
-                 x->desc->name + "' has more bytes than fit in 64 bits")
+                 x->desc->name + "' " + why)
                     .c_str());
     return KILN_STATUS_RESOURCE_EXHAUSTED;
   }
