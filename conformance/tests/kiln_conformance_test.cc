@@ -231,7 +231,7 @@ TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {
   const ConformanceRun run = RunConformance(BadPlugin("wrong_outputs"), kQuick);
   ASSERT_TRUE(run.report.is_object()) << run.output;
   EXPECT_EQ(run.report["abi_levels_tested"],
-            nlohmann::json::array({"1.0", "1.1", "1.2"}));
+            nlohmann::json::array({"1.0", "1.1", "1.2", "1.3"}));
   EXPECT_EQ(run.report["summary"]["passed"], false);
   const size_t checks = run.report["checks"].size();
   EXPECT_EQ(run.report["summary"]["total"], checks);

@@ -449,7 +449,11 @@ typedef struct KilnHostApi {
   KILN_STRUCT_SIZE(KilnHostApi, tensor_quantization)
 #define KILN_HOST_API_STRUCT_SIZE_1_2 \
   KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
-#define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_2
+/* 1.3 adds no KilnHostApi function so far (its additions are host
+ * extensions); a 1.3 function appended to the table moves this to it. */
+#define KILN_HOST_API_STRUCT_SIZE_1_3 \
+  KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
+#define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_3
 
 KILN_EXTERN_C_END
 

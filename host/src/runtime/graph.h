@@ -35,6 +35,7 @@ namespace kiln {
 class LoadedPlugin;
 class GraphView;
 class Profiler;
+class ThreadPool;
 struct DelegateRef;
 
 // Where a tensor's bytes live.
@@ -308,6 +309,9 @@ struct CallContext {
   // tensor_set_buffer_handle is allowed (partition_prepare and
   // partition_invoke).
   bool allow_bind_buffer = false;
+  // The interpreter's pool behind kiln.parallel_for/1; null: tasks run on
+  // the calling thread.
+  ThreadPool* thread_pool = nullptr;
 };
 
 inline KilnOpaqueContext* ToOpaque(CallContext* c) {

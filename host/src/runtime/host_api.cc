@@ -440,6 +440,7 @@ constexpr VersionedTable kTableSizes[] = {
     {0, KILN_HOST_API_STRUCT_SIZE_1_0, GetHostExtension<0>},
     {1, KILN_HOST_API_STRUCT_SIZE_1_1, GetHostExtension<1>},
     {2, KILN_HOST_API_STRUCT_SIZE_1_2, GetHostExtension<2>},
+    {3, KILN_HOST_API_STRUCT_SIZE_1_3, GetHostExtension<3>},
 };
 
 }  // namespace
@@ -476,10 +477,15 @@ const KilnHostApi* HostApiForVersion(uint32_t abi_version) {
     }
     return t;
   }();
+  // By minor version, not by size: a minor that adds only host extensions
+  // has the size of the one before it but serves more.
+  const KilnHostApi* table = nullptr;
   for (size_t i = 0; i < std::size(kTableSizes); ++i) {
-    if (kTableSizes[i].size == size) return &(*tables)[i];
+    if (kTableSizes[i].minor <= KILN_VERSION_MINOR(abi_version)) {
+      table = &(*tables)[i];
+    }
   }
-  return nullptr;
+  return table;
 }
 
 }  // namespace kiln
