@@ -124,7 +124,10 @@ std::optional<GeneratedCase> Binary(int32_t op, uint64_t seed) {
     const bool divides =
         In(op, {KILN_OP_DIV, KILN_OP_FLOOR_DIV, KILN_OP_FLOOR_MOD});
     x = b.Floats({2, 3, 4}, -4.f, 4.f);
-    y = b.Floats({3, 1}, -2.f, 2.f, false, divides);
+    // LiteRT's ATAN2 does not broadcast.
+    y = b.Floats(op == KILN_OP_ATAN2 ? std::vector<int32_t>{2, 3, 4}
+                                     : std::vector<int32_t>{3, 1},
+                 -2.f, 2.f, false, divides);
   }
   if (In(op, {KILN_OP_ADD, KILN_OP_SUB, KILN_OP_MUL, KILN_OP_DIV})) {
     b.Int(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU6);
@@ -534,6 +537,10 @@ std::vector<int> BuildNode(const GeneratedCase& c, int32_t builtin_code,
   runner->SetOp(builtin_code, version, inputs, outputs, custom_name);
   for (const auto& [key, value] : c.options)
     runner->node().SetOption(key, value);
+  if (!c.custom_options.empty()) {
+    runner->node().custom_options = c.custom_options.data();
+    runner->node().custom_options_size = c.custom_options.size();
+  }
   return output_index;
 }
 

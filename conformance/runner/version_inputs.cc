@@ -26,6 +26,7 @@ enum class Change {
   kNoBias,            // FULLY_CONNECTED: two inputs
   kQuantizeOutput,    // QUANTIZE: float -> quantized `type`
   kDequantizeInput,   // DEQUANTIZE: quantized `type` -> float
+  kFirstVersion,      // the first version TFLite registers: v1 inputs
 };
 
 struct VersionInputs {
@@ -115,6 +116,55 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_DEQUANTIZE, 2, Change::kDequantizeInput, kI8},
     {KILN_OP_DEQUANTIZE, 3, Change::kDequantizeInput, kI16},
     {KILN_OP_DEQUANTIZE, 5, Change::kDequantizeInput, kI8, true},
+    {KILN_OP_EXP, 2, kQ, kI8},
+    {KILN_OP_LOG, 2, kQ, kI8},
+    {KILN_OP_RSQRT, 2, kQ, kI8},
+    {KILN_OP_RSQRT, 3, kQ, kI16},
+    {KILN_OP_SIGN, 2, Change::kPlain, KILN_TYPE_INT32},
+    {KILN_OP_LEAKY_RELU, 2, kQ, kI16},
+    {KILN_OP_GELU, 2, kQ, kI8},
+    {KILN_OP_L2_NORMALIZATION, 2, kQ, kI8},
+    {KILN_OP_LOG_SOFTMAX, 2, kQ, kI8},
+    {KILN_OP_SQUARED_DIFFERENCE, 2, kQ, kI8},
+    {KILN_OP_LESS, 2, kQ, kI8},
+    {KILN_OP_LESS, 3, kQ, kI16},
+    {KILN_OP_GREATER_EQUAL, 2, kQ, kI8},
+    {KILN_OP_GREATER_EQUAL, 3, kQ, kI16},
+    {KILN_OP_LESS_EQUAL, 2, kQ, kI8},
+    {KILN_OP_GREATER, 2, kQ, kI8},
+    {KILN_OP_NOT_EQUAL, 2, kQ, kI8},
+    {KILN_OP_EQUAL, 2, kQ, kI8},
+    {KILN_OP_EQUAL, 4, kQ, kI16},
+    {KILN_OP_SUM, 2, kQ, kI8},
+    {KILN_OP_ARG_MAX, 2, kQ, kI8},
+    {KILN_OP_ARG_MIN, 2, kQ, kI8},
+    {KILN_OP_BATCH_MATMUL, 2, kQ, kI8},
+    {KILN_OP_BATCH_MATMUL, 3, kQ, kI16},
+    {KILN_OP_TRANSPOSE, 2, kQ, kI8},
+    {KILN_OP_TRANSPOSE, 5, kQ, kI16},
+    {KILN_OP_GATHER, 2, kQ, kI8},
+    {KILN_OP_GATHER, 4, kQ, kI16},
+    {KILN_OP_GATHER_ND, 3, kQ, kI16},
+    {KILN_OP_SLICE, 2, kQ, kI8},
+    {KILN_OP_SLICE, 4, kQ, kI16},
+    {KILN_OP_STRIDED_SLICE, 2, kQ, kI8},
+    {KILN_OP_SPLIT, 2, kQ, kI8},
+    {KILN_OP_SPLIT, 3, Change::kPlain, KILN_TYPE_INT32},
+    {KILN_OP_SPLIT, 4, kQ, kI16},
+    {KILN_OP_PACK, 2, kQ, kI8},
+    {KILN_OP_PACK, 3, kQ, kI16},
+    {KILN_OP_UNPACK, 2, kQ, kI8},
+    {KILN_OP_UNPACK, 4, kQ, kI16},
+    {KILN_OP_SPACE_TO_DEPTH, 2, kQ, kI8},
+    {KILN_OP_DEPTH_TO_SPACE, 2, kQ, kI8},
+    {KILN_OP_RESIZE_BILINEAR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_BILINEAR, 4, kQ, kI16},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 4, kQ, kI16},
+    {KILN_OP_REVERSE_V2, 3, kQ, kI8},
+    {KILN_OP_TILE, 3, kQ, kI8},
+    {KILN_OP_BROADCAST_TO, 2, Change::kFirstVersion},
+    {KILN_OP_BROADCAST_TO, 3, kQ, kI8},
 };
 
 const VersionInputs* Find(int32_t op, int32_t version) {
@@ -272,6 +322,14 @@ bool FixedOutput(int32_t op, KilnTensorType type, float* scale,
       *scale = i8 ? 1.f / 128 : 1.f / 32768;
       *zero_point = 0;
       return true;
+    case KILN_OP_L2_NORMALIZATION:
+      *scale = 1.f / 128;
+      *zero_point = 0;
+      return i8;
+    case KILN_OP_LOG_SOFTMAX:
+      *scale = 16.f / 256;
+      *zero_point = 127;
+      return i8;
     default:
       return false;
   }
@@ -282,7 +340,7 @@ bool SharedScale(int32_t op) {
   for (int32_t o :
        {KILN_OP_CONCATENATION, KILN_OP_MAXIMUM, KILN_OP_MINIMUM, KILN_OP_PAD,
         KILN_OP_PADV2, KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D,
-        KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN}) {
+        KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN, KILN_OP_PACK}) {
     if (o == op) return true;
   }
   return false;
@@ -302,6 +360,18 @@ float OutputRange(int32_t op, float widest) {
       return 4.f;
     case KILN_OP_FULLY_CONNECTED:
       return 3.f;
+    case KILN_OP_BATCH_MATMUL:
+      return 2.f;
+    case KILN_OP_EXP:
+      return 20.f;
+    case KILN_OP_LOG:
+      return 2.5f;
+    case KILN_OP_RSQRT:
+      return 3.2f;
+    case KILN_OP_SUM:
+      return 18.f;
+    case KILN_OP_SQUARED_DIFFERENCE:
+      return 36.f;
     default:
       return widest;
   }
@@ -442,8 +512,12 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
     case Change::kBroadcastRank5:
       // [2,3,4] with [3,1] -> [2,1,3,2,2] with [3,1,1]: the same values,
       // broadcast over two axes of a rank-5 output.
+      // (A same-shape variant's second operand keeps the first's shape.)
+      Reshape(c, 1,
+              Input(c, 1).shape == Input(c, 0).shape
+                  ? std::vector<int32_t>{2, 1, 3, 2, 2}
+                  : std::vector<int32_t>{3, 1, 1});
       Reshape(c, 0, {2, 1, 3, 2, 2});
-      Reshape(c, 1, {3, 1, 1});
       break;
     case Change::kRank5: {
       // [2,3] -> [1,2,1,3,1], the paddings of the two real axes kept.
@@ -475,6 +549,8 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
     case Change::kQuantizeOutput:
     case Change::kDequantizeInput:
       QuantizeDequantize(v, c);
+      break;
+    case Change::kFirstVersion:
       break;
   }
   c->exercises_version = v.version;
@@ -513,6 +589,8 @@ std::string ChangeName(const VersionInputs& v) {
     case Change::kDequantizeInput:
       return absl::StrCat(type, v.per_channel ? " per channel" : "",
                           " -> float");
+    case Change::kFirstVersion:
+      return "the first version TFLite registers; version-1 inputs";
   }
   return "";
 }
