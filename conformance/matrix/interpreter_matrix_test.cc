@@ -302,14 +302,25 @@ class Table {
   explicit Table(const std::vector<uint32_t>& levels) {
     text_ << std::left << std::setw(40) << "row \\ host (capped)";
     for (uint32_t l : levels)
-      text_ << " | " << std::setw(24) << AbiLevelName(l);
+      text_ << " | " << std::setw(34) << AbiLevelName(l);
     text_ << "\n";
   }
   void Row(const std::string& label) { text_ << std::setw(40) << label; }
   void Add(const Cell& c) {
     std::string s = OutcomeName(c.outcome);
-    if (c.outcome != Outcome::kMatches) s += ": " + c.message.substr(0, 14);
-    text_ << " | " << std::setw(24) << s;
+    // Why, in a word or two.
+    for (const auto& [needle, why] :
+         {std::pair<const char*, const char*>{"tensor_quantization",
+                                              "needs 1.1 quantization"},
+          {"newer major", "next major"},
+          {"requires a host serving", "min_host"}}) {
+      if (c.outcome != Outcome::kMatches &&
+          c.message.find(needle) != std::string::npos) {
+        s = s + " (" + why + ")";
+        break;
+      }
+    }
+    text_ << " | " << std::setw(34) << s;
   }
   void End() { text_ << "\n"; }
   std::string str() const { return text_.str(); }

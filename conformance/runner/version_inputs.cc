@@ -27,6 +27,7 @@ enum class Change {
   kQuantizeOutput,    // QUANTIZE: float -> quantized `type`
   kDequantizeInput,   // DEQUANTIZE: quantized `type` -> float
   kFirstVersion,      // the first version TFLite registers: v1 inputs
+  kHalfPixelCenters,  // RESIZE_*: half_pixel_centers
 };
 
 struct VersionInputs {
@@ -158,8 +159,10 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_SPACE_TO_DEPTH, 2, kQ, kI8},
     {KILN_OP_DEPTH_TO_SPACE, 2, kQ, kI8},
     {KILN_OP_RESIZE_BILINEAR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_BILINEAR, 3, Change::kHalfPixelCenters},
     {KILN_OP_RESIZE_BILINEAR, 4, kQ, kI16},
     {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 3, Change::kHalfPixelCenters},
     {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 4, kQ, kI16},
     {KILN_OP_REVERSE_V2, 3, kQ, kI8},
     {KILN_OP_TILE, 3, kQ, kI8},
@@ -552,6 +555,9 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
       break;
     case Change::kFirstVersion:
       break;
+    case Change::kHalfPixelCenters:
+      SetOption(c, KILN_OPTION_HALF_PIXEL_CENTERS, 1);
+      break;
   }
   c->exercises_version = v.version;
 }
@@ -591,6 +597,8 @@ std::string ChangeName(const VersionInputs& v) {
                           " -> float");
     case Change::kFirstVersion:
       return "the first version TFLite registers; version-1 inputs";
+    case Change::kHalfPixelCenters:
+      return "half_pixel_centers";
   }
   return "";
 }
