@@ -205,6 +205,36 @@ def pot_int16_cases(cases):
                         "fusedActivationFunction": i % 2}))
 
 
+def declared_output_type_cases(cases):
+    """ADD, SUB, DIV and SQUARED_DIFFERENCE whose output the model declares
+    with another type (FLOAT32 for quantized inputs, as in
+    tflite-testdata/add_quantized.bin; INT32 for float inputs): LiteRT's
+    prepare gives the output input 1's type, and so does Kiln."""
+    rng = cases.rng
+    ops = [("ADD", "uint8", 1, "AddOptions"), ("ADD", "int8", 2, "AddOptions"),
+           ("ADD", "int16", 3, "AddOptions"), ("SUB", "int8", 2, "SubOptions"),
+           ("DIV", "int8", 1, "DivOptions"),
+           ("SQUARED_DIFFERENCE", "int8", 2, None)]
+    for op, dtype, version, options in ops:
+        qa, qb = random_quant(rng, dtype), random_quant(rng, dtype)
+        qo = random_quant(rng, dtype, 0.05, 0.2)
+        data = None
+        if op == "DIV":  # constant divisor without its zero point
+            codes = np.arange(QMIN[dtype], QMAX[dtype] + 1)
+            data = rng.choice(codes[codes != qb[1]], 4).astype(dtype)
+        fields = {"potScaleInt16": False} if dtype == "int16" else {}
+        cases.add(f"{op.lower()}_{dtype}_declared_float32_output", op,
+                  version,
+                  [Tensor("a", dtype, [2, 3, 4], qa),
+                   Tensor("b", dtype, [4], qb, data=data)],
+                  [Tensor("y", "float32", [2, 3, 4], qo)],
+                  (options, fields) if options else None)
+    cases.add("add_float32_declared_int32_output", "ADD", 1,
+              [Tensor("a", "float32", [2, 3, 4]),
+               Tensor("b", "float32", [4])],
+              [Tensor("y", "int32", [2, 3, 4])])
+
+
 def mul_special_cases(cases):
     """MUL v3 (rescale factor >= 1) and int16 x int16 -> int8 / uint8 (the
     LSTM form: Q0.15 inputs, Q0.7 output)."""
@@ -605,7 +635,8 @@ def movement_cases(cases):
                   ("PackOptions", {"valuesCount": 3, "axis": 2}))
 
 
-GENERATORS = [binary_cases, div_cases, pot_int16_cases, mul_special_cases,
+GENERATORS = [binary_cases, declared_output_type_cases, div_cases,
+              pot_int16_cases, mul_special_cases,
               fused_tanh_sign_bit_cases, raw_integer_cases, cast_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
