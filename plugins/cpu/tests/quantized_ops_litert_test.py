@@ -16,11 +16,8 @@ excused (--no-allow-lists).
 Exit status: the differential test's (0 pass, 1 fail, 77 Skipped when
 ai_edge_litert is absent).
 """
-import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -32,9 +29,6 @@ except ImportError as e:  # The oracle's Python packages are missing.
           "ai-edge-litert numpy flatbuffers")
     sys.exit(77)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DIFFERENTIAL = os.path.join(HERE, "..", "..", "..", "tools", "kiln", "tests",
-                            "differential_test.py")
 
 QMIN = {"int8": -128, "uint8": 0, "int16": -32768}
 QMAX = {"int8": 127, "uint8": 255, "int16": 32767}
@@ -644,29 +638,16 @@ GENERATORS = [binary_cases, declared_output_type_cases, div_cases,
               movement_cases]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kiln", required=True)
-    ap.add_argument("--kiln-arg", action="append", default=[])
-    ap.add_argument("--keep", help="write the models here and keep them")
-    ap.add_argument("--only", help="regex: run only matching models")
-    ap.add_argument("--seed", type=int, default=11)
-    args = ap.parse_args()
-    cases = Cases(args.seed)
+def make_models(seed):
+    cases = Cases(seed)
     for generate in GENERATORS:
         generate(cases)
-    with tempfile.TemporaryDirectory(prefix="kiln-qops-") as tmp:
-        folder = args.keep or tmp
-        os.makedirs(folder, exist_ok=True)
-        for name, data in cases.models:
-            with open(os.path.join(folder, name), "wb") as f:
-                f.write(data)
-        cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
-               folder, "--no-allow-lists", "--float-tolerance", "0"]
-        cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
-        if args.only:
-            cmd += ["--only", args.only]
-        return subprocess.call(cmd)
+    return cases.models
+
+
+def main():
+    return lso.differential_main(__doc__.splitlines()[0], make_models,
+                                 seed_default=11)
 
 
 if __name__ == "__main__":

@@ -75,8 +75,6 @@ EXPECTED_KILN_REFUSALS = {
         _outside("UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "tflite-testdata/unidirectional_sequence_lstm.bin":
         _outside("UNIDIRECTIONAL_SEQUENCE_LSTM"),
-    "quantization-testdata/where.bin": _outside("WHERE"),
-    "tflite-testdata/conv3d_huge_im2col.bin": _outside("CONV_3D"),
 }
 
 # model -> reason Kiln may run a model that LiteRT refuses.
