@@ -90,6 +90,11 @@ typedef struct KilnOpaqueTensor KilnOpaqueTensor;
 #define KILN_OPTION_BLOCK_SIZE 37      /* I */
 #define KILN_OPTION_APPROXIMATE 38     /* I: bool */
 #define KILN_OPTION_POT_SCALE_INT16 39 /* I: bool */
+/* Extension API 1.3: Conv3DOptions' depth stride and dilation (its other
+ * fields read through the 2-D keys: padding, stride/dilation W and H, fused
+ * activation). 40-44 are LSTMOptions' keys. */
+#define KILN_OPTION_STRIDE_D 45   /* I */
+#define KILN_OPTION_DILATION_D 46 /* I, default 1 */
 
 #define KILN_PADDING_SAME 0
 #define KILN_PADDING_VALID 1

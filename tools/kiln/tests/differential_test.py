@@ -56,21 +56,15 @@ except ImportError:  # Reported as Skipped in main(): the oracle needs numpy.
 
 SKIP_EXIT_CODE = 77
 
-# model (path relative to --models) -> (reason, regex Kiln's message must
-# match). Kiln refuses these models today; each entry says why. Remove an
-# entry when the model starts running (the test reports it as stale).
-_NOT_YET = ("issue 11: not yet implemented",
-            r"no kernel for builtin op|prepare failed")
-
-
 def _outside(op):
     return (f"{op} is outside the op set Kiln implements (not in issue 11)",
             rf"no kernel for builtin op '{op}'")
 
 
+# model (path relative to --models) -> (reason, regex Kiln's message must
+# match). Kiln refuses these models today; each entry says why. Remove an
+# entry when the model starts running (the test reports it as stale).
 EXPECTED_KILN_REFUSALS = {
-    "tflite-testdata/add_quantized.bin": _NOT_YET,  # item 6
-    "tflite-testdata/add_quantized_int8.bin": _NOT_YET,  # item 6
     "quantization-testdata/lstm_calibrated.bin": _outside("LSTM"),
     "quantization-testdata/lstm_quantized.bin": _outside("LSTM"),
     "tflite-testdata/custom_lstm.bin": _outside("LSTM"),
@@ -81,8 +75,6 @@ EXPECTED_KILN_REFUSALS = {
         _outside("UNIDIRECTIONAL_SEQUENCE_LSTM"),
     "tflite-testdata/unidirectional_sequence_lstm.bin":
         _outside("UNIDIRECTIONAL_SEQUENCE_LSTM"),
-    "quantization-testdata/where.bin": _outside("WHERE"),
-    "tflite-testdata/conv3d_huge_im2col.bin": _outside("CONV_3D"),
 }
 
 # model -> reason Kiln may run a model that LiteRT refuses.
