@@ -6,6 +6,7 @@ namespace nn {
 void RegisterConvolutionKernels(sdk::PluginDefinition& def);
 void RegisterDensifyKernels(sdk::PluginDefinition& def);
 void RegisterFullyConnectedKernels(sdk::PluginDefinition& def);
+void RegisterLstmKernels(sdk::PluginDefinition& def);
 void RegisterPoolingKernels(sdk::PluginDefinition& def);
 void RegisterResizeKernels(sdk::PluginDefinition& def);
 void RegisterReductionKernels(sdk::PluginDefinition& def);
@@ -16,6 +17,7 @@ void RegisterNeuralNetKernels(sdk::PluginDefinition& def) {
   nn::RegisterConvolutionKernels(def);
   nn::RegisterDensifyKernels(def);
   nn::RegisterFullyConnectedKernels(def);
+  nn::RegisterLstmKernels(def);
   nn::RegisterPoolingKernels(def);
   nn::RegisterResizeKernels(def);
   nn::RegisterReductionKernels(def);
