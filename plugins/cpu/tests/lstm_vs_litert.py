@@ -43,7 +43,8 @@ class Case:
                  n_input=3, n_cell=4, n_output=None, cifg=False,
                  peephole=False, projection=False, proj_bias=True,
                  layer_norm=False, cell_clip=0.0, proj_clip=0.0,
-                 activation=TANH, refusal=None):
+                 activation=TANH, hybrid=False, asymmetric=False,
+                 refusal=None):
         self.name = name
         self.seq = seq
         self.time_major = time_major
@@ -55,7 +56,14 @@ class Case:
         self.layer_norm = layer_norm
         self.cell_clip, self.proj_clip = cell_clip, proj_clip
         self.activation = activation
+        self.hybrid = hybrid  # int8 weight matrices and peephole weights
+        self.asymmetric = asymmetric  # asymmetric_quantize_inputs
         self.refusal = refusal  # regex Kiln's message must match
+
+    def version(self):
+        if not self.hybrid:
+            return 1
+        return (2 if self.seq else 3) + (1 if self.asymmetric else 0)
 
     def input_shape(self):
         if not self.seq:
@@ -69,18 +77,25 @@ class Case:
             return lso.T("float32", shape,
                          (rng.uniform(-1, 1, size=shape) * scale)
                          .astype(np.float32))
+        def q(*shape):  # a weight, int8 with a per-tensor scale if hybrid
+            t = w(*shape)
+            if not self.hybrid:
+                return t
+            scale = float(np.abs(t.data).max()) / 127
+            return lso.T("int8", shape, np.round(t.data / scale)
+                         .astype(np.int8), scale=scale, zero_point=0)
         omit = lso.T("float32", [0], omitted=True)
         nc, ni, no = self.n_cell, self.n_input, self.n_output
         ins = [lso.T("float32", self.input_shape())]
-        ins += [omit if self.cifg else w(nc, ni)] + [w(nc, ni) for _ in range(3)]
-        ins += [omit if self.cifg else w(nc, no)] + [w(nc, no) for _ in range(3)]
+        ins += [omit if self.cifg else q(nc, ni)] + [q(nc, ni) for _ in range(3)]
+        ins += [omit if self.cifg else q(nc, no)] + [q(nc, no) for _ in range(3)]
         if self.peephole:
-            ins += [omit if self.cifg else w(nc), w(nc), w(nc)]
+            ins += [omit if self.cifg else q(nc), q(nc), q(nc)]
         else:
             ins += [omit] * 3
         ins += [omit if self.cifg else w(nc)] + [w(nc) for _ in range(3)]
         if self.projection:
-            ins += [w(no, nc), w(no) if self.proj_bias else omit]
+            ins += [q(no, nc), w(no) if self.proj_bias else omit]
         else:
             ins += [omit, omit]
         ins += [lso.T("float32", [self.batch, no]),
@@ -101,7 +116,8 @@ class Case:
         opts.fusedActivationFunction = self.activation
         opts.cellClip = self.cell_clip
         opts.projClip = self.proj_clip
-        raw = lso.build_model(op, 1, ins, [lso.T("float32", out_shape)],
+        opts.asymmetricQuantizeInputs = self.asymmetric
+        raw = lso.build_model(op, self.version(), ins, [lso.T("float32", out_shape)],
                               opts_type, opts)
         # The states (inputs 18 and 19) are variable tensors, not graph
         # inputs.
@@ -143,6 +159,19 @@ def all_cases():
     c.append(Case("useq_time_major_ln_cifg", seq=True, steps=2, cifg=True,
                   layer_norm=True, peephole=True, projection=True,
                   n_output=6, n_cell=7, n_input=5))
+    # Hybrid: int8 weights, float activations quantized per row on the fly.
+    c.append(Case("lstm_hybrid", hybrid=True))
+    c.append(Case("lstm_hybrid_asym_peephole_proj", hybrid=True,
+                  asymmetric=True, peephole=True, projection=True,
+                  n_output=3, cell_clip=0.4))
+    c.append(Case("lstm_hybrid_cifg_ln", hybrid=True, cifg=True,
+                  layer_norm=True, peephole=True, projection=True,
+                  n_output=5, proj_bias=False))
+    c.append(Case("useq_hybrid_batch_major", hybrid=True, seq=True,
+                  time_major=False, steps=4, batch=3, n_input=6, n_cell=8))
+    c.append(Case("useq_hybrid_asym_ln_proj", hybrid=True, asymmetric=True,
+                  seq=True, steps=3, layer_norm=True, projection=True,
+                  n_output=3, peephole=True))
     return c
 
 

@@ -150,10 +150,21 @@ TEST_F(CpuKernelTest, LstmRefusals) {
   EXPECT_THAT(refusal([](SingleNodeRunner& r) { r.node().inputs[1] = -1; }),
               HasSubstr("all present or all omitted"));
   {
+    // int8 weights (hybrid) without a scale.
     SingleNodeRunner r;
     BuildLstm(r, KILN_TYPE_INT8, false);
+    const absl::Status s = r.Run(Kernel(KILN_OP_LSTM, 3));
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("INT8 but no quantization parameters"));
+  }
+  {
+    // An int8 input: the full-integer form.
+    SingleNodeRunner r;
+    const LstmNode n = BuildLstm(r, KILN_TYPE_FLOAT32, false);
+    r.tensor(n.input).type_override = KILN_TYPE_INT8;
     const absl::Status s = r.Run(Kernel(KILN_OP_LSTM));
-    EXPECT_THAT(std::string(s.message()), HasSubstr("hybrid"));
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("integer LSTMs are not implemented"));
   }
   {
     SingleNodeRunner r;
@@ -163,12 +174,16 @@ TEST_F(CpuKernelTest, LstmRefusals) {
   }
 }
 
-TEST_F(CpuKernelTest, LstmDeclaresOnlyTheFloatVersions) {
+TEST_F(CpuKernelTest, LstmDeclaresTheFloatAndHybridVersions) {
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 1));
-  EXPECT_FALSE(Covers(KILN_OP_LSTM, 2));  // BASIC kernel, integer
-  EXPECT_FALSE(Covers(KILN_OP_LSTM, 3));  // hybrid
-  EXPECT_TRUE(Covers(KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1));
-  EXPECT_FALSE(Covers(KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 2));
+  EXPECT_FALSE(Covers(KILN_OP_LSTM, 2));  // BASIC kernel
+  EXPECT_TRUE(Covers(KILN_OP_LSTM, 3));   // hybrid
+  EXPECT_TRUE(Covers(KILN_OP_LSTM, 4));   // hybrid, asymmetric inputs
+  EXPECT_FALSE(Covers(KILN_OP_LSTM, 5));  // int16x8
+  for (int v = 1; v <= 3; ++v) {
+    EXPECT_TRUE(Covers(KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, v));
+  }
+  EXPECT_FALSE(Covers(KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 4));  // diagonal
 }
 
 }  // namespace

@@ -1,15 +1,23 @@
-// LSTM v1 and UNIDIRECTIONAL_SEQUENCE_LSTM v1 on float32: TFLite's full LSTM
-// cell (lstm_eval.cc) with its optional parts: CIFG (no input gate),
-// peephole connections, projection (with or without bias), layer
-// normalization of the gates, cell and projection clipping, time-major or
-// batch-major sequences. The output and cell states (inputs 18 and 19) are
-// variable tensors: the kernel reads and updates them in place, so they
-// carry over from one invoke to the next, as in TFLite.
+// LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM: TFLite's full LSTM cell
+// (lstm_eval.cc) with its optional parts: CIFG (no input gate), peephole
+// connections, projection (with or without bias), layer normalization of
+// the gates, cell and projection clipping, time-major or batch-major
+// sequences. The output and cell states (inputs 18 and 19) are variable
+// tensors: the kernel reads and updates them in place, so they carry over
+// from one invoke to the next, as in TFLite.
 //
-// Not implemented (refused in prepare, naming the cause): the BASIC kernel
-// type (LSTM v2), int8 weights with float activations (hybrid, LSTM v3/v4,
-// UNIDIRECTIONAL_SEQUENCE_LSTM v2/v3), diagonal recurrent weights (v4) and
-// integer activations; those versions are not declared either.
+// float32 (LSTM v1, UNIDIRECTIONAL_SEQUENCE_LSTM v1), and hybrid (LSTM v3/v4,
+// UNIDIRECTIONAL_SEQUENCE_LSTM v2/v3): int8 weight matrices and peephole
+// weights with per-tensor scales, float biases, layer-norm coefficients and
+// states; the input, the output state and the hidden state before the
+// projection are quantized per batch row and time step, symmetrically or
+// (asymmetric_quantize_inputs) asymmetrically, as LiteRT's hybrid kernel.
+//
+// Not implemented (not declared, refused in prepare naming the cause): the
+// BASIC kernel type (LSTM v2), diagonal recurrent weights
+// (UNIDIRECTIONAL_SEQUENCE_LSTM v4) and integer activations (the int8/int16
+// forms, whose scales live in the node's intermediate tensors, which the
+// extension API does not give kernels).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -19,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/registry.h"
 
@@ -120,9 +129,24 @@ struct LstmState {
   bool projection = false, projection_bias = false;
   int64_t activation = KILN_ACTIVATION_TANH;
   float cell_clip = 0.f, proj_clip = 0.f;
-  std::vector<float> gates;   // kGates * n_cell, one batch row
+  // Hybrid: int8 weight matrices and peephole weights (per-tensor scales),
+  // float activations quantized per batch row on the fly.
+  bool hybrid = false, asymmetric = false;
+  float scale[kOutputLayerNorm + 1] = {};  // of each int8 operand
+  std::vector<float> gates;                // kGates * n_cell, one batch row
   std::vector<float> hidden;  // n_cell: output gate * activation(cell)
+  // Hybrid scratch: the quantized input, state and hidden rows, the
+  // dequantized peephole weights and each matrix's row sums (asymmetric).
+  std::vector<int8_t> q_input, q_state, q_hidden;
+  std::vector<float> peephole_weights[kGates];
+  std::vector<int32_t> row_sums[kOutputLayerNorm + 1];
 };
+
+// The operands that are int8 in a hybrid LSTM.
+bool IsHybridWeight(int32_t index) {
+  return (index >= kInputToInputWeights && index <= kCellToOutputWeights) ||
+         index == kProjectionWeights;
+}
 
 std::string InputText(const KernelContext& k, int32_t index) {
   return sdk::Describe(k, sdk::Input(index));
@@ -178,7 +202,7 @@ KilnStatus ReadOptions(KernelContext& k, LstmState& s) {
 }
 
 // Optional operand `index`: absent, or a float32 tensor of shape `shape`.
-KilnStatus CheckOperand(const KernelContext& k, int32_t index,
+KilnStatus CheckOperand(const KernelContext& k, LstmState& s, int32_t index,
                         const std::vector<int32_t>& shape, bool required,
                         const char* role) {
   const Tensor t = k.input(index);
@@ -187,10 +211,24 @@ KilnStatus CheckOperand(const KernelContext& k, int32_t index,
     return k.Fail(KILN_STATUS_INVALID_ARGUMENT, InputText(k, index),
                   " is missing; ", sdk::OpName(k), " requires the ", role);
   }
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
-      k, sdk::Input(index, role), {KILN_TYPE_FLOAT32},
-      "int8 weights (hybrid) and integer LSTMs are not implemented"));
-  return sdk::ExpectShape(k, sdk::Input(index, role), shape);
+  const sdk::Operand o = sdk::Input(index, role);
+  if (s.hybrid && IsHybridWeight(index)) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+        k, o, {KILN_TYPE_INT8},
+        "a hybrid LSTM has int8 weight matrices and peephole weights"));
+    sdk::TensorQuantization q;
+    KILN_SDK_RETURN_IF_ERROR(
+        sdk::ReadQuantization(k, o, sdk::kPerTensorSymmetric, &q));
+    s.scale[index] = q.scales[0];
+  } else {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+        k, o, {KILN_TYPE_FLOAT32},
+        s.hybrid ? "a hybrid LSTM has float32 biases and layer-norm "
+                   "coefficients"
+                 : "integer LSTMs are not implemented; int8 weights need a "
+                   "float32 input (hybrid)"));
+  }
+  return sdk::ExpectShape(k, o, shape);
 }
 
 // All of `indices` present or all absent; *present says which.
@@ -246,8 +284,10 @@ KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
   std::vector<int32_t> w;
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
       k, sdk::Input(kInputToForgetWeights, "input_to_forget_weights"),
-      {KILN_TYPE_FLOAT32},
-      "int8 weights (hybrid) and integer LSTMs are not implemented"));
+      {KILN_TYPE_FLOAT32, KILN_TYPE_INT8}));
+  s.hybrid = k.input(kInputToForgetWeights).type() == KILN_TYPE_INT8;
+  s.asymmetric =
+      s.hybrid && k.OptionInt(KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 0) != 0;
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectRank(k, sdk::Input(kInputToForgetWeights), 2));
   KILN_SDK_RETURN_IF_ERROR(
@@ -297,7 +337,7 @@ KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
   for (int32_t i = kInputToInputWeights; i < k.num_inputs(); ++i) {
     if (i == kOutputState || i == kCellState) continue;
     KILN_SDK_RETURN_IF_ERROR(
-        CheckOperand(k, i, OperandShape(i, n_cell, n_input, n_out),
+        CheckOperand(k, s, i, OperandShape(i, n_cell, n_input, n_out),
                      IsRequired(i), kRoles[i]));
   }
 
@@ -340,6 +380,11 @@ KilnStatus LstmPrepare(KernelContext& k, LstmState& s) {
   KILN_SDK_RETURN_IF_ERROR(ReadShapes(k, s));
   s.gates.assign(static_cast<size_t>(kGates) * s.n_cell, 0.f);
   s.hidden.assign(static_cast<size_t>(s.n_cell), 0.f);
+  if (s.hybrid) {
+    s.q_input.assign(static_cast<size_t>(s.n_input), 0);
+    s.q_state.assign(static_cast<size_t>(s.n_output), 0);
+    s.q_hidden.assign(static_cast<size_t>(s.n_cell), 0);
+  }
   std::vector<int32_t> out_shape = k.input(kInput).shape();
   out_shape.back() = s.n_output;
   return k.Resize(k.output(0), out_shape);
@@ -382,22 +427,79 @@ void Clip(float* x, int32_t n, float clip) {
   for (int32_t i = 0; i < n; ++i) x[i] = std::max(-clip, std::min(clip, x[i]));
 }
 
+// A weight matrix: float32, or int8 with its scale (hybrid).
+struct Matrix {
+  const float* f = nullptr;
+  const int8_t* q = nullptr;
+  float scale = 0.f;
+  const int32_t* row_sums = nullptr;  // asymmetric inputs only
+  bool present() const { return f != nullptr || q != nullptr; }
+};
+
+// A float row as the hybrid products see it: quantized, or all zero (then
+// LiteRT skips the product).
+struct QuantizedRow {
+  const int8_t* q = nullptr;
+  float scale = 0.f;
+  int32_t zero_point = 0;
+  bool zero = true;
+};
+
+QuantizedRow QuantizeRow(const float* x, int32_t n, bool asymmetric,
+                         int8_t* q) {
+  QuantizedRow r;
+  r.zero = AllZero(x, n);
+  if (r.zero) return r;
+  QuantizeHybridRow(x, n, asymmetric, q, &r.scale, &r.zero_point);
+  r.q = q;
+  return r;
+}
+
+// result[r] += m[r] . v: in float, or (hybrid) the int32 product of the
+// quantized row scaled by its scale times the weights' (LiteRT's hybrid
+// MatrixBatchVectorMultiplyAccumulate).
+void Accumulate(const Matrix& m, int32_t rows, int32_t cols, const float* v,
+                const QuantizedRow& qv, float* result) {
+  if (m.f != nullptr) {
+    MatVecAccumulate(m.f, rows, cols, v, result);
+    return;
+  }
+  if (qv.zero) return;
+  const float scale = qv.scale * m.scale;
+  for (int32_t r = 0; r < rows; ++r) {
+    const int8_t* row = m.q + static_cast<int64_t>(r) * cols;
+    int32_t dot = 0;
+    for (int32_t c = 0; c < cols; ++c) {
+      dot += int32_t{row[c]} * int32_t{qv.q[c]};
+    }
+    if (qv.zero_point != 0) dot -= m.row_sums[r] * qv.zero_point;
+    result[r] += static_cast<float>(dot) * scale;
+  }
+}
+
 // The weights of one invoke (valid for that call only).
 struct LstmWeights {
-  const float* input_to[kGates];
-  const float* recurrent_to[kGates];
+  Matrix input_to[kGates];
+  Matrix recurrent_to[kGates];
   const float* cell_to[kGates];  // peephole; [kCellGate] unused
   const float* bias[kGates];
   const float* layer_norm[kGates];
-  const float* projection;
+  Matrix projection;
   const float* projection_bias;
 };
 
 // One time step for one batch row: reads x (n_input), h (n_output) and c
 // (n_cell), updates c, writes the new output to `out` and to h.
-void LstmStep(const LstmState& s, const LstmWeights& w, const float* x,
-              float* h, float* c, float* gates, float* hidden, float* out) {
+void LstmStep(LstmState& s, const LstmWeights& w, const float* x, float* h,
+              float* c, float* out) {
   const int32_t n_cell = s.n_cell;
+  float* gates = s.gates.data();
+  float* hidden = s.hidden.data();
+  QuantizedRow qx, qh;
+  if (s.hybrid) {
+    qx = QuantizeRow(x, s.n_input, s.asymmetric, s.q_input.data());
+    qh = QuantizeRow(h, s.n_output, s.asymmetric, s.q_state.data());
+  }
   for (int g = 0; g < kGates; ++g) {
     if (g == kInputGate && s.cifg) continue;
     float* gate = gates + static_cast<int64_t>(g) * n_cell;
@@ -406,8 +508,8 @@ void LstmStep(const LstmState& s, const LstmWeights& w, const float* x,
     for (int32_t i = 0; i < n_cell; ++i) {
       gate[i] = s.layer_norm ? 0.f : w.bias[g][i];
     }
-    MatVecAccumulate(w.input_to[g], n_cell, s.n_input, x, gate);
-    MatVecAccumulate(w.recurrent_to[g], n_cell, s.n_output, h, gate);
+    Accumulate(w.input_to[g], n_cell, s.n_input, x, qx, gate);
+    Accumulate(w.recurrent_to[g], n_cell, s.n_output, h, qh, gate);
   }
   auto finish_gate = [&](int g) {
     float* gate = gates + static_cast<int64_t>(g) * n_cell;
@@ -445,7 +547,11 @@ void LstmStep(const LstmState& s, const LstmWeights& w, const float* x,
     for (int32_t i = 0; i < s.n_output; ++i) {
       h[i] = s.projection_bias ? w.projection_bias[i] : 0.f;
     }
-    MatVecAccumulate(w.projection, s.n_output, n_cell, hidden, h);
+    QuantizedRow qhidden;
+    if (s.hybrid) {
+      qhidden = QuantizeRow(hidden, n_cell, s.asymmetric, s.q_hidden.data());
+    }
+    Accumulate(w.projection, s.n_output, n_cell, hidden, qhidden, h);
     if (s.proj_clip > 0.f) Clip(h, s.n_output, s.proj_clip);
   } else {
     for (int32_t i = 0; i < s.n_output; ++i) h[i] = hidden[i];
@@ -453,22 +559,64 @@ void LstmStep(const LstmState& s, const LstmWeights& w, const float* x,
   for (int32_t i = 0; i < s.n_output; ++i) out[i] = h[i];
 }
 
+// Matrix operand `index` at invoke; for int8 weights with asymmetric
+// inputs, its row sums are computed into the state.
+Matrix MatrixOf(const KernelContext& k, LstmState& s, int32_t index) {
+  Matrix m;
+  const Tensor t = k.input(index);
+  if (!t.present()) return m;
+  if (t.type() != KILN_TYPE_INT8) {
+    m.f = t.data<float>();
+    return m;
+  }
+  m.q = t.data<int8_t>();
+  m.scale = s.scale[index];
+  if (s.asymmetric && m.q != nullptr) {
+    const int32_t rows = t.dim(0), cols = t.dim(1);
+    std::vector<int32_t>& sums = s.row_sums[index];
+    sums.assign(static_cast<size_t>(rows), 0);
+    for (int32_t r = 0; r < rows; ++r) {
+      for (int32_t c = 0; c < cols; ++c) {
+        sums[static_cast<size_t>(r)] += m.q[static_cast<int64_t>(r) * cols + c];
+      }
+    }
+    m.row_sums = sums.data();
+  }
+  return m;
+}
+
+// Peephole operand `index` as floats (hybrid: int8 times its scale, as
+// LiteRT's VectorScalarMultiply).
+const float* PeepholeOf(const KernelContext& k, LstmState& s, int32_t index,
+                        int gate) {
+  const Tensor t = k.input(index);
+  if (!t.present() || t.type() != KILN_TYPE_INT8) return Data(k, index);
+  const int8_t* q = t.data<int8_t>();
+  if (q == nullptr) return nullptr;
+  std::vector<float>& f = s.peephole_weights[gate];
+  f.resize(static_cast<size_t>(s.n_cell));
+  for (int32_t i = 0; i < s.n_cell; ++i) {
+    f[static_cast<size_t>(i)] = s.scale[index] * static_cast<float>(q[i]);
+  }
+  return f.data();
+}
+
 KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
   LstmWeights w{};
   for (int g = 0; g < kGates; ++g) {
-    w.input_to[g] = Data(k, kInputToInputWeights + g);
-    w.recurrent_to[g] = Data(k, kRecurrentToInputWeights + g);
+    w.input_to[g] = MatrixOf(k, s, kInputToInputWeights + g);
+    w.recurrent_to[g] = MatrixOf(k, s, kRecurrentToInputWeights + g);
     w.bias[g] = Data(k, kInputGateBias + g);
     w.layer_norm[g] = s.layer_norm ? Data(k, kInputLayerNorm + g) : nullptr;
   }
-  w.cell_to[kInputGate] = Data(k, kCellToInputWeights);
-  w.cell_to[kForgetGate] = Data(k, kCellToForgetWeights);
+  w.cell_to[kInputGate] = PeepholeOf(k, s, kCellToInputWeights, kInputGate);
+  w.cell_to[kForgetGate] = PeepholeOf(k, s, kCellToForgetWeights, kForgetGate);
   w.cell_to[kCellGate] = nullptr;
-  w.cell_to[kOutputGate] = Data(k, kCellToOutputWeights);
-  w.projection = Data(k, kProjectionWeights);
+  w.cell_to[kOutputGate] = PeepholeOf(k, s, kCellToOutputWeights, kOutputGate);
+  w.projection = MatrixOf(k, s, kProjectionWeights);
   w.projection_bias = Data(k, kProjectionBias);
   for (int g = s.cifg ? 1 : 0; g < kGates; ++g) {
-    if (w.input_to[g] == nullptr || w.recurrent_to[g] == nullptr ||
+    if (!w.input_to[g].present() || !w.recurrent_to[g].present() ||
         w.bias[g] == nullptr || (s.layer_norm && w.layer_norm[g] == nullptr) ||
         (s.peephole && g != kCellGate && w.cell_to[g] == nullptr)) {
       return k.Fail(KILN_STATUS_FAILED_PRECONDITION, sdk::OpName(k),
@@ -480,7 +628,7 @@ KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
   float* h = k.input(kOutputState).data<float>();
   float* c = k.input(kCellState).data<float>();
   float* out = k.output(0).data<float>();
-  if ((s.projection && w.projection == nullptr) ||
+  if ((s.projection && !w.projection.present()) ||
       (s.projection_bias && w.projection_bias == nullptr) ||
       (input == nullptr && s.n_input > 0) || h == nullptr || c == nullptr ||
       out == nullptr) {
@@ -502,8 +650,8 @@ KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
     for (int32_t b = 0; b < s.n_batch; ++b) {
       LstmStep(s, w, input + t * in_step + b * in_batch,
                h + static_cast<int64_t>(b) * s.n_output,
-               c + static_cast<int64_t>(b) * s.n_cell, s.gates.data(),
-               s.hidden.data(), out + t * out_step + b * out_batch);
+               c + static_cast<int64_t>(b) * s.n_cell,
+               out + t * out_step + b * out_batch);
     }
   }
   return KILN_STATUS_OK;
@@ -512,16 +660,21 @@ KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
 }  // namespace
 
 void RegisterLstmKernels(sdk::PluginDefinition& def) {
-  // LSTM v1: float32 with the FULL kernel (v2: BASIC kernel; v3/v4:
-  // hybrid). UNIDIRECTIONAL_SEQUENCE_LSTM v1: float32 (v2/v3: hybrid; v4:
-  // diagonal recurrent weights). The node state holds only what prepare
-  // derives from the options and shapes (the recurrent state lives in the
-  // variable tensors), so one per input signature is correct.
-  for (const int32_t code :
-       {KILN_OP_LSTM, KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM}) {
+  // LSTM v1: float32 with the FULL kernel; v3: hybrid (int8 weights,
+  // float activations); v4: hybrid with asymmetric_quantize_inputs. Not
+  // declared: v2 (BASIC kernel). UNIDIRECTIONAL_SEQUENCE_LSTM v1: float32;
+  // v2, v3: hybrid, symmetric and asymmetric. Not declared: v4 (diagonal
+  // recurrent weights). The kernel dispatches on the weights' type, as
+  // LiteRT's. The node state holds only what prepare derives from the
+  // options and shapes (the recurrent state lives in the variable
+  // tensors), so one per input signature is correct.
+  for (const auto& [code, min_version, max_version] :
+       {std::tuple{KILN_OP_LSTM, 1, 1},
+        {KILN_OP_LSTM, 3, 4},
+        {KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, 3}}) {
     def.AddKernel(sdk::StatePerShapeSignature(
-        sdk::MakeStatefulKernel<LstmState, LstmPrepare, LstmInvoke>(code, 1,
-                                                                    1)));
+        sdk::MakeStatefulKernel<LstmState, LstmPrepare, LstmInvoke>(
+            code, min_version, max_version)));
   }
 }
 
