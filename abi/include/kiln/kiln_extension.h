@@ -90,6 +90,12 @@ typedef struct KilnOpaqueTensor KilnOpaqueTensor;
 #define KILN_OPTION_BLOCK_SIZE 37      /* I */
 #define KILN_OPTION_APPROXIMATE 38     /* I: bool */
 #define KILN_OPTION_POT_SCALE_INT16 39 /* I: bool */
+/* Extension API 1.3: LSTMOptions / UnidirectionalSequenceLSTMOptions. */
+#define KILN_OPTION_CELL_CLIP 40                  /* F: 0 = no clipping */
+#define KILN_OPTION_PROJ_CLIP 41                  /* F: 0 = no clipping */
+#define KILN_OPTION_LSTM_KERNEL_TYPE 42           /* I: 0 FULL, 1 BASIC */
+#define KILN_OPTION_TIME_MAJOR 43                 /* I: bool */
+#define KILN_OPTION_DIAGONAL_RECURRENT_TENSORS 44 /* I: bool */
 /* Extension API 1.3: Conv3DOptions' depth stride and dilation (its other
  * fields read through the 2-D keys: padding, stride/dilation W and H, fused
  * activation). 40-44 are LSTMOptions' keys. */

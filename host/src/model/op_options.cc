@@ -177,6 +177,36 @@ std::vector<OpOptionsLayout> MakeLayouts() {
                U(BO::L2NormOptions),
                "L2NormOptions",
                {KILN_ACTIVATION(L2NormOptions)}});
+  // ---- Recurrent ----
+  l.push_back(
+      {KILN_OP_LSTM,
+       false,
+       U(BO::LSTMOptions),
+       "LSTMOptions",
+       {KILN_ACTIVATION(LSTMOptions),
+        KILN_FIELD(LSTMOptions, VT_CELL_CLIP, KILN_OPTION_CELL_CLIP, kFloat, 0),
+        KILN_FIELD(LSTMOptions, VT_PROJ_CLIP, KILN_OPTION_PROJ_CLIP, kFloat, 0),
+        KILN_FIELD(LSTMOptions, VT_KERNEL_TYPE, KILN_OPTION_LSTM_KERNEL_TYPE,
+                   kInt8, 0),
+        KILN_FIELD(LSTMOptions, VT_ASYMMETRIC_QUANTIZE_INPUTS,
+                   KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, kBool, 0)}});
+  l.push_back({KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM,
+               false,
+               U(BO::UnidirectionalSequenceLSTMOptions),
+               "UnidirectionalSequenceLSTMOptions",
+               {KILN_ACTIVATION(UnidirectionalSequenceLSTMOptions),
+                KILN_FIELD(UnidirectionalSequenceLSTMOptions, VT_CELL_CLIP,
+                           KILN_OPTION_CELL_CLIP, kFloat, 0),
+                KILN_FIELD(UnidirectionalSequenceLSTMOptions, VT_PROJ_CLIP,
+                           KILN_OPTION_PROJ_CLIP, kFloat, 0),
+                KILN_FIELD(UnidirectionalSequenceLSTMOptions, VT_TIME_MAJOR,
+                           KILN_OPTION_TIME_MAJOR, kBool, 0),
+                KILN_FIELD(UnidirectionalSequenceLSTMOptions,
+                           VT_ASYMMETRIC_QUANTIZE_INPUTS,
+                           KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, kBool, 0),
+                KILN_FIELD(UnidirectionalSequenceLSTMOptions,
+                           VT_DIAGONAL_RECURRENT_TENSORS,
+                           KILN_OPTION_DIAGONAL_RECURRENT_TENSORS, kBool, 0)}});
   // ---- Shape and data movement ----
   l.push_back(
       {KILN_OP_CONCATENATION,
@@ -574,6 +604,11 @@ const char* OptionKeyName(uint32_t key) {
     KILN_KEY_NAME(KILN_OPTION_BLOCK_SIZE)
     KILN_KEY_NAME(KILN_OPTION_APPROXIMATE)
     KILN_KEY_NAME(KILN_OPTION_POT_SCALE_INT16)
+    KILN_KEY_NAME(KILN_OPTION_CELL_CLIP)
+    KILN_KEY_NAME(KILN_OPTION_PROJ_CLIP)
+    KILN_KEY_NAME(KILN_OPTION_LSTM_KERNEL_TYPE)
+    KILN_KEY_NAME(KILN_OPTION_TIME_MAJOR)
+    KILN_KEY_NAME(KILN_OPTION_DIAGONAL_RECURRENT_TENSORS)
     KILN_KEY_NAME(KILN_OPTION_STRIDE_D)
     KILN_KEY_NAME(KILN_OPTION_DILATION_D)
     KILN_KEY_NAME(kHostOptionCondSubgraph)
