@@ -150,7 +150,7 @@ def run_litert(pools, path, inputs, work):
 def run_kiln(args, path, inputs, work):
     return lso.run_kiln(args.kiln, path, inputs, work,
                         ["--no-default-plugins", "--plugin-dir",
-                         args.plugin_dir])
+                         args.plugin_dir] + args.kiln_arg)
 
 
 # ---- whole model -------------------------------------------------------------
@@ -331,6 +331,9 @@ def main():
                      "converter"))
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kiln", required=True)
+    p.add_argument("--kiln-arg", action="append", default=[],
+                   help="extra `kiln run` argument (repeat), e.g. "
+                        "--kiln-arg=--threads --kiln-arg=2")
     p.add_argument("--plugin-dir", required=True)
     p.add_argument("--models", default=default_models)
     p.add_argument("--flavours", default=",".join(FLAVOURS))
