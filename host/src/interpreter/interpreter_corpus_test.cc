@@ -261,5 +261,47 @@ TEST(InterpreterCorpusTest, InvalidBufferFailsCleanly) {
   EXPECT_FALSE(s.ok());
 }
 
+// Two chained quantized ADDs whose intermediate tensor the model declares
+// FLOAT32: LiteRT's ADD prepare gives it the inputs' type, and so does the
+// CPU plugin's (KilnHostApi.tensor_set_type). Expected values from LiteRT's
+// reference kernels (3x, saturating).
+TEST(InterpreterCorpusTest, QuantizedAddIntermediateDeclaredFloat) {
+  KILN_SKIP_WITHOUT_SHARED_MODELS();
+  auto it = Open("tflite-testdata/add_quantized.bin");
+  ASSERT_NE(it, nullptr);
+  KILN_ASSERT_OK(it->AllocateTensors());
+  std::vector<uint8_t> x(192, 0);
+  const std::vector<uint8_t> head = {0, 1, 2, 3, 41, 42, 43, 84, 85, 86, 127};
+  std::copy(head.begin(), head.end(), x.begin());
+  Fill(it->input(0), x);
+  KILN_ASSERT_OK(it->Invoke());
+  EXPECT_EQ(it->output(0)->ElementType(), KILN_TYPE_UINT8);
+  const std::vector<uint8_t> y = Read<uint8_t>(it->output(0));
+  ASSERT_EQ(y.size(), 192u);
+  EXPECT_THAT(std::vector<uint8_t>(y.begin(), y.begin() + 11),
+              ElementsAre(0, 3, 6, 9, 123, 126, 129, 252, 255, 255, 255));
+}
+
+// WHERE's output shape follows the condition's values at every invoke
+// (LiteRT makes the output dynamic); values as LiteRT's reference kernel
+// gives them for [[T, F, T, T]].
+TEST(InterpreterCorpusTest, WhereResizesItsOutputAtEachInvoke) {
+  KILN_SKIP_WITHOUT_SHARED_MODELS();
+  auto it = Open("quantization-testdata/where.bin");
+  ASSERT_NE(it, nullptr);
+  KILN_ASSERT_OK(it->AllocateTensors());
+  Fill(it->input(0), std::vector<uint8_t>{1, 0, 1, 1});
+  KILN_ASSERT_OK(it->Invoke());
+  EXPECT_THAT(it->output(0)->shape, ElementsAre(3, 2));
+  EXPECT_THAT(Read<int64_t>(it->output(0)), ElementsAre(0, 0, 0, 2, 0, 3));
+  Fill(it->input(0), std::vector<uint8_t>{0, 0, 0, 0});
+  KILN_ASSERT_OK(it->Invoke());
+  EXPECT_THAT(it->output(0)->shape, ElementsAre(0, 2));
+  Fill(it->input(0), std::vector<uint8_t>{0, 1, 0, 0});
+  KILN_ASSERT_OK(it->Invoke());
+  EXPECT_THAT(it->output(0)->shape, ElementsAre(1, 2));
+  EXPECT_THAT(Read<int64_t>(it->output(0)), ElementsAre(0, 1));
+}
+
 }  // namespace
 }  // namespace kiln
