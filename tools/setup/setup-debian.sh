@@ -42,8 +42,10 @@ fi
 
 # Python tooling for tests only (LiteRT is the differential-test oracle; never used by the runtime).
 PY=${PYTHON:-python3}
-if ! "$PY" -c "import numpy, ai_edge_litert" 2>/dev/null; then
-  echo "setup: installing Python test tools (numpy, ai-edge-litert)"
-  "$PY" -m pip install -q numpy ai-edge-litert || "$PY" -m pip install -q --break-system-packages numpy ai-edge-litert
+# ai-edge-quantizer makes blockwise-quantized test models (cpu_blockwise_fc_vs_litert).
+if ! "$PY" -c "import numpy, ai_edge_litert, ai_edge_quantizer" 2>/dev/null; then
+  echo "setup: installing Python test tools (numpy, ai-edge-litert, ai-edge-quantizer)"
+  "$PY" -m pip install -q numpy ai-edge-litert ai-edge-quantizer ||
+    "$PY" -m pip install -q --break-system-packages numpy ai-edge-litert ai-edge-quantizer
 fi
 echo "setup: done"
