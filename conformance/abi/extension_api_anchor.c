@@ -35,3 +35,6 @@ KILN_ABI_ANCHOR(KilnProfilerHostExtension)
 KILN_ABI_ANCHOR(KilnDelegateOpSupport)
 KILN_ABI_ANCHOR(KilnPluginInstanceInfo)
 #endif
+#ifdef KILN_PARALLEL_FOR_HOST_EXTENSION_ID /* extension API 1.3 */
+KILN_ABI_ANCHOR(KilnParallelForHostExtension)
+#endif

@@ -13,6 +13,10 @@
 //   LEAKS             invoke leaks 256 KiB per call
 //   FLOAT_ONLY_ABS    also declares ABS v1..5 (v2..5 added int8, int16 and
 //                     int32 inputs in TFLite) but implements only float
+//   FLOAT_ONLY_ADD    declares ADD v1..4 (v2 int8, v3 int16, v4 int64 in
+//                     TFLite) with the float-only code above
+//   CUSTOM_ALWAYS_FAILS  also declares CUSTOM "KilnAlwaysFails" v1, whose
+//                     invoke always fails
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -142,6 +146,8 @@ KilnStatus Invoke(void*, void*, KilnOpaqueContext* context,
 
 #if defined(KILN_BAD_PLUGIN_LYING_RANGES)
 constexpr int32_t kMaxVersion = 9;
+#elif defined(KILN_BAD_PLUGIN_FLOAT_ONLY_ADD)
+constexpr int32_t kMaxVersion = 4;
 #else
 constexpr int32_t kMaxVersion = 1;
 #endif
@@ -157,9 +163,11 @@ const KilnKernel kAdd = {KILN_KERNEL_STRUCT_SIZE,
                          Prepare,
                          Invoke,
                          0};
-#if defined(KILN_BAD_PLUGIN_FLOAT_ONLY_ABS)
-KilnStatus AbsPrepare(void*, void*, KilnOpaqueContext* context,
-                      KilnOpaqueNode* node) {
+#if defined(KILN_BAD_PLUGIN_FLOAT_ONLY_ABS) || \
+    defined(KILN_BAD_PLUGIN_CUSTOM_ALWAYS_FAILS)
+// Output 0 takes the shape of input 0.
+KilnStatus SameShapePrepare(void*, void*, KilnOpaqueContext* context,
+                            KilnOpaqueNode* node) {
   const KilnOpaqueTensor* in = g_api->node_input(context, node, 0);
   KilnOpaqueTensor* out = g_api->node_output(context, node, 0);
   int32_t dims[8];
@@ -167,6 +175,8 @@ KilnStatus AbsPrepare(void*, void*, KilnOpaqueContext* context,
   for (int i = 0; i < rank; ++i) dims[i] = g_api->tensor_dim(in, i);
   return g_api->tensor_resize(context, out, rank, dims);
 }
+#endif
+#if defined(KILN_BAD_PLUGIN_FLOAT_ONLY_ABS)
 
 // The float path only, whatever the tensors' types (the defect).
 KilnStatus AbsInvoke(void*, void*, KilnOpaqueContext* context,
@@ -188,10 +198,30 @@ const KilnKernel kAbs = {KILN_KERNEL_STRUCT_SIZE,
                          nullptr,
                          nullptr,
                          nullptr,
-                         AbsPrepare,
+                         SameShapePrepare,
                          AbsInvoke,
                          0};
 const KilnKernel* const kKernels[] = {&kAdd, &kAbs};
+#elif defined(KILN_BAD_PLUGIN_CUSTOM_ALWAYS_FAILS)
+// Whatever the input: the defect.
+KilnStatus AlwaysFailsInvoke(void*, void*, KilnOpaqueContext* context,
+                             KilnOpaqueNode*) {
+  return Fail(context, KILN_STATUS_INTERNAL,
+              "bad_plugin_custom_always_fails: KilnAlwaysFails always fails");
+}
+
+const KilnKernel kAlwaysFails = {KILN_KERNEL_STRUCT_SIZE,
+                                 KILN_OP_CUSTOM,
+                                 "KilnAlwaysFails",
+                                 1,
+                                 1,
+                                 nullptr,
+                                 nullptr,
+                                 nullptr,
+                                 SameShapePrepare,
+                                 AlwaysFailsInvoke,
+                                 0};
+const KilnKernel* const kKernels[] = {&kAdd, &kAlwaysFails};
 #else
 const KilnKernel* const kKernels[] = {&kAdd};
 #endif

@@ -31,7 +31,8 @@ struct HostLevel {
 const HostLevel kHostLevels[] = {
     {"host 1.0 (capped)", KILN_MAKE_VERSION(1, 0, 0)},
     {"host 1.1 (capped)", KILN_MAKE_VERSION(1, 1, 0)},
-    {"host 1.2 (current)", KILN_MAKE_VERSION(1, 2, 0)},
+    {"host 1.2 (capped)", KILN_MAKE_VERSION(1, 2, 0)},
+    {"host 1.3 (current)", KILN_MAKE_VERSION(1, 3, 0)},
 };
 
 enum class Outcome { kRuns, kRefused, kFails };
@@ -45,7 +46,7 @@ struct Expected {
 struct PluginRow {
   const char* file;
   const char* description;
-  Expected cells[3];  // one per kHostLevels entry
+  Expected cells[4];  // one per kHostLevels entry
 };
 
 constexpr Expected kRuns = {Outcome::kRuns, ""};
@@ -53,24 +54,29 @@ constexpr Expected kRuns = {Outcome::kRuns, ""};
 const PluginRow kRows[] = {
     {"libkiln_matrix_abi10.so",
      "built against frozen 1.0 headers",
-     {kRuns, kRuns, kRuns}},
+     {kRuns, kRuns, kRuns, kRuns}},
     {"libkiln_matrix_abi11_plain.so",
      "1.1 headers, no 1.1 feature used",
-     {kRuns, kRuns, kRuns}},
+     {kRuns, kRuns, kRuns, kRuns}},
     {"libkiln_matrix_abi11_needs_quant.so",
      "needs tensor_quantization (min_host 1.1)",
      {{Outcome::kRefused, "requires a host serving extension API 1.1 or newer"},
       kRuns,
+      kRuns,
       kRuns}},
     {"libkiln_matrix_abi11_optional_quant.so",
      "tensor_quantization optional, no fallback",
-     {{Outcome::kFails, "KilnHostApi.tensor_quantization"}, kRuns, kRuns}},
+     {{Outcome::kFails, "KilnHostApi.tensor_quantization"},
+      kRuns,
+      kRuns,
+      kRuns}},
     {"libkiln_matrix_abi11_fallback_quant.so",
      "tensor_quantization optional, falls back",
-     {kRuns, kRuns, kRuns}},
+     {kRuns, kRuns, kRuns, kRuns}},
     {"libkiln_matrix_abi20_next_major.so",
      "next major (extension API 2.0)",
      {{Outcome::kRefused, "a newer major version than this host serves"},
+      {Outcome::kRefused, "a newer major version than this host serves"},
       {Outcome::kRefused, "a newer major version than this host serves"},
       {Outcome::kRefused, "a newer major version than this host serves"}}},
 };
@@ -155,7 +161,7 @@ std::string CellText(const CellResult& r) {
 
 TEST(ConformanceMatrixTest, HostServesExactlyTheMatrixColumns) {
   // A new minor version must add a column to this matrix.
-  EXPECT_EQ(kMaxPluginAbiVersion, KILN_MAKE_VERSION(1, 2, 0))
+  EXPECT_EQ(kMaxPluginAbiVersion, KILN_MAKE_VERSION(1, 3, 0))
       << "the host serves a new extension API version: add it to "
          "kHostLevels and give every row an expected verdict";
   EXPECT_EQ(HostApiSizeForVersion(KILN_MAKE_VERSION(1, 0, 0)),
@@ -164,6 +170,8 @@ TEST(ConformanceMatrixTest, HostServesExactlyTheMatrixColumns) {
             KILN_HOST_API_STRUCT_SIZE_1_1);
   EXPECT_EQ(HostApiSizeForVersion(KILN_MAKE_VERSION(1, 2, 0)),
             KILN_HOST_API_STRUCT_SIZE_1_2);
+  EXPECT_EQ(HostApiSizeForVersion(KILN_MAKE_VERSION(1, 3, 0)),
+            KILN_HOST_API_STRUCT_SIZE_1_3);
 }
 
 TEST(ConformanceMatrixTest, EveryCellHasItsExpectedVerdict) {

@@ -14,6 +14,12 @@ today's host (CTest conformance.release_host.<release>).
 3. Today's host x the released CPU plugin: today's `kiln conformance` (LiteRT
    references) on the released libkiln_cpu.so. Reported; a failure there is
    a defect of the old release, listed, not a failure of this test.
+4. Old host x today's delegate: the released `kiln conformance` on today's
+   SDK example delegate (libacme_delegate.so, built in tree), with the
+   released CPU plugin for what it leaves. Where the release's runner has
+   delegate checks ("delegate_checks" in releases.json: 0.2.0 on), they must
+   run (create, partition, prepare, invoke through the old interpreter) and
+   pass; an older runner only loads and negotiates it, which must pass too.
 
 Writes a matrix (JSON) whose cells say which host was real (built from the
 commit) and which plugin ran. Exit 77 (CTest: Skipped) when the release's
@@ -82,13 +88,47 @@ def main():
     cells.append({
         "host": f"{args.release} (real host built from {rel['commit'][:12]}, "
                 f"extension API {rel['extension_api']})",
-        "host_is_real": True,
+        "host_is_real": True, "built_from_history": True,
         "plugin": f"today's libkiln_cpu.so ({new_cpu})",
         "runner": f"kiln conformance of {args.release}",
         "levels": levels, "exit": code, "summary": summary})
     if code != 0:
         failed = True
         print(f"FAIL: today's CPU plugin on the {args.release} host: {summary}")
+
+    # Today's delegate on the real old host.
+    delegate = os.path.join(args.build, "lib", "kiln",
+                            "conformance_bad_plugins", "libacme_delegate.so")
+    if os.path.exists(delegate):
+        code, summary, data = run_conformance(
+            old_kiln, delegate, ["--reference", old_cpu],
+            os.path.join(work, "old_host_today_delegate.json"))
+        checks = [c for c in data.get("checks", [])
+                  if c.get("name", "").startswith("delegate:")]
+        passed = [c for c in checks if c.get("verdict") == "pass"]
+        expects_checks = rel.get("delegate_checks", False)
+        cells.append({
+            "host": f"{args.release} (real host built from "
+                    f"{rel['commit'][:12]}, extension API "
+                    f"{rel['extension_api']})",
+            "host_is_real": True, "built_from_history": True,
+            "plugin": f"today's acme delegate ({delegate})",
+            "runner": f"kiln conformance of {args.release}" +
+                      ("" if expects_checks else
+                       " (no delegate checks in this release's runner)"),
+            "levels": data.get("abi_levels_tested", []), "exit": code,
+            "summary": f"{summary}; {len(passed)} of {len(checks)} delegate "
+                       "checks passed",
+            "delegate_checks": [c["name"] + ": " + c["verdict"]
+                                for c in checks]})
+        if code != 0 or (expects_checks and not checks):
+            failed = True
+            print(f"FAIL: today's delegate on the {args.release} host: "
+                  f"{summary}; {len(checks)} delegate checks ran")
+            for c in data.get("checks", []):
+                if c.get("verdict") not in ("pass", "skip"):
+                    print(f"  {c['name']}: {c['verdict']}: "
+                          f"{c.get('message', '')[:300]}")
 
     # The released CPU plugin on today's host (LiteRT references).
     code, summary, data = run_conformance(
@@ -98,7 +138,7 @@ def main():
     cells.append({
         "host": "today's host (levels " +
                 ", ".join(data.get("abi_levels_tested", [])) + ")",
-        "host_is_real": True,
+        "host_is_real": True, "built_from_history": False,
         "plugin": f"libkiln_cpu.so of {args.release} ({old_cpu})",
         "runner": "today's kiln conformance (LiteRT references)",
         "exit": code, "summary": summary, "failures": fails[:20]})
@@ -108,12 +148,14 @@ def main():
     if args.report:
         with open(args.report, "w") as f:
             json.dump(matrix, f, indent=2)
-    print("| host | plugin | runner | result |")
-    print("|---|---|---|---|")
+    print("| host | real host? | plugin | runner | result |")
+    print("|---|---|---|---|---|")
     for c in cells:
-        print(f"| {c['host']} | {c['plugin']} | {c['runner']} | "
+        real = ("real old host, built from history"
+                if c.get("built_from_history") else "today's build")
+        print(f"| {c['host']} | {real} | {c['plugin']} | {c['runner']} | "
               f"{c['summary']} |")
-    for c in cells[1:]:
+    for c in cells:
         for f in c.get("failures", []):
             print(f"  released plugin on today's host: {f}")
     return 1 if failed else 0

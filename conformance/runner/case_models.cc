@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "model/model_builder.h"
 #include "nlohmann/json.hpp"
+#include "version_inputs.h"
 
 namespace kiln::conformance {
 namespace {
@@ -152,11 +153,15 @@ absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
                                          int32_t version, uint64_t seed,
                                          int32_t interrupt_op,
                                          bool same_shape) {
-  absl::StatusOr<GeneratedCase> c = GenerateCase(op, seed, version);
+  // The same-shape variant is made from the float case, then converted to
+  // the version's inputs like the broadcasting one.
+  absl::StatusOr<GeneratedCase> c =
+      GenerateCase(op, seed, same_shape ? 1 : version);
   if (!c.ok()) return c.status();
   if (same_shape) {
     absl::Status s = MakeSameShape(op, *c);
     if (!s.ok()) return s;
+    ApplyVersionInputs(op, version, &*c);
   }
   GeneratedGraph g;
   g.family = c->family;
@@ -312,12 +317,16 @@ absl::StatusOr<int> WriteCaseModels(const std::string& dir, uint64_t seed) {
   };
   for (int32_t op = 0; op <= KILN_OP_STABLEHLO_CASE; ++op) {
     if (op == KILN_OP_CUSTOM) continue;
-    // Version-true inputs beyond version 1: single-op models only.
+    // Version-true inputs beyond version 1: single-op models (and their
+    // same-shape variants, for delegates that do not broadcast) only.
     for (int32_t v : InputVersions(op)) {
       if (v == 1) continue;
       version = v;
-      if (absl::Status s = write(kGraphSingle, op, 0, false); !s.ok()) {
-        return s;
+      for (bool same_shape : {false, true}) {
+        if (same_shape && !HasSameShapeVariant(op)) continue;
+        if (absl::Status s = write(kGraphSingle, op, 0, same_shape); !s.ok()) {
+          return s;
+        }
       }
     }
     version = 1;

@@ -45,8 +45,69 @@ TEST(VersionTrueInputsTest, AbsVersionsGetTheTypesTheyIntroduced) {
     EXPECT_EQ(out.quantization.quantized(), e.quantized);
   }
   EXPECT_EQ(InputVersion(KILN_OP_ABS, 9), 5);
-  EXPECT_EQ(InputVersion(KILN_OP_ADD, 3), 1);
+  EXPECT_EQ(InputVersion(KILN_OP_ADD, 3), 3);
+  EXPECT_EQ(InputVersion(KILN_OP_RESHAPE, 1), 1);  // no version changes it
   EXPECT_EQ(InputVersions(KILN_OP_ABS), (std::vector<int32_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(VersionTrueInputsTest, ConvolutionsGetHybridAndIntegerInputs) {
+  // CONV_2D v2 hybrid (float input, int8 weights), v3 int8 with per-channel
+  // weights and an int32 bias of scale input_scale * weight_scale[c], v4
+  // int16 activations with an int64 bias (TFLite's op versioning).
+  absl::StatusOr<GeneratedCase> hybrid = GenerateCase(KILN_OP_CONV_2D, 1, 2);
+  ASSERT_TRUE(hybrid.ok());
+  EXPECT_EQ(Input(*hybrid, 0).type, KILN_TYPE_FLOAT32);
+  EXPECT_EQ(Input(*hybrid, 1).type, KILN_TYPE_INT8);
+  EXPECT_EQ(Input(*hybrid, 1).quantization.scales.size(), 1u);
+  EXPECT_EQ(Input(*hybrid, 2).type, KILN_TYPE_FLOAT32);
+  absl::StatusOr<GeneratedCase> int8 = GenerateCase(KILN_OP_CONV_2D, 1, 3);
+  ASSERT_TRUE(int8.ok());
+  const GeneratedTensor& w = Input(*int8, 1);
+  const GeneratedTensor& bias = Input(*int8, 2);
+  EXPECT_EQ(Input(*int8, 0).type, KILN_TYPE_INT8);
+  EXPECT_EQ(w.quantization.scales.size(), 4u);  // output channels
+  EXPECT_EQ(w.quantization.quantized_dimension, 0);
+  EXPECT_EQ(bias.type, KILN_TYPE_INT32);
+  ASSERT_EQ(bias.quantization.scales.size(), 4u);
+  for (size_t c = 0; c < 4; ++c) {
+    EXPECT_FLOAT_EQ(
+        bias.quantization.scales[c],
+        Input(*int8, 0).quantization.scales[0] * w.quantization.scales[c]);
+  }
+  absl::StatusOr<GeneratedCase> int16 = GenerateCase(KILN_OP_CONV_2D, 1, 4);
+  ASSERT_TRUE(int16.ok());
+  EXPECT_EQ(Input(*int16, 0).type, KILN_TYPE_INT16);
+  EXPECT_EQ(Input(*int16, 2).type, KILN_TYPE_INT64);
+  // DEPTHWISE_CONV_2D: per channel along the last weight axis.
+  absl::StatusOr<GeneratedCase> dw =
+      GenerateCase(KILN_OP_DEPTHWISE_CONV_2D, 1, 3);
+  ASSERT_TRUE(dw.ok());
+  EXPECT_EQ(Input(*dw, 1).quantization.quantized_dimension, 3);
+}
+
+TEST(VersionTrueInputsTest, ShapesAndOptionsOfNewerVersions) {
+  absl::StatusOr<GeneratedCase> sub = GenerateCase(KILN_OP_SUB, 1, 3);
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(Input(*sub, 0).shape.size(), 5u);  // broadcast of rank 5
+  EXPECT_EQ(sub->exercises_version, 3);
+  absl::StatusOr<GeneratedCase> pad = GenerateCase(KILN_OP_PAD, 1, 4);
+  ASSERT_TRUE(pad.ok());
+  EXPECT_EQ(Input(*pad, 0).shape.size(), 5u);
+  EXPECT_EQ(Input(*pad, 1).shape, (std::vector<int32_t>{5, 2}));
+  absl::StatusOr<GeneratedCase> fc =
+      GenerateCase(KILN_OP_FULLY_CONNECTED, 1, 6);
+  ASSERT_TRUE(fc.ok());
+  EXPECT_EQ(fc->inputs.size(), 2u);  // no bias
+  absl::StatusOr<GeneratedCase> softmax = GenerateCase(KILN_OP_SOFTMAX, 1, 2);
+  ASSERT_TRUE(softmax.ok());
+  const GeneratedTensor& out =
+      softmax->tensors[static_cast<size_t>(softmax->outputs[0])];
+  EXPECT_FLOAT_EQ(out.quantization.scales[0], 1.f / 256);  // TFLite's rule
+  EXPECT_EQ(out.quantization.zero_points[0], -128);
+  absl::StatusOr<GeneratedCase> dq = GenerateCase(KILN_OP_DEQUANTIZE, 1, 1);
+  ASSERT_TRUE(dq.ok());
+  EXPECT_EQ(Input(*dq, 0).type, KILN_TYPE_UINT8);
+  EXPECT_EQ(Input(*dq, 0).quantization.zero_points[0], 128);
 }
 
 TEST(VersionTrueInputsTest, QuantizedValuesRoundTrip) {

@@ -52,6 +52,7 @@ struct Spec {
   int threads = 4;
   // Delegate checks (delegate_checks.h).
   std::string delegate, kernels, references;
+  std::string custom_cases;  // a vendor's custom-case file (custom ops)
   std::string graph = "single";
   int32_t interrupt = 0;
   bool outside = false;
@@ -263,6 +264,10 @@ struct PluginRun {
 // case (LiteRT's reference kernels, references.h): the single-op graph of
 // the same case at version 1, whose inputs every later version accepts with
 // the same meaning. Never against another Kiln plugin.
+Outcome JudgeRun(const Spec& s, const std::string& label, PluginRun& run,
+                 const std::optional<Reference>& reference,
+                 const std::string& missing = "");
+
 Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
                               PluginRun& run) {
   std::string missing;
@@ -276,6 +281,14 @@ Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
   } else {
     missing = std::string(r.status().message());
   }
+  return JudgeRun(s, label, run, reference, missing);
+}
+
+// Judges `run` against `reference` (none: "no reference", `missing` says
+// why).
+Outcome JudgeRun(const Spec& s, const std::string& label, PluginRun& run,
+                 const std::optional<Reference>& reference,
+                 const std::string& missing) {
   bool narrow_ints = false;
   for (const GeneratedTensor& t : run.c.tensors) {
     narrow_ints = narrow_ints || t.type == KILN_TYPE_INT8 ||
@@ -296,8 +309,8 @@ Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
     return Make(
         Verdict::kFail,
         absl::StrCat(
-            "declares ", label, " but failed on a valid generated input (",
-            run.c.family, ")",
+            "declares ", label, " but failed on a valid generated input (v",
+            run.c.exercises_version, " inputs, ", run.c.family, ")",
             reference ? absl::StrCat(" that ", reference->source, " run")
                       : std::string(),
             ": ", run.status.message()));
@@ -329,6 +342,53 @@ Outcome JudgeAgainstReference(const Spec& s, const std::string& label,
                                            run.c.family, ")"));
 }
 
+// A custom op: the runner cannot know its signature, so its reference is
+// the vendor's case (--custom-cases FILE: inputs, custom options, expected
+// outputs). Without one, the op runs on the generic float [2,3] input: a
+// failure there fails the check (an op that always fails is caught); a
+// success is "no reference", which is not a pass either.
+Outcome ExecuteCustom(const Spec& s, const std::string& label,
+                      const KilnKernel& kernel) {
+  std::string missing = "no --custom-cases file given";
+  if (!s.custom_cases.empty()) {
+    absl::StatusOr<CustomCase> custom =
+        LoadCustomCase(s.custom_cases, s.custom, s.version);
+    if (custom.ok()) {
+      SingleNodeRunner runner;
+      PluginRun run{custom->c, runner,
+                    BuildNode(custom->c, s.op, s.version, s.custom, &runner),
+                    absl::OkStatus()};
+      run.status = RunKernel(runner, kernel);
+      return JudgeRun(s, label, run, custom->reference);
+    }
+    if (custom.status().code() != absl::StatusCode::kNotFound) {
+      return Make(Verdict::kFail, std::string(custom.status().message()));
+    }
+    missing = std::string(custom.status().message());
+  }
+  const GeneratedCase c = GenericCase();
+  SingleNodeRunner runner;
+  PluginRun run{c, runner, BuildNode(c, s.op, s.version, s.custom, &runner),
+                absl::OkStatus()};
+  run.status = RunKernel(runner, kernel);
+  if (!run.status.ok()) {
+    return Make(
+        Verdict::kFail,
+        absl::StrCat(label, " failed on the generic float [2,3] input (",
+                     missing, "): ", run.status.ToString(),
+                     "; if the op takes other inputs, give its case with the "
+                     "expected outputs: --custom-cases FILE "
+                     "(conformance/README.md, \"Custom ops\")"));
+  }
+  return Make(Verdict::kNoReference,
+              absl::StrCat("ran OK on the generic float [2,3] input; outputs "
+                           "not verified (",
+                           missing,
+                           "): a check without a reference is not a pass; "
+                           "give the op's case with its expected outputs: "
+                           "--custom-cases FILE"));
+}
+
 Outcome Execute(const Spec& s) {
   absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin = Load(s.plugin, s.cap);
   if (!plugin.ok()) return Failed(plugin.status());
@@ -340,20 +400,13 @@ Outcome Execute(const Spec& s) {
                 absl::StrCat("the plugin declares ", label,
                              " but the host resolves no kernel for it"));
   }
+  if (s.op == KILN_OP_CUSTOM) return ExecuteCustom(s, label, *kernel);
   const absl::StatusOr<GeneratedCase> c = CaseFor(s);
   if (!c.ok()) return Make(Verdict::kSkip, std::string(c.status().message()));
   SingleNodeRunner runner;
   PluginRun run{*c, runner, BuildNode(*c, s.op, s.version, s.custom, &runner),
                 absl::OkStatus()};
   run.status = RunKernel(runner, *kernel);
-  if (s.op == KILN_OP_CUSTOM) {
-    return Make(Verdict::kNoReference,
-                absl::StrCat("no reference for custom ops; executed on a "
-                             "generic float [2,3] input for crash/status "
-                             "only: ",
-                             run.status.ok() ? std::string("status OK")
-                                             : run.status.ToString()));
-  }
   return JudgeAgainstReference(s, label, run);
 }
 
@@ -710,6 +763,8 @@ absl::StatusOr<Spec> ParseSpec(const std::vector<std::string>& args) {
       s.kernels = value;
     } else if (key == "references") {
       s.references = value;
+    } else if (key == "custom_cases") {
+      s.custom_cases = value;
     } else if (key == "graph") {
       s.graph = value;
     } else if (!numeric || !SetNumber(key, n, &s)) {

@@ -307,7 +307,11 @@ std::string AbiLevelName(uint32_t v) {
   return absl::StrCat(KILN_VERSION_MAJOR(v), ".", KILN_VERSION_MINOR(v));
 }
 
-bool Report::Passed() const { return Count(Verdict::kFail) == 0; }
+// A check without a reference is not a pass: its outputs were not
+// verified.
+bool Report::Passed() const {
+  return Count(Verdict::kFail) == 0 && Count(Verdict::kNoReference) == 0;
+}
 
 int Report::Count(Verdict v) const {
   return static_cast<int>(
@@ -453,6 +457,9 @@ class ConformanceRun {
               Arg("version", v)};
           if (!k.custom_name.empty()) {
             args.push_back(Arg("custom", k.custom_name));
+            if (!options_.custom_cases_path.empty()) {
+              args.push_back(Arg("custom_cases", options_.custom_cases_path));
+            }
           }
           Add(absl::StrCat("execute:", op, "/v", v, "@", AbiLevelName(level)),
               "execute", std::move(args), level, op, v);

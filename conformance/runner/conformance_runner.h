@@ -19,12 +19,13 @@
 
 namespace kiln::conformance {
 
-// Verdict of one check. Only kFail makes the run fail.
+// Verdict of one check. kFail and kNoReference make the run fail: a check
+// whose outputs were not compared with a reference is not a pass.
 enum class Verdict {
   kPass,
   kFail,
   kSkip,         // not run, with a reason (e.g. no input generator)
-  kNoReference,  // executed for crash/status only: no CPU reference
+  kNoReference,  // ran, outputs not verified: no independent reference
 };
 const char* VerdictName(Verdict v);  // "pass", "fail", "skip", "no-reference"
 
@@ -72,6 +73,8 @@ struct Report {
   DelegateInfo delegate;
   std::string reference_dir;  // independent reference outputs
   std::vector<CheckResult> checks;
+  // No check failed and every check that ran was verified (no kFail, no
+  // kNoReference).
   bool Passed() const;
   int Count(Verdict v) const;
 };
@@ -84,6 +87,9 @@ struct Options {
   // Independent reference outputs (references.h); "" = the default
   // directory (conformance/references/golden or its installed copy).
   std::string reference_dir;
+  // A vendor's custom-case file: inputs and expected outputs of the
+  // plugin's custom ops (references.h LoadCustomCase); "" = none.
+  std::string custom_cases_path;
   // Address-space limit of each check process in MiB (0 = none; not
   // applied in sanitizer builds).
   uint64_t memory_limit_mb = 4096;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "version_inputs.h"
 
 namespace kiln::conformance {
 namespace {
@@ -123,7 +124,10 @@ std::optional<GeneratedCase> Binary(int32_t op, uint64_t seed) {
     const bool divides =
         In(op, {KILN_OP_DIV, KILN_OP_FLOOR_DIV, KILN_OP_FLOOR_MOD});
     x = b.Floats({2, 3, 4}, -4.f, 4.f);
-    y = b.Floats({3, 1}, -2.f, 2.f, false, divides);
+    // LiteRT's ATAN2 does not broadcast.
+    y = b.Floats(op == KILN_OP_ATAN2 ? std::vector<int32_t>{2, 3, 4}
+                                     : std::vector<int32_t>{3, 1},
+                 -2.f, 2.f, false, divides);
   }
   if (In(op, {KILN_OP_ADD, KILN_OP_SUB, KILN_OP_MUL, KILN_OP_DIV})) {
     b.Int(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU6);
@@ -137,18 +141,16 @@ std::optional<GeneratedCase> Unary(int32_t op, uint64_t seed) {
   const bool positive = In(op, {KILN_OP_LOG, KILN_OP_SQRT, KILN_OP_RSQRT});
   const bool boolean = op == KILN_OP_LOGICAL_NOT;
   if (!positive && !boolean &&
-      !In(op, {KILN_OP_ABS,         KILN_OP_NEG,
-               KILN_OP_EXP,         KILN_OP_SIN,
-               KILN_OP_COS,         KILN_OP_TANH,
-               KILN_OP_LOGISTIC,    KILN_OP_RELU,
-               KILN_OP_RELU6,       KILN_OP_RELU_N1_TO_1,
-               KILN_OP_RELU_0_TO_1, KILN_OP_ELU,
-               KILN_OP_FLOOR,       KILN_OP_CEIL,
-               KILN_OP_ROUND,       KILN_OP_SQUARE,
-               KILN_OP_HARD_SWISH,  KILN_OP_LEAKY_RELU,
-               KILN_OP_GELU,        KILN_OP_SIGN,
-               KILN_OP_SOFTMAX,     KILN_OP_LOG_SOFTMAX,
-               KILN_OP_ZEROS_LIKE,  KILN_OP_L2_NORMALIZATION})) {
+      !In(op,
+          {KILN_OP_ABS,          KILN_OP_NEG,         KILN_OP_EXP,
+           KILN_OP_SIN,          KILN_OP_COS,         KILN_OP_TANH,
+           KILN_OP_LOGISTIC,     KILN_OP_RELU,        KILN_OP_RELU6,
+           KILN_OP_RELU_N1_TO_1, KILN_OP_RELU_0_TO_1, KILN_OP_ELU,
+           KILN_OP_FLOOR,        KILN_OP_CEIL,        KILN_OP_ROUND,
+           KILN_OP_SQUARE,       KILN_OP_HARD_SWISH,  KILN_OP_LEAKY_RELU,
+           KILN_OP_GELU,         KILN_OP_SIGN,        KILN_OP_SOFTMAX,
+           KILN_OP_LOG_SOFTMAX,  KILN_OP_ZEROS_LIKE,  KILN_OP_L2_NORMALIZATION,
+           KILN_OP_QUANTIZE,     KILN_OP_DEQUANTIZE})) {
     return std::nullopt;
   }
   CaseBuilder b("elementwise unary", seed);
@@ -489,124 +491,10 @@ std::string ShapeString(const std::vector<int32_t>& s) {
 absl::StatusOr<GeneratedCase> GenerateVersionOneCase(int32_t builtin_code,
                                                      uint64_t seed);
 
-namespace {
-
-// What an op version introduced, per TFLite's op versioning
-// (tensorflow/lite/tools/versioning/op_version.cc): the element type of the
-// float tensors of the version-1 case, quantized (per tensor, zero point 0)
-// or not. Only ops whose generated case is elementwise over float tensors.
-struct VersionInputs {
-  int32_t op;
-  int32_t version;
-  KilnTensorType type;
-  bool quantized;
-};
-constexpr VersionInputs kVersionInputs[] = {
-    {KILN_OP_ABS, 2, KILN_TYPE_INT8, true},
-    {KILN_OP_ABS, 3, KILN_TYPE_INT16, true},
-    {KILN_OP_ABS, 4, KILN_TYPE_INT16, false},
-    {KILN_OP_ABS, 5, KILN_TYPE_INT32, false},
-    {KILN_OP_RELU, 2, KILN_TYPE_INT8, true},
-    {KILN_OP_RELU, 3, KILN_TYPE_INT16, true},
-    {KILN_OP_MUL, 2, KILN_TYPE_INT8, true},
-    {KILN_OP_MUL, 4, KILN_TYPE_INT16, true},
-    {KILN_OP_MUL, 5, KILN_TYPE_INT64, false},
-};
-
-const VersionInputs* FindVersionInputs(int32_t op, int32_t version) {
-  const VersionInputs* best = nullptr;
-  for (const VersionInputs& v : kVersionInputs) {
-    if (v.op == op && v.version <= version &&
-        (best == nullptr || v.version > best->version)) {
-      best = &v;
-    }
-  }
-  return best;
-}
-
-template <typename T>
-std::vector<uint8_t> Encode(const std::vector<float>& values, float scale) {
-  std::vector<uint8_t> out(values.size() * sizeof(T));
-  const double lo = static_cast<double>(std::numeric_limits<T>::min());
-  const double hi = static_cast<double>(std::numeric_limits<T>::max());
-  for (size_t i = 0; i < values.size(); ++i) {
-    const double q = std::min(
-        hi, std::max(lo, std::round(static_cast<double>(values[i]) / scale)));
-    const T v = static_cast<T>(q);
-    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
-  }
-  return out;
-}
-
-// Converts every float tensor of `c` to `v`'s type. Quantized: scale
-// max|x| / qmax per input, outputs scaled for the op's output range (RELU6
-// fused into MUL: [0, 6]); plain integers: the values times 8, rounded.
-void Convert(const VersionInputs& v, int32_t op, GeneratedCase* c) {
-  const bool wide = v.type == KILN_TYPE_INT16;
-  const double qmax = v.type == KILN_TYPE_INT8 ? 127 : wide ? 32767 : 0;
-  float widest = 0;
-  for (GeneratedTensor& t : c->tensors) {
-    if (t.type != KILN_TYPE_FLOAT32) continue;
-    std::vector<float> values(t.bytes.size() / sizeof(float));
-    if (!values.empty()) {
-      std::memcpy(values.data(), t.bytes.data(), t.bytes.size());
-    }
-    float max_abs = 0;
-    for (float x : values) max_abs = std::max(max_abs, std::fabs(x));
-    widest = std::max(widest, max_abs);
-    float scale = 1.f / 8;
-    if (v.quantized) {
-      if (values.empty()) {  // an output
-        const float range = op == KILN_OP_MUL ? 6.f : widest;
-        scale = static_cast<float>(range / qmax);
-      } else {
-        scale = static_cast<float>(max_abs / qmax);
-      }
-      t.quantization.scales = {scale};
-      t.quantization.zero_points = {0};
-    }
-    t.type = v.type;
-    if (values.empty()) continue;
-    switch (v.type) {
-      case KILN_TYPE_INT8:
-        t.bytes = Encode<int8_t>(values, scale);
-        break;
-      case KILN_TYPE_INT16:
-        t.bytes = Encode<int16_t>(values, scale);
-        break;
-      case KILN_TYPE_INT32:
-        t.bytes = Encode<int32_t>(values, scale);
-        break;
-      default:
-        t.bytes = Encode<int64_t>(values, scale);
-        break;
-    }
-  }
-  c->exercises_version = v.version;
-}
-
-}  // namespace
-
-int32_t InputVersion(int32_t builtin_code, int32_t version) {
-  const VersionInputs* v = FindVersionInputs(builtin_code, version);
-  return v == nullptr ? 1 : v->version;
-}
-
-std::vector<int32_t> InputVersions(int32_t builtin_code) {
-  std::vector<int32_t> out = {1};
-  for (const VersionInputs& v : kVersionInputs) {
-    if (v.op == builtin_code) out.push_back(v.version);
-  }
-  return out;
-}
-
 absl::StatusOr<GeneratedCase> GenerateCase(int32_t builtin_code, uint64_t seed,
                                            int32_t version) {
   absl::StatusOr<GeneratedCase> c = GenerateVersionOneCase(builtin_code, seed);
-  if (version <= 1 || !c.ok()) return c;
-  if (const VersionInputs* v = FindVersionInputs(builtin_code, version)) {
-    Convert(*v, builtin_code, &*c);
-  }
+  if (c.ok()) ApplyVersionInputs(builtin_code, version, &*c);
   return c;
 }
 
@@ -649,6 +537,10 @@ std::vector<int> BuildNode(const GeneratedCase& c, int32_t builtin_code,
   runner->SetOp(builtin_code, version, inputs, outputs, custom_name);
   for (const auto& [key, value] : c.options)
     runner->node().SetOption(key, value);
+  if (!c.custom_options.empty()) {
+    runner->node().custom_options = c.custom_options.data();
+    runner->node().custom_options_size = c.custom_options.size();
+  }
   return output_index;
 }
 

@@ -33,6 +33,8 @@ struct GeneratedCase {
   // introduced per TFLite's op versioning: a type, quantization); the case
   // is valid at every later version with the same meaning.
   int32_t exercises_version = 1;
+  // A custom op's custom options (custom cases only).
+  std::vector<uint8_t> custom_options;
 };
 
 // The case for `builtin_code`, or NotFound saying there is none ("no input

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "op_generators.h"
 
 namespace kiln::conformance {
 namespace {
@@ -79,20 +80,16 @@ std::string DefaultReferenceDirectory() {
   return KILN_CONFORMANCE_INSTALLED_REFERENCE_DIR;
 }
 
-absl::StatusOr<Reference> LoadReference(const std::string& dir,
-                                        const std::string& key) {
-  const std::string path = absl::StrCat(dir, "/", key, ".json");
-  std::ifstream in(path);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("no reference file ", path));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  const Json j = Json::parse(text.str(), nullptr, false);
+namespace {
+
+// The reference in `j` (the object of a reference file, or of one case of a
+// custom-case file) read from `path`; `fix` says what to do about a
+// malformed one.
+absl::StatusOr<Reference> ParseReference(const Json& j, const std::string& path,
+                                         const std::string& fix) {
   const auto malformed = [&](const std::string& what) {
-    return absl::DataLossError(absl::StrCat(
-        "malformed reference file ", path, ": ", what,
-        "; regenerate it with conformance/references/generate_references.py"));
+    return absl::DataLossError(
+        absl::StrCat("malformed reference file ", path, ": ", what, "; ", fix));
   };
   if (!j.is_object() || !j.contains("outputs") || !j["outputs"].is_array()) {
     return malformed("not an object with an \"outputs\" array");
@@ -122,6 +119,144 @@ absl::StatusOr<Reference> LoadReference(const std::string& dir,
     r.outputs.push_back(std::move(out));
   }
   return r;
+}
+
+absl::StatusOr<Json> ReadJson(const std::string& path,
+                              const std::string& missing) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat(missing, path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return Json::parse(text.str(), nullptr, false);
+}
+
+template <typename T>
+void Append(double v, std::vector<uint8_t>* bytes) {
+  const T x = static_cast<T>(v);
+  const auto* p = reinterpret_cast<const uint8_t*>(&x);
+  bytes->insert(bytes->end(), p, p + sizeof(T));
+}
+
+// A custom case's input: {"type", "shape", "values"[, "quantization":
+// {"scale", "zero_point"}]}.
+absl::StatusOr<GeneratedTensor> ParseInput(const Json& j) {
+  if (!j.is_object() || !j.contains("values") || !j["values"].is_array()) {
+    return absl::InvalidArgumentError("an input without \"values\"");
+  }
+  absl::StatusOr<KilnTensorType> type = TypeFromName(j.value("type", ""));
+  if (!type.ok()) return type.status();
+  GeneratedTensor t;
+  t.type = *type;
+  t.shape = j.value("shape", std::vector<int32_t>{});
+  for (const Json& v : j["values"]) {
+    const double x = v.is_number() ? v.get<double>() : 0;
+    switch (t.type) {
+      case KILN_TYPE_FLOAT32:
+        Append<float>(x, &t.bytes);
+        break;
+      case KILN_TYPE_INT32:
+        Append<int32_t>(x, &t.bytes);
+        break;
+      case KILN_TYPE_INT64:
+        Append<int64_t>(x, &t.bytes);
+        break;
+      case KILN_TYPE_INT16:
+        Append<int16_t>(x, &t.bytes);
+        break;
+      case KILN_TYPE_INT8:
+        Append<int8_t>(x, &t.bytes);
+        break;
+      case KILN_TYPE_UINT8:
+      case KILN_TYPE_BOOL:
+        Append<uint8_t>(x, &t.bytes);
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("inputs of type ", TypeName(t.type),
+                         " are not supported in custom cases"));
+    }
+  }
+  if (j.contains("quantization") && j["quantization"].is_object()) {
+    t.quantization.scales = {j["quantization"].value("scale", 1.f)};
+    t.quantization.zero_points = {
+        j["quantization"].value("zero_point", int64_t{0})};
+  }
+  return t;
+}
+
+}  // namespace
+
+absl::StatusOr<Reference> LoadReference(const std::string& dir,
+                                        const std::string& key) {
+  const std::string path = absl::StrCat(dir, "/", key, ".json");
+  absl::StatusOr<Json> j = ReadJson(path, "no reference file ");
+  if (!j.ok()) return j.status();
+  return ParseReference(
+      *j, path,
+      "regenerate it with conformance/references/generate_references.py");
+}
+
+absl::StatusOr<CustomCase> LoadCustomCase(const std::string& path,
+                                          const std::string& custom_name,
+                                          int32_t version) {
+  absl::StatusOr<Json> j = ReadJson(path, "cannot read the custom-case file ");
+  if (!j.ok()) return j.status();
+  const std::string fix =
+      "see \"Custom ops\" in conformance/README.md for the format";
+  if (!j->is_object() || !j->contains("cases") || !(*j)["cases"].is_array()) {
+    return absl::DataLossError(
+        absl::StrCat("malformed custom-case file ", path,
+                     ": not an object with a \"cases\" array; ", fix));
+  }
+  const Json* best = nullptr;
+  for (const Json& c : (*j)["cases"]) {
+    if (!c.is_object() || c.value("custom_name", "") != custom_name) continue;
+    const int32_t v = c.value("version", 1);
+    if (v <= version && (best == nullptr || v > best->value("version", 1))) {
+      best = &c;
+    }
+  }
+  if (best == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no case for CUSTOM '", custom_name,
+                                            "' v", version, " in ", path));
+  }
+  absl::StatusOr<Reference> reference = ParseReference(*best, path, fix);
+  if (!reference.ok()) return reference.status();
+  CustomCase out;
+  out.reference = *std::move(reference);
+  out.reference.key =
+      absl::StrCat(custom_name, ".v", best->value("version", 1));
+  if (out.reference.source.empty()) {
+    out.reference.source = "the expected outputs in the custom-case file";
+  }
+  GeneratedCase& c = out.c;
+  c.family = absl::StrCat("custom case from ", path);
+  c.exercises_version = best->value("version", 1);
+  if (!best->contains("inputs") || !(*best)["inputs"].is_array()) {
+    return absl::DataLossError(absl::StrCat("malformed custom-case file ", path,
+                                            ": a case without \"inputs\"; ",
+                                            fix));
+  }
+  for (const Json& input : (*best)["inputs"]) {
+    absl::StatusOr<GeneratedTensor> t = ParseInput(input);
+    if (!t.ok()) {
+      return absl::DataLossError(absl::StrCat("malformed custom-case file ",
+                                              path, ": ", t.status().message(),
+                                              "; ", fix));
+    }
+    c.inputs.push_back(static_cast<int32_t>(c.tensors.size()));
+    c.tensors.push_back(*std::move(t));
+  }
+  for (const ReferenceOutput& o : out.reference.outputs) {
+    GeneratedTensor t;
+    t.type = o.type;
+    c.outputs.push_back(static_cast<int32_t>(c.tensors.size()));
+    c.tensors.push_back(std::move(t));
+  }
+  for (const Json& b : best->value("custom_options", Json::array())) {
+    c.custom_options.push_back(static_cast<uint8_t>(b.get<int>()));
+  }
+  return out;
 }
 
 std::string CompareWithReference(KilnTensorType type,

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "op_generators.h"
 #include "runtime/graph.h"
 
 namespace kiln::conformance {
@@ -52,6 +53,19 @@ absl::StatusOr<Reference> LoadReference(const std::string& dir,
 // |got - want| <= abs + rel * |want| (NaN matches NaN); quantized integer
 // outputs within one step; other integer and bool types exactly. "" when
 // equal, else what differs.
+// A custom op's case from a vendor's custom-case file
+// (`kiln conformance --custom-cases FILE`): its inputs and custom options
+// and the expected outputs the vendor computed independently of the plugin
+// (conformance/README.md, "Custom ops"). The case with the newest version
+// <= `version` for `custom_name`; NotFound when the file has none.
+struct CustomCase {
+  GeneratedCase c;
+  Reference reference;
+};
+absl::StatusOr<CustomCase> LoadCustomCase(const std::string& path,
+                                          const std::string& custom_name,
+                                          int32_t version);
+
 std::string CompareWithReference(KilnTensorType type,
                                  const std::vector<int32_t>& shape,
                                  const void* data, size_t bytes,

@@ -149,8 +149,8 @@ std::string ReportToJUnit(const Report& r) {
       "  <testsuite name=\"%s\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" "
       "errors=\"0\" time=\"%.3f\">\n",
       Escape("kiln conformance: " + r.plugin_path), r.checks.size(),
-      r.Count(Verdict::kFail),
-      r.Count(Verdict::kSkip) + r.Count(Verdict::kNoReference), total);
+      r.Count(Verdict::kFail) + r.Count(Verdict::kNoReference),
+      r.Count(Verdict::kSkip), total);
   for (const CheckResult& c : r.checks) {
     x << absl::StrFormat(
         "    <testcase classname=\"conformance.%s\" "
@@ -164,8 +164,13 @@ std::string ReportToJUnit(const Report& r) {
         x << ">\n      <failure message=\"" << Escape(c.message) << "\">"
           << Escape(c.message) << "</failure>\n    </testcase>\n";
         break;
-      case Verdict::kSkip:
       case Verdict::kNoReference:
+        // Not verified, so not a pass: a failure of its own type.
+        x << ">\n      <failure type=\"no-reference\" message=\""
+          << Escape("no reference: " + c.message) << "\">" << Escape(c.message)
+          << "</failure>\n    </testcase>\n";
+        break;
+      case Verdict::kSkip:
         x << ">\n      <skipped message=\""
           << Escape(std::string(VerdictName(c.verdict)) + ": " + c.message)
           << "\"/>\n    </testcase>\n";
@@ -189,7 +194,11 @@ void WriteHtmlHeader(const Report& r, std::ostringstream& h) {
        ".pass{background:#c8ecc8}.fail{background:#f5b7b1}"
        ".skip{background:#e5e5e5}.noref{background:#fdebd0}</style>"
     << "</head><body>\n";
-  h << "<h1>kiln conformance</h1>\n<p><b>" << (r.Passed() ? "PASSED" : "FAILED")
+  h << "<h1>kiln conformance</h1>\n<p><b>"
+    << (r.Passed()                     ? "PASSED"
+        : r.Count(Verdict::kFail) == 0 ? "NOT VERIFIED (a check without a "
+                                         "reference is not a pass)"
+                                       : "FAILED")
     << "</b> &mdash; " << r.Count(Verdict::kPass) << " pass, "
     << r.Count(Verdict::kFail) << " fail, " << r.Count(Verdict::kSkip)
     << " skip, " << r.Count(Verdict::kNoReference) << " no reference</p>\n";

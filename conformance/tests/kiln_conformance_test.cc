@@ -125,11 +125,13 @@ TEST(KilnConformanceBadPluginTest, WrongOutputsDifferFromReference) {
 TEST(KilnConformanceBadPluginTest, LyingDescriptorIsCaughtPerVersion) {
   const ConformanceRun run = RunConformance(BadPlugin("lying_ranges"), kQuick);
   EXPECT_EQ(run.exit_code, 1) << run.output;
+  // v2..v9 get what ADD v2..v5 introduced (int8, int16, int64 inputs),
+  // which the float code refuses.
   ExpectCheck(run, "execute:ADD/v1@1.1", "pass", "matches LiteRT");
-  ExpectCheck(run, "execute:ADD/v2@1.1", "fail", "differs from the reference");
-  ExpectCheck(run, "execute:ADD/v3@1.1", "fail",
-              "ADD v3+ is not really implemented");
-  ExpectCheck(run, "execute:ADD/v9@1.0", "fail", "not really implemented");
+  ExpectCheck(run, "execute:ADD/v2@1.1", "fail",
+              "failed on a valid generated input");
+  ExpectCheck(run, "execute:ADD/v3@1.1", "fail", "FLOAT32 inputs only");
+  ExpectCheck(run, "execute:ADD/v9@1.2", "fail", "(v5 inputs");
   ExpectCheck(run, "version_ranges", "pass", "ADD v10");
 }
 
@@ -143,6 +145,30 @@ TEST(KilnConformanceBadPluginTest, FloatOnlyKernelClaimingNewerVersionsFails) {
   ExpectCheck(run, "execute:ABS/v2@1.2", "fail", "");
   ExpectCheck(run, "execute:ABS/v3@1.2", "fail", "");
   ExpectCheck(run, "execute:ABS/v5@1.2", "fail", "");
+}
+
+TEST(KilnConformanceBadPluginTest, FloatOnlyAddClaimingV1To4Fails) {
+  // ADD v2 int8 and v3 int16 (quantized), v4 int64: what those versions
+  // added in TFLite; the float-only kernel refuses them.
+  const ConformanceRun run =
+      RunConformance(BadPlugin("float_only_add"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:ADD/v1@1.2", "pass", "matches LiteRT");
+  for (const char* v : {"v2", "v3", "v4"}) {
+    ExpectCheck(run, std::string("execute:ADD/") + v + "@1.2", "fail",
+                "failed on a valid generated input");
+  }
+}
+
+TEST(KilnConformanceBadPluginTest, CustomOpThatAlwaysFailsFails) {
+  const ConformanceRun run =
+      RunConformance(BadPlugin("custom_always_fails"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "execute:CUSTOM 'KilnAlwaysFails'/v1@1.2", "fail",
+              "KilnAlwaysFails always fails");
+  ExpectCheck(run, "execute:CUSTOM 'KilnAlwaysFails'/v1@1.0", "fail",
+              "--custom-cases");
+  ExpectCheck(run, "execute:ADD/v1@1.2", "pass", "matches LiteRT");
 }
 
 TEST(KilnConformanceBadPluginTest, LeakIsReported) {
@@ -205,6 +231,16 @@ TEST(KilnConformanceBadDelegateTest, WrongOutputsDifferFromTheReference) {
   ExpectCheck(run, "delegate:MUL/v1", "pass", "outputs match the reference");
 }
 
+TEST(KilnConformanceBadDelegateTest, FloatOnlyDelegateClaimingV2Fails) {
+  // ADD v2 brings int8 inputs; the delegate claims them (it declares any
+  // type) and computes in float.
+  const ConformanceRun run =
+      RunConformance(BadDelegate("float_only_claims_v2"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  ExpectCheck(run, "delegate:ADD/v1", "pass", "outputs match the reference");
+  ExpectCheck(run, "delegate:ADD/v2", "fail", "");
+}
+
 TEST(KilnConformanceInTreeTest, SdkExampleDelegatePasses) {
   const ConformanceRun run = RunConformance(
       std::string(KILN_CONFORMANCE_BAD_PLUGIN_DIR) + "/libacme_delegate.so",
@@ -231,7 +267,7 @@ TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {
   const ConformanceRun run = RunConformance(BadPlugin("wrong_outputs"), kQuick);
   ASSERT_TRUE(run.report.is_object()) << run.output;
   EXPECT_EQ(run.report["abi_levels_tested"],
-            nlohmann::json::array({"1.0", "1.1", "1.2"}));
+            nlohmann::json::array({"1.0", "1.1", "1.2", "1.3"}));
   EXPECT_EQ(run.report["summary"]["passed"], false);
   const size_t checks = run.report["checks"].size();
   EXPECT_EQ(run.report["summary"]["total"], checks);
@@ -249,19 +285,56 @@ TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {
   EXPECT_THAT(run.html, HasSubstr("<th>host 1.0</th><th>host 1.1</th>"));
 }
 
+// The hand-computed case of the matrix plugins' custom op.
+std::string MatrixCases() {
+  return std::string(" --custom-cases '") + KILN_SOURCE_DIR +
+         "/conformance/matrix/matrix_custom_cases.json'";
+}
+
 TEST(KilnConformanceTest, MatrixPluginRefusedByOldHostIsRefusedAsDeclared) {
   // min_host 1.1: refusal at 1.0 is correct behaviour, not a failure; its
-  // custom op has no reference.
+  // custom op is checked against the hand-computed case.
   const ConformanceRun run =
       RunConformance(std::string(KILN_CONFORMANCE_MATRIX_PLUGIN_DIR) +
                          "/libkiln_matrix_abi11_needs_quant.so",
-                     kQuick);
+                     kQuick + MatrixCases());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   ExpectCheck(run, "negotiation@1.0", "pass", "refused as declared");
-  ExpectCheck(run, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.1",
-              "no-reference", "crash/status only");
+  ExpectCheck(run, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.1", "pass",
+              "hand-computed");
   EXPECT_EQ(FindCheck(run, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.0"),
             nullptr);
+}
+
+TEST(KilnConformanceTest, CustomOpWithoutReferenceIsNotAPass) {
+  // CUSTOM 'Sinh' runs fine on the generic float input, but nothing
+  // verifies its outputs: "no reference", and the run is not a pass (exit 1,
+  // NOT VERIFIED).
+  const std::string sinh =
+      std::string(KILN_TEST_PLUGIN_DIR) + "/libexample_sinh.so";
+  const ConformanceRun run = RunConformance(sinh, kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("NOT VERIFIED"));
+  ExpectCheck(run, "execute:CUSTOM 'Sinh'/v1@1.2", "no-reference",
+              "not a pass");
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["summary"]["fail"], 0);
+  EXPECT_EQ(run.report["summary"]["passed"], false);
+  EXPECT_THAT(run.junit, HasSubstr("type=\"no-reference\""));
+  // With its case (expected outputs from Python's math.sinh) it passes.
+  const ConformanceRun with_case = RunConformance(
+      sinh, std::string(kQuick) + " --custom-cases '" + KILN_SOURCE_DIR +
+                "/plugins/examples/custom_sinh/sinh_conformance_cases.json'");
+  EXPECT_EQ(with_case.exit_code, 0) << with_case.output;
+  ExpectCheck(with_case, "execute:CUSTOM 'Sinh'/v1@1.2", "pass", "math.sinh");
+  // A matrix plugin, whose op takes INT8, with the hand-computed case.
+  const ConformanceRun matrix =
+      RunConformance(std::string(KILN_CONFORMANCE_MATRIX_PLUGIN_DIR) +
+                         "/libkiln_matrix_abi11_plain.so",
+                     kQuick + MatrixCases());
+  EXPECT_EQ(matrix.exit_code, 0) << matrix.output;
+  ExpectCheck(matrix, "execute:CUSTOM 'KilnMatrixDequantize'/v1@1.0", "pass",
+              "hand-computed");
 }
 
 TEST(KilnConformanceTest, NextMajorPluginFailsCleanly) {
@@ -309,7 +382,13 @@ TEST(KilnConformanceInTreeTest, EveryOtherInTreePluginPasses) {
   }
   for (const std::string& plugin : plugins) {
     SCOPED_TRACE(plugin);
-    const ConformanceRun run = RunConformance(plugin, "--timeout 20");
+    // Custom ops are verified against the case files next to their sources.
+    std::string extra = "--timeout 20";
+    if (fs::path(plugin).filename() == "libexample_sinh.so") {
+      extra += std::string(" --custom-cases '") + KILN_SOURCE_DIR +
+               "/plugins/examples/custom_sinh/sinh_conformance_cases.json'";
+    }
+    const ConformanceRun run = RunConformance(plugin, extra);
     EXPECT_EQ(run.exit_code, 0) << run.output;
   }
   RecordProperty("plugins_checked", static_cast<int>(plugins.size()));

@@ -227,6 +227,28 @@ TEST_F(SdkDelegateTest, TableNamesTheDelegateAndItsSettingsMessage) {
   }
 }
 
+// A delegate's own supported-op table becomes manifest rows, in order.
+TEST(SdkDelegateManifestTest, OpsTakesEveryRowOfATable) {
+  struct OpRow {
+    int32_t builtin_code, min_version, max_version;
+    sdk::TypeSet types;
+  };
+  static const OpRow kTable[] = {
+      {KILN_OP_ADD, 1, 2, {KILN_TYPE_FLOAT32}},
+      {KILN_OP_CONV_2D, 1, 3, {KILN_TYPE_FLOAT32, KILN_TYPE_INT8}}};
+  static sdk::DelegateDefinition definition(
+      "table", &CreateScripted, sdk::DelegateManifest().Ops(kTable), nullptr);
+  const KilnDelegateInterface* d = definition.delegate_interface();
+  ASSERT_EQ(d->num_supported_ops, 2u);
+  EXPECT_EQ(d->supported_ops[0]->builtin_code, KILN_OP_ADD);
+  EXPECT_EQ(d->supported_ops[0]->max_version, 2);
+  EXPECT_EQ(d->supported_ops[0]->num_tensor_types, 1u);
+  EXPECT_EQ(d->supported_ops[1]->builtin_code, KILN_OP_CONV_2D);
+  EXPECT_EQ(d->supported_ops[1]->min_version, 1);
+  EXPECT_EQ(d->supported_ops[1]->max_version, 3);
+  EXPECT_EQ(d->supported_ops[1]->num_tensor_types, 2u);
+}
+
 TEST_F(SdkDelegateTest, FactoryReceivesTheDecodedSettings) {
   kiln::DelegateSettings s;
   (*s.mutable_options())["colour"] = "blue";

@@ -6,8 +6,9 @@ and int16x8 with --all) and misc/mobilenet_like_model.bin, at 1 and 2
 threads, in fresh processes, one configuration after another per model:
 
   kiln-default  `kiln bench MODEL --threads T` (the default xnnpack delegate)
-  kiln-cpu      `kiln bench MODEL --delegate none` (the CPU plugin alone;
-                its kernels are single-threaded, measured once)
+  kiln-cpu      `kiln bench MODEL --delegate none --threads T` (the CPU
+                plugin alone; its heavy kernels run on the interpreter's
+                pool through kiln.parallel_for/1)
   litert-default  ai_edge_litert Interpreter, OpResolverType.AUTO,
                 num_threads=T (LiteRT applies its XNNPACK delegate)
   litert-builtin  OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
@@ -171,9 +172,9 @@ def main(argv=None):
     results = []
     for model in models:
         name = os.path.relpath(model, args.corpus)
-        cpu = kiln_figures(args.kiln, model, 1, True, args.warmup,
-                           args.iterations)
         for t in threads:
+            cpu = kiln_figures(args.kiln, model, t, True, args.warmup,
+                               args.iterations)
             print(f"measuring {name} at {t} thread(s)...", file=sys.stderr,
                   flush=True)
             row = {"model": name, "threads": t,

@@ -246,8 +246,9 @@ void AddDelegateFlags(FlagParser& flags,
 
 void AddThreadsFlag(FlagParser& flags, int32_t* num_threads) {
   flags.Int("--threads", "N", num_threads,
-            "threads the delegates may use (default 1; the\n"
-            "default xnnpack delegate runs on N threads)",
+            "threads the delegates and kernels may use (default 1;\n"
+            "the default xnnpack delegate runs on N threads, the CPU\n"
+            "plugin's heavy kernels on the interpreter's pool of N)",
             int32_t{1});
 }
 

@@ -42,6 +42,10 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
       .String("--references", "DIR", &o.run.reference_dir,
               "independent reference outputs (LiteRT reference kernels;\n"
               "default: Kiln's conformance/references)")
+      .String("--custom-cases", "FILE", &o.run.custom_cases_path,
+              "inputs and expected outputs of the plugin's custom ops\n"
+              "(JSON; conformance/README.md, \"Custom ops\"); without it a\n"
+              "custom op runs on a generic input and is not verified")
       .Int("--memory-limit", "MIB", &o.run.memory_limit_mb,
            "address-space limit of each check process (default 4096;\n"
            "0: none)",
@@ -53,19 +57,26 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
       .Int("--threads", "N", &o.run.threads,
            "threads of the concurrency check (default 4)", 1)
       .Epilog(
-          "Exit status: 0 when no check failed, 1 when one did, 2 on a usage "
-          "error.\n");
+          "Exit status: 0 when no check failed and every check that ran was\n"
+          "verified against a reference, 1 otherwise (a check without a\n"
+          "reference is not a pass), 2 on a usage error.\n");
   return flags;
 }
 
 std::string SummaryLine(const conformance::Report& report) {
   using conformance::Verdict;
-  return absl::StrCat(report.Passed() ? "PASSED" : "FAILED", ": ",
-                      report.Count(Verdict::kPass), " pass, ",
+  return absl::StrCat(report.Passed()                     ? "PASSED"
+                      : report.Count(Verdict::kFail) == 0 ? "NOT VERIFIED"
+                                                          : "FAILED",
+                      ": ", report.Count(Verdict::kPass), " pass, ",
                       report.Count(Verdict::kFail), " fail, ",
                       report.Count(Verdict::kSkip), " skip, ",
                       report.Count(Verdict::kNoReference), " no reference (of ",
-                      report.checks.size(), " checks)\n");
+                      report.checks.size(), " checks)",
+                      report.Passed() || report.Count(Verdict::kFail) > 0
+                          ? ""
+                          : "; a check without a reference is not a pass",
+                      "\n");
 }
 
 // The report files asked for, each rendered from the same Report.

@@ -309,7 +309,8 @@ absl::StatusOr<std::vector<RunOutput>> CollectOutputs(const RunTarget& target) {
       return absl::InternalError(
           absl::StrCat("output '", out.name, "' has no data"));
     }
-    out.array.type = t->desc->type;
+    // The type now: a kernel's prepare may have set it (tensor_set_type).
+    out.array.type = t->ElementType();
     out.array.shape = t->shape;
     const auto* bytes = static_cast<const uint8_t*>(t->data);
     out.array.data.assign(bytes, bytes + (bytes == nullptr ? 0 : t->bytes));

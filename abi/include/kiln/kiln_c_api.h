@@ -480,7 +480,9 @@ KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetPlanCacheSize(
 KILN_API_EXPORT void KilnInterpreterOptionsSetUseDefaultDelegates(
     KilnInterpreterOptions* options, int32_t enabled);
 /* Threads the default delegate (and an added "xnnpack" delegate whose
- * settings name no num_threads) may use; 0 = its default, one thread.
+ * settings name no num_threads) may use; 0 = its default, one thread. Also
+ * the size of the interpreter's thread pool that kernel plugins share
+ * through the host extension kiln.parallel_for/1 (0 counts as 1).
  * INVALID_ARGUMENT when options is NULL or num_threads is negative. */
 KILN_API_EXPORT KilnError* KilnInterpreterOptionsSetNumThreads(
     KilnInterpreterOptions* options, int32_t num_threads);

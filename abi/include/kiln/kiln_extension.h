@@ -96,6 +96,11 @@ typedef struct KilnOpaqueTensor KilnOpaqueTensor;
 #define KILN_OPTION_LSTM_KERNEL_TYPE 42           /* I: 0 FULL, 1 BASIC */
 #define KILN_OPTION_TIME_MAJOR 43                 /* I: bool */
 #define KILN_OPTION_DIAGONAL_RECURRENT_TENSORS 44 /* I: bool */
+/* Extension API 1.3: Conv3DOptions' depth stride and dilation (its other
+ * fields read through the 2-D keys: padding, stride/dilation W and H, fused
+ * activation). 40-44 are LSTMOptions' keys. */
+#define KILN_OPTION_STRIDE_D 45   /* I */
+#define KILN_OPTION_DILATION_D 46 /* I, default 1 */
 
 #define KILN_PADDING_SAME 0
 #define KILN_PADDING_VALID 1
@@ -455,7 +460,11 @@ typedef struct KilnHostApi {
   KILN_STRUCT_SIZE(KilnHostApi, tensor_quantization)
 #define KILN_HOST_API_STRUCT_SIZE_1_2 \
   KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
-#define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_2
+/* 1.3 adds no KilnHostApi function so far (its additions are host
+ * extensions); a 1.3 function appended to the table moves this to it. */
+#define KILN_HOST_API_STRUCT_SIZE_1_3 \
+  KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
+#define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_3
 
 KILN_EXTERN_C_END
 

@@ -41,9 +41,9 @@
 /* Extension API: the plugin ABI. A plugin records the version it was built
  * against in KilnPluginDescriptor.abi_version. */
 #define KILN_EXT_API_VERSION_MAJOR 1
-#define KILN_EXT_API_VERSION_MINOR 2
+#define KILN_EXT_API_VERSION_MINOR 3
 #define KILN_EXT_API_VERSION_PATCH 0
-#define KILN_EXT_API_VERSION_STRING "1.2.0"
+#define KILN_EXT_API_VERSION_STRING "1.3.0"
 
 /* TFLite FlatBuffer schema version read by Kiln (Model.version). */
 #define KILN_MODEL_SCHEMA_VERSION 3

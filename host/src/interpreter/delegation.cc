@@ -225,6 +225,7 @@ absl::Status Interpreter::ApplyDelegate(const DelegateRequest& request) {
   call.plugin = plugin.get();
   call.delegate = delegate.get();
   call.profiler = profiler_;
+  call.thread_pool = thread_pool_.get();
   const KilnDelegateInterface& iface = *delegate->iface;
   const std::string& bytes = settings.bytes;
   void* instance = nullptr;
@@ -318,6 +319,7 @@ absl::StatusOr<std::vector<int32_t>> Interpreter::ClaimNodes(
   call.subgraph = s.index();
   call.delegate = &delegate;
   call.profiler = profiler_;
+  call.thread_pool = thread_pool_.get();
   KILN_RETURN_IF_ERROR(
       CallDelegate(*delegate.iface, delegate.instance, call, nullptr, [&] {
         return absl::StrCat(delegate.Label(), ", subgraph ", s.index());

@@ -159,6 +159,7 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   }
   KILN_RETURN_IF_ERROR(CheckMinRuntimeVersion(*model_));
   if (options.profile) SetProfiling(true);
+  thread_pool_ = std::make_unique<ThreadPool>(options.num_threads);
   max_arena_bytes_ = options.max_arena_bytes == 0 ? kDefaultMaxArenaBytes
                                                   : options.max_arena_bytes;
   max_while_iterations_ = options.max_while_iterations;
@@ -178,6 +179,7 @@ absl::Status Interpreter::Initialize(const InterpreterOptions& options) {
   for (int i = 0; i < model_->num_subgraphs(); ++i) {
     subgraphs_.push_back(std::make_unique<SubgraphState>(i, model_->graph(i)));
     subgraphs_.back()->plan_cache.Configure(options.plan_cache);
+    subgraphs_.back()->max_tensor_bytes = max_arena_bytes_;
   }
   KILN_RETURN_IF_ERROR(CheckDeclaredShapes());
   KILN_RETURN_IF_ERROR(ResolveKernels());
@@ -311,6 +313,7 @@ absl::Status Interpreter::CallKernel(SubgraphState& s, NodeRecord& node,
   call.plugin = node.plugin;
   call.subgraph = s.index();
   call.profiler = profiler_;
+  call.thread_pool = thread_pool_.get();
   return kiln::CallKernel(*node.kernel, call, &node.kernel_state,
                           [&] { return NodeLabel(s, node); });
 }
@@ -326,6 +329,7 @@ absl::Status Interpreter::CallPartition(SubgraphState& s, NodeRecord& node,
   call.subgraph = s.index();
   call.delegate = p.delegate;
   call.profiler = profiler_;
+  call.thread_pool = thread_pool_.get();
   absl::Status status =
       CallDelegate(*p.delegate->iface, p.delegate->instance, call, &p.state,
                    [&] { return NodeLabel(s, node); });

@@ -173,6 +173,7 @@
 #include "runtime/graph.h"
 #include "runtime/plugin_call.h"
 #include "runtime/profiler.h"
+#include "runtime/thread_pool.h"
 
 namespace kiln {
 
@@ -228,7 +229,10 @@ struct InterpreterOptions {
   bool use_default_delegates = true;
   // Threads a delegate may use (0: its default, one thread). Passed to the
   // default delegate, and to a requested "xnnpack" delegate that sets no
-  // num_threads itself, as DelegateSettings.options["num_threads"].
+  // num_threads itself, as DelegateSettings.options["num_threads"]. Also
+  // the size of the interpreter's thread pool that plugins share through
+  // the host extension kiln.parallel_for/1 (extension API 1.3; 0 counts as
+  // 1; threads start on first use).
   int32_t num_threads = 0;
 };
 
@@ -390,6 +394,13 @@ class Interpreter {
   // "" when no delegate said why.
   std::string DelegateDeclineReason(int subgraph, int node_index) const;
   std::vector<PartitionInfo> Partitions(int subgraph) const;
+
+  // Worker threads the interpreter's pool (kiln.parallel_for/1) has started
+  // so far: 0 until a plugin's parallel_for needed them, then
+  // InterpreterOptions::num_threads - 1.
+  int32_t pool_threads_started() const {
+    return thread_pool_ != nullptr ? thread_pool_->started_threads() : 0;
+  }
 
   // ---- Profiling (see the file comment) ----
   // Starts or stops recording. Events recorded so far are kept.
@@ -583,6 +594,10 @@ class Interpreter {
   absl::Status InvokeReadVariable(SubgraphState& s, const NodeRecord& node);
   absl::Status InvokeAssignVariable(SubgraphState& s, const NodeRecord& node);
 
+  // The pool lent to plugins through kiln.parallel_for/1 (num_threads
+  // threads, started on first use). Declared first: destroyed last, after
+  // every kernel and delegate state.
+  std::unique_ptr<ThreadPool> thread_pool_;
   std::shared_ptr<const Model> model_;
   std::vector<PluginLoadRecord> plugin_records_;
   std::vector<std::shared_ptr<LoadedPlugin>> plugins_;

@@ -153,10 +153,30 @@ TEST(LimitsTest, KernelOutputOverTheLimitIsRefused) {
   ASSERT_TRUE(interp.ok()) << interp.status();
   const absl::Status s = (*interp)->AllocateTensors();
   EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  // Refused by the host's tensor_resize, while the kernel sizes it (before:
+  // only when the arena was planned, after the kernel's prepare had run on
+  // the huge shape).
   EXPECT_THAT(s.message(),
-              HasSubstr("subgraph 0 tensor 2 'y' with shape "
-                        "[1024,1024,1024,1024] of FLOAT32 needs "
-                        "4398046511104 bytes, more than the limit"));
+              HasSubstr("tensor_resize: shape [1024,1024,1024,1024] for "
+                        "tensor 'y' needs 4398046511104 bytes, more than the "
+                        "limit of 4294967296 bytes"));
+  EXPECT_THAT(s.message(), HasSubstr("TILE"));
+}
+
+TEST(LimitsTest, KernelOutputOverALowLimitIsRefusedByTensorResize) {
+  auto model = TileModel(64);  // 2^24 floats, 64 MiB
+  ASSERT_NE(model, nullptr);
+  auto interp = Interpreter::Create(model, WithMaxArenaBytes(1 << 20));
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  const absl::Status s = (*interp)->AllocateTensors();
+  EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(s.message(),
+              HasSubstr("tensor_resize: shape [64,64,64,64] for tensor 'y' "
+                        "needs 67108864 bytes, more than the limit of "
+                        "1048576 bytes"));
+  auto roomy = Interpreter::Create(model, WithMaxArenaBytes(1 << 27));
+  ASSERT_TRUE(roomy.ok()) << roomy.status();
+  KILN_ASSERT_OK((*roomy)->AllocateTensors());
 }
 
 // Before: the element count wrapped to 0 and AllocateTensors "succeeded".

@@ -90,6 +90,8 @@ Probe RunProbe(Interpreter& interpreter) {
 const std::vector<int> kView_1_0 = {0, 0, 0};
 const std::vector<int> kView_1_1 = {1, 1, 0};
 const std::vector<int> kView_1_2 = {2, 1, 1};
+// 1.3 adds no table function, only host extensions.
+const std::vector<int> kView_1_3 = {3, 1, 1};
 
 // The two-interpreter test of issue 13 ("Done when"), in both orders: the
 // uncapped interpreter always runs with the 1.1 and 1.2 functions, the one
@@ -97,11 +99,11 @@ const std::vector<int> kView_1_2 = {2, 1, 1};
 TEST(PluginInstancesTest, UncappedThenCappedEachSeeTheirOwnHost) {
   auto uncapped = ProbeInterpreter(-1);
   ASSERT_TRUE(uncapped.ok()) << uncapped.status();
-  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_2);
+  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_3);
   auto capped = ProbeInterpreter(0);
   ASSERT_TRUE(capped.ok()) << capped.status();
   EXPECT_EQ(RunProbe(**capped).view(), kView_1_0);
-  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_2);
+  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_3);
   EXPECT_EQ(RunProbe(**capped).view(), kView_1_0);
 }
 
@@ -111,9 +113,9 @@ TEST(PluginInstancesTest, CappedThenUncappedEachSeeTheirOwnHost) {
   EXPECT_EQ(RunProbe(**capped).view(), kView_1_0);
   auto uncapped = ProbeInterpreter(-1);
   ASSERT_TRUE(uncapped.ok()) << uncapped.status();
-  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_2);
+  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_3);
   EXPECT_EQ(RunProbe(**capped).view(), kView_1_0);
-  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_2);
+  EXPECT_EQ(RunProbe(**uncapped).view(), kView_1_3);
 }
 
 TEST(PluginInstancesTest, EveryHostLevelAtOnce) {
@@ -145,7 +147,7 @@ TEST(PluginInstancesTest, RefusalByACappedHostLeavesTheOtherRunning) {
     if (!capped_first) make_capped();
     EXPECT_THAT(refused.message(),
                 HasSubstr("requires a host serving extension API 1.1"));
-    EXPECT_EQ(RunProbe(*uncapped).view(), kView_1_2);
+    EXPECT_EQ(RunProbe(*uncapped).view(), kView_1_3);
   }
 }
 
@@ -184,7 +186,7 @@ TEST(PluginInstancesTest, RefusalInInitializeIsShownWithItsMessages) {
   const PluginLoadRecord& r = records[0];
   EXPECT_EQ(r.plugin, nullptr);
   EXPECT_THAT(r.refusal, HasSubstr("its initialize returned UNAVAILABLE for "
-                                   "extension API 1.2.0"));
+                                   "extension API 1.3.0"));
   EXPECT_THAT(r.refusal,
               HasSubstr("error: probe refuses: no probe device on this "
                         "machine"));

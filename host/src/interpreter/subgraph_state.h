@@ -159,6 +159,10 @@ class SubgraphState final : public GraphView {
   }
   const std::vector<int32_t>& Plan() const override { return execution_plan; }
   const std::vector<int32_t>& Inputs() const override { return model_.inputs; }
+  uint64_t MaxTensorBytes() const override { return max_tensor_bytes; }
+
+  // The interpreter's max_arena_bytes (0: no limit).
+  uint64_t max_tensor_bytes = 0;
 
  private:
   int32_t index_;

@@ -84,6 +84,22 @@ std::vector<OpOptionsLayout> MakeLayouts() {
                    kInt32, 1),
         KILN_FIELD(Conv2DOptions, VT_DILATION_H_FACTOR, KILN_OPTION_DILATION_H,
                    kInt32, 1)}});
+  l.push_back(
+      {KILN_OP_CONV_3D,
+       false,
+       U(BO::Conv3DOptions),
+       "Conv3DOptions",
+       {KILN_FIELD(Conv3DOptions, VT_PADDING, KILN_OPTION_PADDING, kInt8, 0),
+        KILN_FIELD(Conv3DOptions, VT_STRIDE_D, KILN_OPTION_STRIDE_D, kInt32, 0),
+        KILN_FIELD(Conv3DOptions, VT_STRIDE_W, KILN_OPTION_STRIDE_W, kInt32, 0),
+        KILN_FIELD(Conv3DOptions, VT_STRIDE_H, KILN_OPTION_STRIDE_H, kInt32, 0),
+        KILN_ACTIVATION(Conv3DOptions),
+        KILN_FIELD(Conv3DOptions, VT_DILATION_D_FACTOR, KILN_OPTION_DILATION_D,
+                   kInt32, 1),
+        KILN_FIELD(Conv3DOptions, VT_DILATION_W_FACTOR, KILN_OPTION_DILATION_W,
+                   kInt32, 1),
+        KILN_FIELD(Conv3DOptions, VT_DILATION_H_FACTOR, KILN_OPTION_DILATION_H,
+                   kInt32, 1)}});
   l.push_back({KILN_OP_DEPTHWISE_CONV_2D,
                false,
                U(BO::DepthwiseConv2DOptions),
@@ -593,6 +609,8 @@ const char* OptionKeyName(uint32_t key) {
     KILN_KEY_NAME(KILN_OPTION_LSTM_KERNEL_TYPE)
     KILN_KEY_NAME(KILN_OPTION_TIME_MAJOR)
     KILN_KEY_NAME(KILN_OPTION_DIAGONAL_RECURRENT_TENSORS)
+    KILN_KEY_NAME(KILN_OPTION_STRIDE_D)
+    KILN_KEY_NAME(KILN_OPTION_DILATION_D)
     KILN_KEY_NAME(kHostOptionCondSubgraph)
     KILN_KEY_NAME(kHostOptionBodySubgraph)
     KILN_KEY_NAME(kHostOptionThenSubgraph)

@@ -35,6 +35,7 @@ namespace kiln {
 class LoadedPlugin;
 class GraphView;
 class Profiler;
+class ThreadPool;
 struct DelegateRef;
 
 // Where a tensor's bytes live.
@@ -235,6 +236,10 @@ class GraphView {
   virtual const std::vector<int32_t>& Plan() const = 0;
   // Tensor indices of the subgraph's inputs.
   virtual const std::vector<int32_t>& Inputs() const = 0;
+  // Most bytes one tensor may take (an interpreter's max_arena_bytes); 0:
+  // no limit. KilnHostApi.tensor_resize refuses larger shapes, so a kernel
+  // learns at once that the output it sizes from model data cannot exist.
+  virtual uint64_t MaxTensorBytes() const { return 0; }
 
  protected:
   GraphView() = default;
@@ -304,6 +309,9 @@ struct CallContext {
   // tensor_set_buffer_handle is allowed (partition_prepare and
   // partition_invoke).
   bool allow_bind_buffer = false;
+  // The interpreter's pool behind kiln.parallel_for/1; null: tasks run on
+  // the calling thread.
+  ThreadPool* thread_pool = nullptr;
 };
 
 inline KilnOpaqueContext* ToOpaque(CallContext* c) {

@@ -85,15 +85,26 @@ KilnStatus TensorResize(KilnOpaqueContext* context, KilnOpaqueTensor* t,
   }
   // Shapes come from model data: one whose size wraps around would make
   // every later size computation (the kernel's too) lie.
-  if (!CheckedByteSize(x->ElementType(),
-                       std::vector<int32_t>(dims, dims + rank))) {
+  const auto bytes = CheckedByteSize(x->ElementType(),
+                                     std::vector<int32_t>(dims, dims + rank));
+  const uint64_t limit =
+      c != nullptr && c->graph != nullptr ? c->graph->MaxTensorBytes() : 0;
+  if (!bytes || (limit != 0 && *bytes > limit)) {
     std::string shape;
     for (int32_t i = 0; i < rank; ++i) {
       shape += (i > 0 ? "," : "") + std::to_string(dims[i]);
     }
+    const std::string why =
+        !bytes ? "has more bytes than fit in 64 bits"
+               : "needs " + std::to_string(*bytes) +
+                     " bytes, more than the limit of " + std::to_string(limit) +
+                     " bytes of tensor memory (max_arena_bytes; raise it "
+                     "with --max-arena-bytes or "
+                     "KilnInterpreterOptionsSetMaxArenaBytes if the model is "
+                     "trusted)";
     ReportError(context, KILN_STATUS_RESOURCE_EXHAUSTED,
                 ("tensor_resize: shape [" + shape + "] for tensor '" +
-                 x->desc->name + "' has more bytes than fit in 64 bits")
+                 x->desc->name + "' " + why)
                     .c_str());
     return KILN_STATUS_RESOURCE_EXHAUSTED;
   }
@@ -429,6 +440,7 @@ constexpr VersionedTable kTableSizes[] = {
     {0, KILN_HOST_API_STRUCT_SIZE_1_0, GetHostExtension<0>},
     {1, KILN_HOST_API_STRUCT_SIZE_1_1, GetHostExtension<1>},
     {2, KILN_HOST_API_STRUCT_SIZE_1_2, GetHostExtension<2>},
+    {3, KILN_HOST_API_STRUCT_SIZE_1_3, GetHostExtension<3>},
 };
 
 }  // namespace
@@ -465,10 +477,15 @@ const KilnHostApi* HostApiForVersion(uint32_t abi_version) {
     }
     return t;
   }();
+  // By minor version, not by size: a minor that adds only host extensions
+  // has the size of the one before it but serves more.
+  const KilnHostApi* table = nullptr;
   for (size_t i = 0; i < std::size(kTableSizes); ++i) {
-    if (kTableSizes[i].size == size) return &(*tables)[i];
+    if (kTableSizes[i].minor <= KILN_VERSION_MINOR(abi_version)) {
+      table = &(*tables)[i];
+    }
   }
-  return nullptr;
+  return table;
 }
 
 }  // namespace kiln

@@ -39,7 +39,11 @@ TEST(HostApiTablesTest, EachVersionHasExactlyItsFunctions) {
   EXPECT_NE(v12->tensor_set_type, nullptr);
   EXPECT_NE(v12->tensor_set_buffer_handle, nullptr);
   EXPECT_NE(v12->tensor_buffer_handle, nullptr);
-  EXPECT_EQ(HostApiForVersion(KILN_MAKE_VERSION(1, 3, 0)), nullptr);
+  const KilnHostApi* v13 = HostApiForVersion(KILN_MAKE_VERSION(1, 3, 0));
+  ASSERT_NE(v13, nullptr);
+  EXPECT_EQ(v13->struct_size, KILN_HOST_API_STRUCT_SIZE_1_3);
+  EXPECT_EQ(v13->abi_version, KILN_MAKE_VERSION(1, 3, 0));
+  EXPECT_EQ(HostApiForVersion(KILN_MAKE_VERSION(1, 4, 0)), nullptr);
   EXPECT_EQ(HostApiSizeForVersion(KILN_MAKE_VERSION(2, 0, 0)), 0u);
 }
 
@@ -62,7 +66,7 @@ TEST(HostExtensionsTest, ServedByIdFromTheirFirstVersionOn) {
 }
 
 TEST(HostExtensionsTest, EveryTableAnswersUnknownIdsWithNull) {
-  for (uint32_t minor = 0; minor <= 2; ++minor) {
+  for (uint32_t minor = 0; minor <= KILN_EXT_API_VERSION_MINOR; ++minor) {
     const KilnHostApi* api = HostApiForVersion(KILN_MAKE_VERSION(1, minor, 0));
     ASSERT_NE(api, nullptr);
     EXPECT_EQ(api->get_host_extension("kiln.no_such_thing/1"), nullptr);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "runtime/profiler.h"
+#include "runtime/thread_pool.h"
 
 namespace kiln {
 
@@ -14,6 +15,8 @@ const std::vector<HostExtensionEntry>& HostExtensions() {
   static const auto* kHostExtensions = new std::vector<HostExtensionEntry>{
       {KILN_PROFILER_HOST_EXTENSION_ID, &ProfilerHostExtension()->base,
        KILN_MAKE_VERSION(1, 2, 0)},
+      {KILN_PARALLEL_FOR_HOST_EXTENSION_ID, &ParallelForHostExtension()->base,
+       KILN_MAKE_VERSION(1, 3, 0)},
   };
   return *kHostExtensions;
 }

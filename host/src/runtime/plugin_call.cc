@@ -42,6 +42,7 @@ absl::Status CallUnprofiled(
   context.allow_set_type = call.stage == PluginStage::kPrepare;
   context.subgraph = call.subgraph;
   context.profiler = call.profiler;
+  context.thread_pool = call.thread_pool;
   context.delegate = call.delegate;
   context.allow_bind_buffer = MayBindBuffer(call);
   const KilnStatus code = fn(

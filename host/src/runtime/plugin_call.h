@@ -69,6 +69,8 @@ struct PluginCall {
   // Records one event around the call (and receives the plugin's own);
   // null: profiling is off.
   Profiler* profiler = nullptr;
+  // The interpreter's pool lent through kiln.parallel_for/1; null: none.
+  ThreadPool* thread_pool = nullptr;
 };
 
 // Calls `fn(context, node)` (node: call.node as a handle, or null) with a

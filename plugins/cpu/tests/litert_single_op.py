@@ -227,5 +227,43 @@ def run_kiln(kiln, model_path, inputs, workdir, extra_args=()):
             for o in manifest["outputs"]], None
 
 
+# ---- Test drivers ---------------------------------------------------------
+
+DIFFERENTIAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                            "..", "..", "tools", "kiln", "tests",
+                            "differential_test.py")
+
+
+def differential_main(description, make_models, seed_default=None):
+    """The main() of a single-op test: parses --kiln, --kiln-arg, --keep,
+    --only (and --seed when seed_default is given), writes the models
+    make_models(seed) returns as (file name, bytes) into a folder and runs
+    differential_test.py on it with LiteRT's reference kernels as the oracle,
+    bit for bit and without allow-lists. Returns its exit status."""
+    import argparse
+    import tempfile
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--kiln-arg", action="append", default=[])
+    ap.add_argument("--keep", help="write the models here and keep them")
+    ap.add_argument("--only", help="regex: run only matching models")
+    if seed_default is not None:
+        ap.add_argument("--seed", type=int, default=seed_default)
+    args = ap.parse_args()
+    models = make_models(getattr(args, "seed", None))
+    with tempfile.TemporaryDirectory(prefix="kiln-single-op-") as tmp:
+        folder = args.keep or tmp
+        os.makedirs(folder, exist_ok=True)
+        for name, data in models:
+            with open(os.path.join(folder, name), "wb") as f:
+                f.write(data)
+        cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
+               folder, "--no-allow-lists", "--float-tolerance", "0"]
+        cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
+        if args.only:
+            cmd += ["--only", args.only]
+        return subprocess.call(cmd)
+
+
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--worker":
     _worker(sys.argv[2])

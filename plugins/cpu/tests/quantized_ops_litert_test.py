@@ -16,11 +16,8 @@ excused (--no-allow-lists).
 Exit status: the differential test's (0 pass, 1 fail, 77 Skipped when
 ai_edge_litert is absent).
 """
-import argparse
 import os
-import subprocess
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -32,9 +29,6 @@ except ImportError as e:  # The oracle's Python packages are missing.
           "ai-edge-litert numpy flatbuffers")
     sys.exit(77)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DIFFERENTIAL = os.path.join(HERE, "..", "..", "..", "tools", "kiln", "tests",
-                            "differential_test.py")
 
 QMIN = {"int8": -128, "uint8": 0, "int16": -32768}
 QMAX = {"int8": 127, "uint8": 255, "int16": 32767}
@@ -203,6 +197,36 @@ def pot_int16_cases(cases):
                       (op[0] + op[1:].lower() + "Options",
                        {"potScaleInt16": True,
                         "fusedActivationFunction": i % 2}))
+
+
+def declared_output_type_cases(cases):
+    """ADD, SUB, DIV and SQUARED_DIFFERENCE whose output the model declares
+    with another type (FLOAT32 for quantized inputs, as in
+    tflite-testdata/add_quantized.bin; INT32 for float inputs): LiteRT's
+    prepare gives the output input 1's type, and so does Kiln."""
+    rng = cases.rng
+    ops = [("ADD", "uint8", 1, "AddOptions"), ("ADD", "int8", 2, "AddOptions"),
+           ("ADD", "int16", 3, "AddOptions"), ("SUB", "int8", 2, "SubOptions"),
+           ("DIV", "int8", 1, "DivOptions"),
+           ("SQUARED_DIFFERENCE", "int8", 2, None)]
+    for op, dtype, version, options in ops:
+        qa, qb = random_quant(rng, dtype), random_quant(rng, dtype)
+        qo = random_quant(rng, dtype, 0.05, 0.2)
+        data = None
+        if op == "DIV":  # constant divisor without its zero point
+            codes = np.arange(QMIN[dtype], QMAX[dtype] + 1)
+            data = rng.choice(codes[codes != qb[1]], 4).astype(dtype)
+        fields = {"potScaleInt16": False} if dtype == "int16" else {}
+        cases.add(f"{op.lower()}_{dtype}_declared_float32_output", op,
+                  version,
+                  [Tensor("a", dtype, [2, 3, 4], qa),
+                   Tensor("b", dtype, [4], qb, data=data)],
+                  [Tensor("y", "float32", [2, 3, 4], qo)],
+                  (options, fields) if options else None)
+    cases.add("add_float32_declared_int32_output", "ADD", 1,
+              [Tensor("a", "float32", [2, 3, 4]),
+               Tensor("b", "float32", [4])],
+              [Tensor("y", "int32", [2, 3, 4])])
 
 
 def mul_special_cases(cases):
@@ -605,7 +629,8 @@ def movement_cases(cases):
                   ("PackOptions", {"valuesCount": 3, "axis": 2}))
 
 
-GENERATORS = [binary_cases, div_cases, pot_int16_cases, mul_special_cases,
+GENERATORS = [binary_cases, declared_output_type_cases, div_cases,
+              pot_int16_cases, mul_special_cases,
               fused_tanh_sign_bit_cases, raw_integer_cases, cast_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
@@ -613,29 +638,16 @@ GENERATORS = [binary_cases, div_cases, pot_int16_cases, mul_special_cases,
               movement_cases]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kiln", required=True)
-    ap.add_argument("--kiln-arg", action="append", default=[])
-    ap.add_argument("--keep", help="write the models here and keep them")
-    ap.add_argument("--only", help="regex: run only matching models")
-    ap.add_argument("--seed", type=int, default=11)
-    args = ap.parse_args()
-    cases = Cases(args.seed)
+def make_models(seed):
+    cases = Cases(seed)
     for generate in GENERATORS:
         generate(cases)
-    with tempfile.TemporaryDirectory(prefix="kiln-qops-") as tmp:
-        folder = args.keep or tmp
-        os.makedirs(folder, exist_ok=True)
-        for name, data in cases.models:
-            with open(os.path.join(folder, name), "wb") as f:
-                f.write(data)
-        cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
-               folder, "--no-allow-lists", "--float-tolerance", "0"]
-        cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
-        if args.only:
-            cmd += ["--only", args.only]
-        return subprocess.call(cmd)
+    return cases.models
+
+
+def main():
+    return lso.differential_main(__doc__.splitlines()[0], make_models,
+                                 seed_default=11)
 
 
 if __name__ == "__main__":

@@ -49,23 +49,14 @@ const KilnOpenClStatsExtension kStatsExtension = {
     GetStats,
     DeviceDescription};
 
-// Every op of SupportedOps with its versions and operand types.
-sdk::DelegateManifest Manifest() {
-  sdk::DelegateManifest manifest;
-  for (const OpSupport& op : SupportedOps()) {
-    manifest.Op(op.builtin_code, op.min_version, op.max_version, op.types);
-  }
-  return manifest;
-}
-
 const KilnPluginDescriptor* Describe() {
   // No KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE: a Partition binds its
   // output cl_mem buffers to the partition's tensors (buffer handles), and
   // those bindings are not kept per input signature, so the host prepares
   // the one Partition again after a shape change.
-  static sdk::DelegateDefinition delegate("opencl", &Delegate::Create,
-                                          Manifest(), &kStatsExtension.base,
-                                          sdk::BufferHandles::kYes);
+  static sdk::DelegateDefinition delegate(
+      "opencl", &Delegate::Create, sdk::DelegateManifest().Ops(SupportedOps()),
+      &kStatsExtension.base, sdk::BufferHandles::kYes);
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_opencl", KILN_RUNTIME_VERSION_STRING)
           .Delegate(delegate.delegate_interface())

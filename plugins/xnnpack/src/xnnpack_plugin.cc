@@ -245,14 +245,6 @@ KilnStatus CreateDelegate(sdk::DelegateContext& context,
   return KILN_STATUS_OK;
 }
 
-sdk::DelegateManifest Manifest() {
-  sdk::DelegateManifest manifest;
-  for (const OpSupport& op : SupportedOps()) {
-    manifest.Op(op.builtin_code, op.min_version, op.max_version, op.types);
-  }
-  return manifest;
-}
-
 const KilnPluginDescriptor* Describe() {
   // A partition kernel owns its runtime, packed weights and constant
   // copies (the thread pool is the delegate's, used by one thread at a
@@ -260,7 +252,9 @@ const KilnPluginDescriptor* Describe() {
   // back to a prepared shape costs no rebuild.
   static sdk::DelegateDefinition delegate(
       "xnnpack", &CreateDelegate,
-      Manifest().Flags(KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE));
+      sdk::DelegateManifest()
+          .Ops(SupportedOps())
+          .Flags(KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE));
   static sdk::PluginDefinition def =
       sdk::PluginDefinition("kiln_xnnpack", KILN_RUNTIME_VERSION_STRING)
           .Delegate(delegate.delegate_interface())

@@ -56,12 +56,6 @@ except ImportError:  # Reported as Skipped in main(): the oracle needs numpy.
 
 SKIP_EXIT_CODE = 77
 
-# model (path relative to --models) -> (reason, regex Kiln's message must
-# match). Kiln refuses these models today; each entry says why. Remove an
-# entry when the model starts running (the test reports it as stale).
-_NOT_YET = ("issue 11: not yet implemented",
-            r"no kernel for builtin op|prepare failed")
-
 
 def _outside(op):
     return (f"{op} is outside the op set Kiln implements (not in issue 11)",
@@ -72,18 +66,17 @@ def _integer_lstm(op):
     return (f"full-integer {op} (int8 activations and weights, int16 cell "
             "state, layer-norm and hidden scales in the node's intermediate "
             "tensors) is not implemented; the extension API does not give "
-            "kernels a node's intermediates (the float LSTMs run)",
-            rf"no kernel for builtin op '{op}'")
+            "kernels a node's intermediates (the float and hybrid LSTMs run)",
+            rf"no kernel for builtin op '{op}'|{op}: integer LSTM")
 
 
+# model (path relative to --models) -> (reason, regex Kiln's message must
+# match). Kiln refuses these models today; each entry says why. Remove an
+# entry when the model starts running (the test reports it as stale).
 EXPECTED_KILN_REFUSALS = {
-    "tflite-testdata/add_quantized.bin": _NOT_YET,  # item 6
-    "tflite-testdata/add_quantized_int8.bin": _NOT_YET,  # item 6
     "quantization-testdata/lstm_quantized.bin": _integer_lstm("LSTM"),
     "quantization-testdata/unidirectional_sequence_lstm_quantized.bin":
         _integer_lstm("UNIDIRECTIONAL_SEQUENCE_LSTM"),
-    "quantization-testdata/where.bin": _outside("WHERE"),
-    "tflite-testdata/conv3d_huge_im2col.bin": _outside("CONV_3D"),
 }
 
 # model -> reason Kiln may run a model that LiteRT refuses.

@@ -129,6 +129,7 @@ void RegisterConcatSplitKernels(sdk::PluginDefinition& def);
 void RegisterSliceKernels(sdk::PluginDefinition& def);
 void RegisterGatherScatterKernels(sdk::PluginDefinition& def);
 void RegisterTilePadKernels(sdk::PluginDefinition& def);
+void RegisterWhereKernels(sdk::PluginDefinition& def);
 
 }  // namespace kiln::cpu::data
 

@@ -1,7 +1,7 @@
 // The data-movement kernel group: reshape-like ops, transpose, concat/split,
-// slicing, gather/scatter, tile/broadcast, padding, space/depth. Each op's
-// claimed op-version range (and what each version means) is commented where
-// it is registered, in the file that implements it.
+// slicing, gather/scatter, tile/broadcast, padding, space/depth, WHERE. Each
+// op's claimed op-version range (and what each version means) is commented
+// where it is registered, in the file that implements it.
 #include "kernels/data/data_common.h"
 #include "kernels/registry.h"
 
@@ -14,6 +14,7 @@ void RegisterDataMovementKernels(sdk::PluginDefinition& def) {
   data::RegisterSliceKernels(def);
   data::RegisterGatherScatterKernels(def);
   data::RegisterTilePadKernels(def);
+  data::RegisterWhereKernels(def);
 }
 
 }  // namespace kiln::cpu

@@ -249,6 +249,28 @@ constexpr bool kHasQuantizedKernel =
     std::is_same_v<Op, MaximumOp> || std::is_same_v<Op, MinimumOp> ||
     std::is_same_v<Op, PreluOp> || std::is_same_v<Op, DivOp>;
 
+// The ops whose LiteRT prepare gives the output input 1's type
+// (`output->type = input2->type` in add.cc, sub.cc, div.cc and
+// squared_difference.cc), whatever type the model declares for it: a
+// quantized ADD whose output the model declares FLOAT32 writes its input
+// type (tflite-testdata/add_quantized.bin). MUL and the others keep the
+// declared type.
+template <typename Op>
+constexpr bool kOutputTakesInputType =
+    std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> ||
+    std::is_same_v<Op, DivOp> || std::is_same_v<Op, SquaredDifferenceOp>;
+
+// Gives the output input 1's type, as LiteRT's prepare does (see
+// kOutputTakesInputType), when the inputs agree and the model declares
+// another type for it (KilnHostApi.tensor_set_type, extension API 1.2).
+KilnStatus TakeInputTypeForOutput(KernelContext& k) {
+  const KilnTensorType type = k.input(1).type();
+  if (k.input(0).type() != type || k.output(0).type() == type) {
+    return KILN_STATUS_OK;  // mismatched inputs are refused by the checks
+  }
+  return k.SetType(k.output(0), type);
+}
+
 // The fused activation as LiteRT's arithmetic kernels apply it: RELU,
 // RELU_N1_TO_1 and RELU6 clamp; TANH and SIGN_BIT are ignored for every
 // output type (CalculateActivationRange leaves the full range).
@@ -267,6 +289,9 @@ KilnStatus ReadClampOnlyActivation(KernelContext& k, int64_t* activation) {
 template <typename Op>
 KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectArity(k, 2, 1));
+  if constexpr (kOutputTakesInputType<Op>) {
+    KILN_SDK_RETURN_IF_ERROR(TakeInputTypeForOutput(k));
+  }
   const KilnTensorType type = k.input(0).type();
   state.type = type;
   state.is_quantized = false;

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "kernels/broadcast.h"
+#include "kernels/nn/parallel.h"
 
 namespace kiln::cpu::nn {
 namespace {
@@ -53,6 +54,31 @@ void Int16MatMul(const QuantizedBatchMatMulState& s, const int16_t* rhs_rows,
           static_cast<int16_t>(RequantizeChannel(acc, j, s.q));
     }
   }
+}
+
+// out (m x n) = requantized lhs (m x kp rows) * w^T, chunks of rows on the
+// host's pool, each with the running thread's accumulator scratch.
+template <typename T>
+void Int8MatMul(KernelContext& k, QuantizedBatchMatMulState& s,
+                const PackedInt16Matrix& w, int32_t kp, T* out) {
+  const BatchMatMulPlan& p = s.plan;
+  const int32_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  if (static_cast<int32_t>(s.scratch.size()) < threads) {
+    s.scratch.resize(static_cast<size_t>(threads));
+    for (IntGemmScratch& sc : s.scratch) sc.Reserve(s.chunk_rows, p.n, false);
+  }
+  const int64_t chunks = (p.m + s.chunk_rows - 1) / s.chunk_rows;
+  ParallelRows(k, chunks, int64_t{s.chunk_rows} * kp * p.n,
+               [&](int64_t begin, int64_t end, int32_t thread) {
+                 for (int64_t c = begin; c < end; ++c) {
+                   const int32_t r0 = static_cast<int32_t>(c) * s.chunk_rows;
+                   const int32_t rows = std::min(s.chunk_rows, p.m - r0);
+                   RequantizedGemm(s.lhs.data() + int64_t{r0} * kp, rows, w,
+                                   BiasView{}, s.q, false,
+                                   s.scratch[static_cast<size_t>(thread)],
+                                   out + int64_t{r0} * p.n, p.n);
+                 }
+               });
 }
 
 // One lhs matrix as int16 rows of k_padded values, offset folded in.
@@ -183,7 +209,10 @@ KilnStatus QuantizedBatchMatMulPrepare(KernelContext& k, IntScheme scheme,
   if (!s.pack_in_invoke) PackRhs(s, rhs);
   const int32_t kp = p.depth + p.depth % 2;
   s.lhs.assign(static_cast<size_t>(p.m) * kp, 0);
-  s.scratch.Reserve(p.m, p.n, false);
+  const int32_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  s.chunk_rows = ParallelChunkRows(std::max(p.m, 1), 1, p.m, threads, 4);
+  s.scratch.assign(static_cast<size_t>(threads), IntGemmScratch());
+  for (IntGemmScratch& sc : s.scratch) sc.Reserve(s.chunk_rows, p.n, false);
   return k.Resize(out, p.out_shape);
 }
 
@@ -212,10 +241,8 @@ KilnStatus QuantizedBatchMatMulInvoke(KernelContext& k,
                          Int16MatMul(s, s.rhs_rows.data() + rb * rhs_matrix, kp,
                                      o + ob * out_matrix);
                        } else {
-                         RequantizedGemm(s.lhs.data(), p.m,
-                                         s.rhs_packed[static_cast<size_t>(rb)],
-                                         BiasView{}, s.q, false, s.scratch,
-                                         o + ob * out_matrix, p.n);
+                         Int8MatMul(k, s, s.rhs_packed[static_cast<size_t>(rb)],
+                                    kp, o + ob * out_matrix);
                        }
                      });
   });

@@ -46,7 +46,8 @@ struct QuantizedBatchMatMulState {
   std::vector<int16_t> rhs_rows;              // int16: per rhs batch, n x depth
   bool pack_in_invoke = false;                // rhs not constant
   std::vector<int16_t> lhs;                   // one lhs matrix, m x k_padded
-  IntGemmScratch scratch;
+  int32_t chunk_rows = 1;                     // int8: rows of lhs per pool task
+  std::vector<IntGemmScratch> scratch;        // int8: one per pool thread
 };
 
 // Prepare for integer lhs of `scheme` (int8 x int8, int16 x int16 or

@@ -10,6 +10,7 @@
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/parallel.h"
 #include "kernels/nn/type_dispatch.h"
 #include "kernels/nn/vec.h"
 #include "kernels/registry.h"
@@ -56,8 +57,10 @@ struct ConvState {
   bool direct = false;          // 1x1, stride 1: the input is the GEMM's A
   bool pack_in_invoke = false;  // filter or bias not constant
   int32_t chunk_rows = 0;
+  int32_t threads = 1;  // the host pool's threads: one im2col chunk each
   PackedMatrix weights;
-  std::vector<float> im2col;  // chunk_rows x (filter_h * filter_w * in_c)
+  // threads x chunk_rows x (filter_h * filter_w * in_c)
+  std::vector<float> im2col;
 };
 
 KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
@@ -77,12 +80,15 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
     s.weights.Pack(filter.data<float>(), depth, 1,
                    bias.present() ? bias.data<float>() : nullptr);
   }
+  s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
   if (s.direct) {
     s.im2col.clear();
     s.im2col.shrink_to_fit();
   } else {
-    s.chunk_rows = ChunkRows(depth, s.g.out_h * s.g.out_w);
-    s.im2col.assign(static_cast<size_t>(s.chunk_rows) * depth, 0.f);
+    s.chunk_rows =
+        ParallelChunkRows(ChunkRows(depth, s.g.out_h * s.g.out_w), s.g.batches,
+                          s.g.out_h * s.g.out_w, s.threads);
+    s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
   }
   return k.Resize(out, {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
 }
@@ -130,19 +136,41 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
   const int32_t rows = s.g.out_h * s.g.out_w;
   const int64_t in_image = static_cast<int64_t>(s.g.in_h) * s.g.in_w * s.g.in_c;
   if (s.direct) {
-    Gemm(in, s.g.in_c, s.g.batches * rows, s.weights, s.g.activation, o,
-         s.g.out_c);
+    ParallelGemm(k, in, s.g.in_c, s.g.batches * rows, s.weights, s.g.activation,
+                 o, s.g.out_c);
     return KILN_STATUS_OK;
   }
   const int32_t depth = s.weights.k();
-  for (int32_t b = 0; b < s.g.batches; ++b) {
-    for (int32_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
+  const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * depth;
+  EnsureThreadScratch(k, chunk_floats, &s.threads, &s.im2col);
+  // Chunks of output rows, each im2col'd into the running thread's scratch:
+  // a row's value does not depend on the chunk it falls in.
+  const int64_t per_image = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  const int64_t chunks = per_image * s.g.batches;
+  const auto run = [&](int64_t begin, int64_t end, int32_t thread,
+                       bool parallel_gemm) {
+    float* col = s.im2col.data() + thread * chunk_floats;
+    for (int64_t t = begin; t < end; ++t) {
+      const int32_t b = static_cast<int32_t>(t / per_image);
+      const int32_t r0 = static_cast<int32_t>(t % per_image) * s.chunk_rows;
       const int32_t n = std::min(s.chunk_rows, rows - r0);
-      Im2Col(s, in + b * in_image, r0, n, s.im2col.data());
-      Gemm(s.im2col.data(), depth, n, s.weights, s.g.activation,
-           o + (static_cast<int64_t>(b) * rows + r0) * s.g.out_c, s.g.out_c);
+      float* dst = o + (static_cast<int64_t>(b) * rows + r0) * s.g.out_c;
+      Im2Col(s, in + b * in_image, r0, n, col);
+      if (parallel_gemm) {
+        ParallelGemm(k, col, depth, n, s.weights, s.g.activation, dst,
+                     s.g.out_c);
+      } else {
+        Gemm(col, depth, n, s.weights, s.g.activation, dst, s.g.out_c);
+      }
     }
+  };
+  if (s.threads > 1 && chunks >= 2 * s.threads) {
+    return sdk::ParallelFor(k.host(), k.raw_context(), chunks, 1,
+                            [&](int64_t begin, int64_t end, int32_t thread) {
+                              run(begin, end, thread, false);
+                            });
   }
+  run(0, chunks, 0, true);  // few chunks: split each GEMM instead
   return KILN_STATUS_OK;
 }
 
@@ -171,10 +199,16 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
   float* o = out.data<float>();
   const int32_t c = s.g.in_c, oc = s.g.out_c, m = s.g.depth_multiplier;
-  for (int32_t n = 0; n < s.g.batches; ++n) {
-    const float* image =
-        in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
-    for (int32_t oy = 0; oy < s.g.out_h; ++oy) {
+  // Output rows (batch x out_h) on the host's pool; each row is computed
+  // the same way whatever thread runs it.
+  const int64_t row_macs =
+      static_cast<int64_t>(s.g.out_w) * oc * s.g.filter_h * s.g.filter_w;
+  const auto rows = [&](int64_t begin, int64_t end, int32_t) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int32_t n = static_cast<int32_t>(row / s.g.out_h);
+      const int32_t oy = static_cast<int32_t>(row % s.g.out_h);
+      const float* image =
+          in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
       const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
       for (int32_t ox = 0; ox < s.g.out_w; ++ox) {
         float* acc =
@@ -207,8 +241,9 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
         ApplyActivationInPlace(s.g.activation, acc, oc);
       }
     }
-  }
-  return KILN_STATUS_OK;
+  };
+  return ParallelRows(k, static_cast<int64_t>(s.g.batches) * s.g.out_h,
+                      row_macs, rows);
 }
 
 // ---- TRANSPOSE_CONV ------------------------------------------------------

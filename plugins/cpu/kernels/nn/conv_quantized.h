@@ -61,8 +61,9 @@ struct QuantizedConvState {
   PackedInt16Matrix weights;
   bool pack_in_invoke = false;  // filter not constant
   int32_t chunk_rows = 0;
-  std::vector<int16_t> im2col;  // chunk_rows x weights.k_padded()
-  IntGemmScratch scratch;       // chunk_rows x out_c
+  int32_t threads = 1;          // the host pool's threads: one chunk each
+  std::vector<int16_t> im2col;  // threads x chunk_rows x k_padded
+  std::vector<IntGemmScratch> scratch;  // threads x (chunk_rows x out_c)
 };
 
 // Prepare for an input of integer `scheme`; sizes the output.
@@ -78,9 +79,10 @@ struct QuantizedDepthwiseState {
   std::vector<int16_t> filter;  // taps x out_c, filter offset folded in
   bool pack_in_invoke = false;
   bool acc_fits_int32 = true;  // int16x8: every sum fits int32
+  int32_t threads = 1;         // per-thread accumulator rows below
   std::vector<int16_t> row;    // one input image, input offset folded in
-  std::vector<int32_t> acc;    // out_c
-  std::vector<int64_t> acc64;  // out_c, when sums may exceed int32
+  std::vector<int32_t> acc;    // threads x out_c
+  std::vector<int64_t> acc64;  // threads x out_c, when sums exceed int32
 };
 
 KilnStatus QuantizedDepthwisePrepare(KernelContext& k, IntScheme scheme,

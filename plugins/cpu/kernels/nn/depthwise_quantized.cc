@@ -3,6 +3,7 @@
 
 #include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/int_vec.h"
+#include "kernels/nn/parallel.h"
 #include "kernels/nn/requantize.h"
 
 namespace kiln::cpu::nn {
@@ -65,36 +66,46 @@ template void DepthwiseAccumulatePixel<int64_t>(const ConvGeometry&,
 
 namespace {
 
+// Output rows of each image on the host's pool, one accumulator row per
+// thread; a pixel's sums do not depend on the thread that computes them.
 template <typename T, typename Acc>
-void DepthwiseRun(QuantizedDepthwiseState& s, const T* in, const BiasView& bias,
-                  T* out) {
+void DepthwiseRun(KernelContext& k, QuantizedDepthwiseState& s, const T* in,
+                  const BiasView& bias, T* out) {
   const ConvGeometry& g = s.g;
-  Acc* acc = nullptr;
+  std::vector<Acc>* accs = nullptr;
   if constexpr (sizeof(Acc) == 4) {
-    acc = s.acc.data();
+    accs = &s.acc;
   } else {
-    acc = s.acc64.data();
+    accs = &s.acc64;
   }
+  EnsureThreadScratch(k, g.out_c, &s.threads, accs);
+  const int64_t row_macs = int64_t{g.out_w} * g.out_c * g.taps();
   for (int32_t b = 0; b < g.batches; ++b) {
     ToInt16WithOffset(in + b * g.in_image(), g.in_image(), s.q.input_offset,
                       s.row.data());
-    for (int32_t oy = 0; oy < g.out_h; ++oy) {
-      for (int32_t ox = 0; ox < g.out_w; ++ox) {
-        std::fill(acc, acc + g.out_c, Acc{0});
-        DepthwiseAccumulatePixel(g, s.filter.data(), s.row.data(), oy, ox, acc);
-        T* dst =
-            out +
-            ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) * g.out_c;
-        if constexpr (sizeof(T) == 1 && sizeof(Acc) == 4) {
-          RequantizeRows(acc, 1, g.out_c, bias.i32, s.q, dst, g.out_c);
-        } else {
-          for (int32_t c = 0; c < g.out_c; ++c) {
-            dst[c] = static_cast<T>(RequantizeChannel(
-                static_cast<int64_t>(acc[c]) + bias.at(c), c, s.q));
+    ParallelRows(
+        k, g.out_h, row_macs, [&](int64_t begin, int64_t end, int32_t thread) {
+          Acc* acc = accs->data() + int64_t{thread} * g.out_c;
+          for (int32_t oy = static_cast<int32_t>(begin); oy < end; ++oy) {
+            for (int32_t ox = 0; ox < g.out_w; ++ox) {
+              std::fill(acc, acc + g.out_c, Acc{0});
+              DepthwiseAccumulatePixel(g, s.filter.data(), s.row.data(), oy, ox,
+                                       acc);
+              T* dst =
+                  out +
+                  ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) *
+                      g.out_c;
+              if constexpr (sizeof(T) == 1 && sizeof(Acc) == 4) {
+                RequantizeRows(acc, 1, g.out_c, bias.i32, s.q, dst, g.out_c);
+              } else {
+                for (int32_t c = 0; c < g.out_c; ++c) {
+                  dst[c] = static_cast<T>(RequantizeChannel(
+                      static_cast<int64_t>(acc[c]) + bias.at(c), c, s.q));
+                }
+              }
+            }
           }
-        }
-      }
-    }
+        });
   }
 }
 
@@ -128,10 +139,10 @@ KilnStatus QuantizedDepthwiseInvoke(KernelContext& k,
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);
     if (s.acc_fits_int32) {
-      DepthwiseRun<T, int32_t>(s, b.input.data<T>(), b.bias,
+      DepthwiseRun<T, int32_t>(k, s, b.input.data<T>(), b.bias,
                                b.output.data<T>());
     } else {
-      DepthwiseRun<T, int64_t>(s, b.input.data<T>(), b.bias,
+      DepthwiseRun<T, int64_t>(k, s, b.input.data<T>(), b.bias,
                                b.output.data<T>());
     }
   });

@@ -76,8 +76,8 @@ KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
     s.weights.Pack(weights.data<float>(), s.weights.k(), 1,
                    bias.present() ? bias.data<float>() : nullptr);
   }
-  Gemm(input.data<float>(), s.weights.k(), s.rows, s.weights, s.activation,
-       out.data<float>(), s.weights.n());
+  ParallelGemm(k, input.data<float>(), s.weights.k(), s.rows, s.weights,
+               s.activation, out.data<float>(), s.weights.n());
   return KILN_STATUS_OK;
 }
 
@@ -136,24 +136,24 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   float* o = out.data<float>();
   const int64_t lhs_matrix = static_cast<int64_t>(p.m) * p.depth;
   const int64_t out_matrix = static_cast<int64_t>(p.m) * p.n;
-  ForEachBroadcast(p.lhs_batch, p.rhs_batch, p.out_batch,
-                   [&](int64_t ob, int64_t lb, int64_t rb) {
-                     const float* a = l + lb * lhs_matrix;
-                     if (p.adj_x) {
-                       // lhs is [depth][m]; make it [m][depth].
-                       float* t = s.lhs_transposed.data();
-                       for (int32_t kk = 0; kk < p.depth; ++kk) {
-                         for (int32_t i = 0; i < p.m; ++i) {
-                           t[static_cast<int64_t>(i) * p.depth + kk] =
-                               a[static_cast<int64_t>(kk) * p.m + i];
-                         }
-                       }
-                       a = t;
-                     }
-                     Gemm(a, p.depth, p.m,
-                          s.rhs_packed[static_cast<size_t>(rb)],
-                          KILN_ACTIVATION_NONE, o + ob * out_matrix, p.n);
-                   });
+  ForEachBroadcast(
+      p.lhs_batch, p.rhs_batch, p.out_batch,
+      [&](int64_t ob, int64_t lb, int64_t rb) {
+        const float* a = l + lb * lhs_matrix;
+        if (p.adj_x) {
+          // lhs is [depth][m]; make it [m][depth].
+          float* t = s.lhs_transposed.data();
+          for (int32_t kk = 0; kk < p.depth; ++kk) {
+            for (int32_t i = 0; i < p.m; ++i) {
+              t[static_cast<int64_t>(i) * p.depth + kk] =
+                  a[static_cast<int64_t>(kk) * p.m + i];
+            }
+          }
+          a = t;
+        }
+        ParallelGemm(k, a, p.depth, p.m, s.rhs_packed[static_cast<size_t>(rb)],
+                     KILN_ACTIVATION_NONE, o + ob * out_matrix, p.n);
+      });
   return KILN_STATUS_OK;
 }
 

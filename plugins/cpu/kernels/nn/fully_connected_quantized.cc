@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/nn/parallel.h"
+
 namespace kiln::cpu::nn {
 namespace {
 
@@ -36,20 +38,37 @@ void PackWeights(QuantizedFullyConnectedState& s, const Tensor& weights) {
   }
 }
 
+// Chunks of rows on the host's pool, each through the running thread's
+// converted-input and accumulator scratch.
 template <typename T>
-void Run(QuantizedFullyConnectedState& s, const T* in, const BiasView& bias,
-         T* out) {
+void Run(KernelContext& k, QuantizedFullyConnectedState& s, const T* in,
+         const BiasView& bias, T* out) {
   const int32_t kp = s.weights.k_padded();
-  for (int32_t r0 = 0; r0 < s.rows; r0 += s.chunk_rows) {
-    const int32_t n = std::min(s.chunk_rows, s.rows - r0);
-    for (int32_t r = 0; r < n; ++r) {
-      ToInt16WithOffset(in + static_cast<int64_t>(r0 + r) * s.depth, s.depth,
-                        s.q.input_offset, s.lhs.data() + int64_t{r} * kp);
+  const int64_t chunk_values = int64_t{s.chunk_rows} * kp;
+  EnsureThreadScratch(k, chunk_values, &s.threads, &s.lhs);
+  if (static_cast<int32_t>(s.scratch.size()) < s.threads) {
+    s.scratch.resize(static_cast<size_t>(s.threads));
+    for (IntGemmScratch& sc : s.scratch) {
+      sc.Reserve(s.chunk_rows, s.units, s.q.wide_accumulator);
     }
-    RequantizedGemm(s.lhs.data(), n, s.weights, bias, s.q, s.q.wide_accumulator,
-                    s.scratch, out + static_cast<int64_t>(r0) * s.units,
-                    s.units);
   }
+  const int64_t chunks = (s.rows + s.chunk_rows - 1) / s.chunk_rows;
+  ParallelRows(
+      k, chunks, int64_t{s.chunk_rows} * kp * s.units,
+      [&](int64_t begin, int64_t end, int32_t thread) {
+        int16_t* lhs = s.lhs.data() + thread * chunk_values;
+        for (int64_t c = begin; c < end; ++c) {
+          const int32_t r0 = static_cast<int32_t>(c) * s.chunk_rows;
+          const int32_t n = std::min(s.chunk_rows, s.rows - r0);
+          for (int32_t r = 0; r < n; ++r) {
+            ToInt16WithOffset(in + static_cast<int64_t>(r0 + r) * s.depth,
+                              s.depth, s.q.input_offset, lhs + int64_t{r} * kp);
+          }
+          RequantizedGemm(lhs, n, s.weights, bias, s.q, s.q.wide_accumulator,
+                          s.scratch[static_cast<size_t>(thread)],
+                          out + static_cast<int64_t>(r0) * s.units, s.units);
+        }
+      });
 }
 
 }  // namespace
@@ -113,10 +132,16 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
       !(weights.is_constant() && weights.data<void>() != nullptr);
   if (!s.pack_in_invoke) PackWeights(s, weights);
   const int64_t per_row = std::max<int64_t>(1, s.weights.k_padded());
-  s.chunk_rows = static_cast<int32_t>(std::min<int64_t>(
-      std::max<int64_t>(kScratchValues / per_row, 4), std::max(s.rows, 1)));
-  s.lhs.assign(static_cast<size_t>(s.chunk_rows) * per_row, 0);
-  s.scratch.Reserve(s.chunk_rows, s.units, s.q.wide_accumulator);
+  s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  s.chunk_rows = ParallelChunkRows(
+      static_cast<int32_t>(std::min<int64_t>(
+          std::max<int64_t>(kScratchValues / per_row, 4), std::max(s.rows, 1))),
+      1, s.rows, s.threads, 4);
+  s.lhs.assign(static_cast<size_t>(s.threads) * s.chunk_rows * per_row, 0);
+  s.scratch.assign(static_cast<size_t>(s.threads), IntGemmScratch());
+  for (IntGemmScratch& sc : s.scratch) {
+    sc.Reserve(s.chunk_rows, s.units, s.q.wide_accumulator);
+  }
   return k.Resize(k.output(0), node.out_shape);
 }
 
@@ -127,7 +152,7 @@ KilnStatus QuantizedFullyConnectedInvoke(KernelContext& k,
   if (s.pack_in_invoke) PackWeights(s, b.filter);
   ForScheme(s.q.scheme, [&](auto tag) {
     using T = decltype(tag);
-    Run(s, b.input.data<T>(), b.bias, b.output.data<T>());
+    Run(k, s, b.input.data<T>(), b.bias, b.output.data<T>());
   });
   return KILN_STATUS_OK;
 }

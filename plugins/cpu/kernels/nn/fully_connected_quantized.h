@@ -18,8 +18,9 @@ struct QuantizedFullyConnectedState {
   PackedInt16Matrix weights;
   bool pack_in_invoke = false;  // weights not constant
   int32_t chunk_rows = 0;
-  std::vector<int16_t> lhs;  // chunk_rows x weights.k_padded()
-  IntGemmScratch scratch;
+  int32_t threads = 1;       // the host pool's threads: one chunk each
+  std::vector<int16_t> lhs;  // threads x chunk_rows x k_padded
+  std::vector<IntGemmScratch> scratch;  // one per thread
 };
 
 // Prepare for an input of integer `scheme`: checks the node (weights rank 2,

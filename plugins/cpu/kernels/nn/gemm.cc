@@ -60,24 +60,66 @@ void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
 }
 
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-                  float lo, float hi, float* c, int64_t ldc) {
-  GemmDriver<PortableIsa>(a, lda, m, w, lo, hi, c, ldc);
+                  int32_t panel_begin, int32_t panel_end, float lo, float hi,
+                  float* c, int64_t ldc) {
+  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
 }
 
-void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-          int64_t act, float* c, int64_t ldc) {
+void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+              int64_t ldc) {
   static const GemmClampFn kFastest = [] {
     GemmClampFn f = GemmAvx2Fma();
     return f != nullptr ? f : &GemmPortable;
   }();
   float lo, hi;
   const bool clamp = ActivationClamp(act, &lo, &hi);
-  kFastest(a, lda, m, w, lo, hi, c, ldc);
+  kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
   if (!clamp) {
-    for (int32_t i = 0; i < m; ++i) {
-      ApplyActivationInPlace(act, c + i * ldc, w.n());
+    const int32_t c0 = panel_begin * kGemmPanelWidth;
+    const int32_t c1 = std::min(w.n(), panel_end * kGemmPanelWidth);
+    for (int32_t i = 0; i < m && c1 > c0; ++i) {
+      ApplyActivationInPlace(act, c + i * ldc + c0, c1 - c0);
     }
   }
+}
+
+void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+          int64_t act, float* c, int64_t ldc) {
+  GemmTile(a, lda, m, w, 0, w.num_panels(), act, c, ldc);
+}
+
+void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
+                  const PackedMatrix& w, int64_t act, float* c, int64_t ldc) {
+  const int32_t panels = w.num_panels();
+  const int64_t depth = std::max<int32_t>(1, w.k());
+  const int64_t macs = int64_t{m} * panels * kGemmPanelWidth * depth;
+  if (m <= 0 || panels == 0 || macs < kMinParallelMacs ||
+      sdk::ParallelThreads(k.host(), k.raw_context()) == 1) {
+    Gemm(a, lda, m, w, act, c, ldc);
+    return;
+  }
+  // Tiles of up to kParallelGemmRows rows x one panel, row-block major; a
+  // range of tiles runs as few GemmTile calls as its row blocks.
+  const int32_t block = std::min(m, kParallelGemmRows);
+  const int64_t row_blocks = (m + block - 1) / block;
+  const int64_t tile_macs = int64_t{block} * kGemmPanelWidth * depth;
+  const int64_t min_tiles =
+      std::max<int64_t>(1, kMinParallelMacs / 4 / tile_macs);
+  sdk::ParallelFor(k.host(), k.raw_context(), row_blocks * panels, min_tiles,
+                   [&](int64_t begin, int64_t end, int32_t) {
+                     for (int64_t t = begin; t < end;) {
+                       const int32_t r = static_cast<int32_t>(t / panels);
+                       const int32_t p0 = static_cast<int32_t>(t % panels);
+                       const int32_t p1 = static_cast<int32_t>(
+                           std::min<int64_t>(panels, p0 + (end - t)));
+                       const int32_t row0 = r * block;
+                       const int32_t rows = std::min(block, m - row0);
+                       GemmTile(a + row0 * lda, lda, rows, w, p0, p1, act,
+                                c + row0 * ldc, ldc);
+                       t += p1 - p0;
+                     }
+                   });
 }
 
 }  // namespace kiln::cpu::nn

@@ -9,9 +9,14 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/nn/parallel.h"
+#include "kiln/sdk/plugin.h"
+
 namespace kiln::cpu::nn {
 
 inline constexpr int kGemmPanelWidth = 16;  // columns of W per packed panel
+// Rows of one ParallelGemm tile.
+inline constexpr int32_t kParallelGemmRows = 48;
 
 // A weight matrix packed for Gemm. Resize allocates; Pack does not, so
 // kernels Resize in prepare and may Pack in invoke (non-constant weights).
@@ -46,14 +51,31 @@ class PackedMatrix {
 // bias). `act` is a KILN_ACTIVATION_* value. A and C must not overlap.
 void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
           int64_t act, float* c, int64_t ldc);
+// The same, restricted to output columns of panels [panel_begin, panel_end)
+// (columns panel_begin * kGemmPanelWidth up to min(n, panel_end *
+// kGemmPanelWidth)); c still points at column 0. Every output value is
+// computed the same way whatever the rows and panels of the call, so a
+// GEMM split into such tiles (ParallelGemm) is bit-identical to one call.
+void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+              int64_t ldc);
+
+// Gemm on the interpreter's thread pool (kiln.parallel_for/1 through the
+// SDK; serial on hosts without it or for small products), split into tiles
+// of rows x panels: bit-identical to Gemm for any thread count. Call from a
+// kernel callback with its context.
+void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
+                  const PackedMatrix& w, int64_t act, float* c, int64_t ldc);
 
 // Implementations selected by Gemm (exposed for tests): portable vector code,
 // and AVX2+FMA on x86-64 CPUs that have it.
 using GemmClampFn = void (*)(const float* a, int64_t lda, int32_t m,
-                             const PackedMatrix& w, float lo, float hi,
-                             float* c, int64_t ldc);
+                             const PackedMatrix& w, int32_t panel_begin,
+                             int32_t panel_end, float lo, float hi, float* c,
+                             int64_t ldc);
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-                  float lo, float hi, float* c, int64_t ldc);
+                  int32_t panel_begin, int32_t panel_end, float lo, float hi,
+                  float* c, int64_t ldc);
 // Null when the CPU or the build has no AVX2+FMA path.
 GemmClampFn GemmAvx2Fma();
 

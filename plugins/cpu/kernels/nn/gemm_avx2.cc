@@ -35,9 +35,10 @@ namespace kiln::cpu::nn {
 namespace {
 
 void GemmAvx2FmaImpl(const float* a, int64_t lda, int32_t m,
-                     const PackedMatrix& w, float lo, float hi, float* c,
+                     const PackedMatrix& w, int32_t panel_begin,
+                     int32_t panel_end, float lo, float hi, float* c,
                      int64_t ldc) {
-  GemmDriver<Avx2FmaIsa>(a, lda, m, w, lo, hi, c, ldc);
+  GemmDriver<Avx2FmaIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
 }
 
 }  // namespace

@@ -130,13 +130,14 @@ KILN_GEMM_INLINE void GemmRows(int rows, int kc, const float* a, int64_t lda,
 template <class Isa>
 KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
                                  const ::kiln::cpu::nn::PackedMatrix& w,
+                                 int32_t panel_begin, int32_t panel_end,
                                  float lo, float hi, float* c, int64_t ldc) {
   constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
-  const int32_t n = w.n(), k = w.k(), panels = w.num_panels();
+  const int32_t n = w.n(), k = w.k();
   for (int32_t m0 = 0; m0 < m; m0 += kGemmRowBlock) {
     const int rows = m - m0 < kGemmRowBlock ? m - m0 : kGemmRowBlock;
     if (k == 0) {
-      for (int32_t p = 0; p < panels; ++p) {
+      for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
         GemmRows<Isa, Isa::kRows>(rows, 0, a, lda, w.panel(p),
                                   c + m0 * ldc + p * NR, ldc, n_valid, true,
@@ -147,7 +148,7 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
     for (int32_t k0 = 0; k0 < k; k0 += kGemmDepthBlock) {
       const int kc = k - k0 < kGemmDepthBlock ? k - k0 : kGemmDepthBlock;
       const bool first = k0 == 0, last = k0 + kc == k;
-      for (int32_t p = 0; p < panels; ++p) {
+      for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
         GemmRows<Isa, Isa::kRows>(rows, kc, a + m0 * lda + k0, lda,
                                   w.panel(p) + static_cast<int64_t>(k0) * NR,

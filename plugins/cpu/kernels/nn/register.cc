@@ -4,6 +4,7 @@ namespace kiln::cpu {
 namespace nn {
 
 void RegisterConvolutionKernels(sdk::PluginDefinition& def);
+void RegisterConv3DKernels(sdk::PluginDefinition& def);
 void RegisterDensifyKernels(sdk::PluginDefinition& def);
 void RegisterFullyConnectedKernels(sdk::PluginDefinition& def);
 void RegisterLstmKernels(sdk::PluginDefinition& def);
@@ -15,6 +16,7 @@ void RegisterReductionKernels(sdk::PluginDefinition& def);
 
 void RegisterNeuralNetKernels(sdk::PluginDefinition& def) {
   nn::RegisterConvolutionKernels(def);
+  nn::RegisterConv3DKernels(def);
   nn::RegisterDensifyKernels(def);
   nn::RegisterFullyConnectedKernels(def);
   nn::RegisterLstmKernels(def);

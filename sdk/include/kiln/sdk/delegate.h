@@ -354,6 +354,16 @@ class DelegateManifest {
     rows_.push_back({builtin_code, nullptr, min_version, max_version, types});
     return *this;
   }
+  // One Op row per element of `table`: any range of structs with
+  // builtin_code, min_version, max_version and types members (a delegate's
+  // own supported-op table), in order.
+  template <typename Table>
+  DelegateManifest& Ops(const Table& table) {
+    for (const auto& op : table) {
+      Op(op.builtin_code, op.min_version, op.max_version, op.types);
+    }
+    return *this;
+  }
   DelegateManifest& CustomOp(const char* name, int32_t min_version,
                              int32_t max_version, TypeSet types = {}) {
     rows_.push_back({KILN_OP_CUSTOM, name, min_version, max_version, types});

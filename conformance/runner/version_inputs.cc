@@ -1,0 +1,637 @@
+#include "version_inputs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::conformance {
+namespace {
+
+// What a version changes in the version-1 case.
+enum class Change {
+  kQuantized,  // every float tensor -> `type`, quantized per tensor
+  kPlain,      // every float tensor -> `type`, the values times 8, rounded
+  kHybrid,     // weights (input 1) int8 symmetric per tensor; the rest float
+  kHybridPerChannel,  // the same with one scale per output channel
+  kAsymmetricHybrid,  // kHybrid with asymmetric_quantize_inputs
+  kInteger,           // activations `type`, int8 weights (per channel for
+                      // convolutions), int32 (int8) / int64 (int16) bias
+  kBroadcastRank5,    // binary: operands of rank 5 and 3, broadcast
+  kRank5,             // PAD: an input of rank 5
+  kDilation,          // dilation factors 2
+  kKeepNumDims,       // FULLY_CONNECTED: rank-3 input, keep_num_dims
+  kNoBias,            // FULLY_CONNECTED: two inputs
+  kQuantizeOutput,    // QUANTIZE: float -> quantized `type`
+  kDequantizeInput,   // DEQUANTIZE: quantized `type` -> float
+  kFirstVersion,      // the first version TFLite registers: v1 inputs
+  kHalfPixelCenters,  // RESIZE_*: half_pixel_centers
+};
+
+struct VersionInputs {
+  int32_t op;
+  int32_t version;
+  Change change;
+  KilnTensorType type = KILN_TYPE_FLOAT32;
+  bool per_channel = false;  // kQuantizeOutput / kDequantizeInput
+};
+
+constexpr KilnTensorType kI8 = KILN_TYPE_INT8, kI16 = KILN_TYPE_INT16;
+constexpr Change kQ = Change::kQuantized;
+
+// From TFLite's op versioning; only what the generators can produce. Ops
+// not listed get version-1 inputs at every version (RESHAPE, for one, has
+// no version that changes its inputs).
+constexpr VersionInputs kVersionInputs[] = {
+    {KILN_OP_ABS, 2, kQ, kI8},
+    {KILN_OP_ABS, 3, kQ, kI16},
+    {KILN_OP_ABS, 4, Change::kPlain, kI16},
+    {KILN_OP_ABS, 5, Change::kPlain, KILN_TYPE_INT32},
+    {KILN_OP_RELU, 2, kQ, kI8},
+    {KILN_OP_RELU, 3, kQ, kI16},
+    {KILN_OP_RELU6, 2, kQ, kI8},
+    {KILN_OP_RELU6, 3, kQ, kI16},
+    {KILN_OP_MUL, 2, kQ, kI8},
+    {KILN_OP_MUL, 4, kQ, kI16},
+    {KILN_OP_MUL, 5, Change::kPlain, KILN_TYPE_INT64},
+    {KILN_OP_ADD, 2, kQ, kI8},
+    {KILN_OP_ADD, 3, kQ, kI16},  // general scales: pot_scale_int16 false
+    {KILN_OP_ADD, 4, Change::kPlain, KILN_TYPE_INT64},
+    {KILN_OP_ADD, 5, Change::kPlain, kI16},
+    {KILN_OP_SUB, 2, kQ, kI8},
+    {KILN_OP_SUB, 3, Change::kBroadcastRank5},
+    {KILN_OP_SUB, 4, Change::kPlain, KILN_TYPE_INT64},
+    {KILN_OP_SUB, 5, kQ, kI16},  // pot_scale_int16 false
+    {KILN_OP_MAXIMUM, 2, kQ, kI8},
+    {KILN_OP_MAXIMUM, 3, Change::kBroadcastRank5},
+    {KILN_OP_MAXIMUM, 4, kQ, kI16},
+    {KILN_OP_MINIMUM, 2, kQ, kI8},
+    {KILN_OP_MINIMUM, 3, Change::kBroadcastRank5},
+    {KILN_OP_MINIMUM, 4, kQ, kI16},
+    {KILN_OP_DIV, 2, Change::kBroadcastRank5},
+    {KILN_OP_CONV_2D, 2, Change::kHybrid},
+    {KILN_OP_CONV_2D, 3, Change::kInteger, kI8},
+    {KILN_OP_CONV_2D, 4, Change::kInteger, kI16},
+    {KILN_OP_CONV_2D, 5, Change::kHybridPerChannel},
+    {KILN_OP_DEPTHWISE_CONV_2D, 2, Change::kDilation},
+    {KILN_OP_DEPTHWISE_CONV_2D, 3, Change::kInteger, kI8},
+    {KILN_OP_DEPTHWISE_CONV_2D, 4, Change::kHybrid},
+    {KILN_OP_DEPTHWISE_CONV_2D, 5, Change::kInteger, kI16},
+    {KILN_OP_DEPTHWISE_CONV_2D, 6, Change::kHybridPerChannel},
+    {KILN_OP_FULLY_CONNECTED, 3, Change::kHybrid},
+    {KILN_OP_FULLY_CONNECTED, 4, Change::kInteger, kI8},
+    {KILN_OP_FULLY_CONNECTED, 5, Change::kKeepNumDims},
+    {KILN_OP_FULLY_CONNECTED, 6, Change::kNoBias},
+    {KILN_OP_FULLY_CONNECTED, 7, Change::kInteger, kI16},
+    {KILN_OP_FULLY_CONNECTED, 9, Change::kAsymmetricHybrid},
+    {KILN_OP_FULLY_CONNECTED, 12, Change::kHybridPerChannel},
+    {KILN_OP_SOFTMAX, 2, kQ, kI8},
+    {KILN_OP_SOFTMAX, 3, kQ, kI16},
+    {KILN_OP_LOGISTIC, 2, kQ, kI8},
+    {KILN_OP_LOGISTIC, 3, kQ, kI16},
+    {KILN_OP_TANH, 2, kQ, kI8},
+    {KILN_OP_TANH, 3, kQ, kI16},
+    {KILN_OP_CONCATENATION, 2, kQ, kI8},
+    {KILN_OP_CONCATENATION, 3, kQ, kI16},
+    {KILN_OP_AVERAGE_POOL_2D, 2, kQ, kI8},
+    {KILN_OP_AVERAGE_POOL_2D, 3, kQ, kI16},
+    {KILN_OP_MAX_POOL_2D, 2, kQ, kI8},
+    {KILN_OP_MAX_POOL_2D, 3, kQ, kI16},
+    {KILN_OP_MEAN, 2, kQ, kI8},
+    {KILN_OP_MEAN, 3, kQ, kI16},
+    {KILN_OP_REDUCE_MAX, 2, kQ, kI8},
+    {KILN_OP_REDUCE_MAX, 3, kQ, kI16},
+    {KILN_OP_REDUCE_MIN, 2, kQ, kI8},
+    {KILN_OP_REDUCE_MIN, 3, kQ, kI16},
+    {KILN_OP_PAD, 2, kQ, kI8},
+    {KILN_OP_PAD, 3, kQ, kI16},
+    {KILN_OP_PAD, 4, Change::kRank5},
+    {KILN_OP_PADV2, 2, kQ, kI8},
+    {KILN_OP_PADV2, 3, kQ, kI16},
+    {KILN_OP_QUANTIZE, 1, Change::kQuantizeOutput, kI8},
+    {KILN_OP_QUANTIZE, 2, Change::kQuantizeOutput, kI16},
+    {KILN_OP_QUANTIZE, 3, Change::kQuantizeOutput, kI8, true},
+    {KILN_OP_DEQUANTIZE, 1, Change::kDequantizeInput, KILN_TYPE_UINT8},
+    {KILN_OP_DEQUANTIZE, 2, Change::kDequantizeInput, kI8},
+    {KILN_OP_DEQUANTIZE, 3, Change::kDequantizeInput, kI16},
+    {KILN_OP_DEQUANTIZE, 5, Change::kDequantizeInput, kI8, true},
+    {KILN_OP_EXP, 2, kQ, kI8},
+    {KILN_OP_LOG, 2, kQ, kI8},
+    {KILN_OP_RSQRT, 2, kQ, kI8},
+    {KILN_OP_RSQRT, 3, kQ, kI16},
+    {KILN_OP_SIGN, 2, Change::kPlain, KILN_TYPE_INT32},
+    {KILN_OP_LEAKY_RELU, 2, kQ, kI16},
+    {KILN_OP_GELU, 2, kQ, kI8},
+    {KILN_OP_L2_NORMALIZATION, 2, kQ, kI8},
+    {KILN_OP_LOG_SOFTMAX, 2, kQ, kI8},
+    {KILN_OP_SQUARED_DIFFERENCE, 2, kQ, kI8},
+    {KILN_OP_LESS, 2, kQ, kI8},
+    {KILN_OP_LESS, 3, kQ, kI16},
+    {KILN_OP_GREATER_EQUAL, 2, kQ, kI8},
+    {KILN_OP_GREATER_EQUAL, 3, kQ, kI16},
+    {KILN_OP_LESS_EQUAL, 2, kQ, kI8},
+    {KILN_OP_GREATER, 2, kQ, kI8},
+    {KILN_OP_NOT_EQUAL, 2, kQ, kI8},
+    {KILN_OP_EQUAL, 2, kQ, kI8},
+    {KILN_OP_EQUAL, 4, kQ, kI16},
+    {KILN_OP_SUM, 2, kQ, kI8},
+    {KILN_OP_ARG_MAX, 2, kQ, kI8},
+    {KILN_OP_ARG_MIN, 2, kQ, kI8},
+    {KILN_OP_BATCH_MATMUL, 2, kQ, kI8},
+    {KILN_OP_BATCH_MATMUL, 3, kQ, kI16},
+    {KILN_OP_TRANSPOSE, 2, kQ, kI8},
+    {KILN_OP_TRANSPOSE, 5, kQ, kI16},
+    {KILN_OP_GATHER, 2, kQ, kI8},
+    {KILN_OP_GATHER, 4, kQ, kI16},
+    {KILN_OP_GATHER_ND, 3, kQ, kI16},
+    {KILN_OP_SLICE, 2, kQ, kI8},
+    {KILN_OP_SLICE, 4, kQ, kI16},
+    {KILN_OP_STRIDED_SLICE, 2, kQ, kI8},
+    {KILN_OP_SPLIT, 2, kQ, kI8},
+    {KILN_OP_SPLIT, 3, Change::kPlain, KILN_TYPE_INT32},
+    {KILN_OP_SPLIT, 4, kQ, kI16},
+    {KILN_OP_PACK, 2, kQ, kI8},
+    {KILN_OP_PACK, 3, kQ, kI16},
+    {KILN_OP_UNPACK, 2, kQ, kI8},
+    {KILN_OP_UNPACK, 4, kQ, kI16},
+    {KILN_OP_SPACE_TO_DEPTH, 2, kQ, kI8},
+    {KILN_OP_DEPTH_TO_SPACE, 2, kQ, kI8},
+    {KILN_OP_RESIZE_BILINEAR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_BILINEAR, 3, Change::kHalfPixelCenters},
+    {KILN_OP_RESIZE_BILINEAR, 4, kQ, kI16},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 2, kQ, kI8},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 3, Change::kHalfPixelCenters},
+    {KILN_OP_RESIZE_NEAREST_NEIGHBOR, 4, kQ, kI16},
+    {KILN_OP_REVERSE_V2, 3, kQ, kI8},
+    {KILN_OP_TILE, 3, kQ, kI8},
+    {KILN_OP_BROADCAST_TO, 2, Change::kFirstVersion},
+    {KILN_OP_BROADCAST_TO, 3, kQ, kI8},
+};
+
+const VersionInputs* Find(int32_t op, int32_t version) {
+  const VersionInputs* best = nullptr;
+  for (const VersionInputs& v : kVersionInputs) {
+    if (v.op == op && v.version <= version &&
+        (best == nullptr || v.version > best->version)) {
+      best = &v;
+    }
+  }
+  return best;
+}
+
+double QMax(KilnTensorType type) {
+  switch (type) {
+    case KILN_TYPE_INT8:
+      return 127;
+    case KILN_TYPE_UINT8:
+      return 255;
+    default:
+      return 32767;
+  }
+}
+
+std::vector<float> Values(const GeneratedTensor& t) {
+  std::vector<float> v(t.type == KILN_TYPE_FLOAT32 ? t.bytes.size() / 4 : 0);
+  if (!v.empty()) std::memcpy(v.data(), t.bytes.data(), v.size() * 4);
+  return v;
+}
+
+float MaxAbs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+template <typename T>
+std::vector<uint8_t> Encode(const std::vector<float>& values,
+                            const std::vector<float>& scales,
+                            const std::vector<int64_t>& zero_points,
+                            size_t inner, size_t channels) {
+  std::vector<uint8_t> out(values.size() * sizeof(T));
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  for (size_t i = 0; i < values.size(); ++i) {
+    const size_t c = scales.size() > 1 ? (i / inner) % channels : 0;
+    const double q = std::round(static_cast<double>(values[i]) / scales[c]) +
+                     static_cast<double>(zero_points[c]);
+    const T v = static_cast<T>(std::min(hi, std::max(lo, q)));
+    std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+  }
+  return out;
+}
+
+// Stores `values` in `t` as `type` with the given quantization (per
+// channel along `dim` when there are several scales; an empty `values`
+// leaves an output without data).
+void Store(GeneratedTensor& t, const std::vector<float>& values,
+           KilnTensorType type, std::vector<float> scales,
+           std::vector<int64_t> zero_points, int32_t dim = 0) {
+  t.type = type;
+  t.quantization.scales = scales;
+  t.quantization.zero_points = zero_points;
+  t.quantization.quantized_dimension = dim;
+  if (values.empty()) {
+    t.bytes.clear();
+    return;
+  }
+  size_t inner = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < t.shape.size(); ++d) {
+    inner *= static_cast<size_t>(t.shape[d]);
+  }
+  const size_t channels = scales.size();
+  switch (type) {
+    case KILN_TYPE_INT8:
+      t.bytes = Encode<int8_t>(values, scales, zero_points, inner, channels);
+      break;
+    case KILN_TYPE_UINT8:
+      t.bytes = Encode<uint8_t>(values, scales, zero_points, inner, channels);
+      break;
+    case KILN_TYPE_INT16:
+      t.bytes = Encode<int16_t>(values, scales, zero_points, inner, channels);
+      break;
+    case KILN_TYPE_INT32:
+      t.bytes = Encode<int32_t>(values, scales, zero_points, inner, channels);
+      break;
+    default:
+      t.bytes = Encode<int64_t>(values, scales, zero_points, inner, channels);
+      break;
+  }
+}
+
+// Per-tensor symmetric quantization of `t` to `type` (scale max|x| / qmax).
+float QuantizeSymmetric(GeneratedTensor& t, KilnTensorType type) {
+  const std::vector<float> v = Values(t);
+  const float scale =
+      std::max(MaxAbs(v), 1e-3f) / static_cast<float>(QMax(type));
+  Store(t, v, type, {scale}, {0});
+  return scale;
+}
+
+// Symmetric int8 quantization with one scale per index of `dim`.
+std::vector<float> QuantizePerChannel(GeneratedTensor& t, int32_t dim) {
+  const std::vector<float> v = Values(t);
+  const size_t channels =
+      static_cast<size_t>(t.shape[static_cast<size_t>(dim)]);
+  size_t inner = 1;
+  for (size_t d = static_cast<size_t>(dim) + 1; d < t.shape.size(); ++d) {
+    inner *= static_cast<size_t>(t.shape[d]);
+  }
+  std::vector<float> max_abs(channels, 1e-3f);
+  for (size_t i = 0; i < v.size(); ++i) {
+    float& m = max_abs[(i / inner) % channels];
+    m = std::max(m, std::fabs(v[i]));
+  }
+  std::vector<float> scales;
+  for (float m : max_abs) scales.push_back(m / 127.f);
+  Store(t, v, KILN_TYPE_INT8, scales, std::vector<int64_t>(channels, 0), dim);
+  return scales;
+}
+
+void SetOption(GeneratedCase* c, uint32_t key, int64_t value) {
+  for (auto& [k, o] : c->options) {
+    if (k == key) {
+      o.kind = OptionValue::Kind::kInt;
+      o.i = value;
+      return;
+    }
+  }
+  OptionValue o;
+  o.kind = OptionValue::Kind::kInt;
+  o.i = value;
+  c->options.emplace_back(key, o);
+}
+
+GeneratedTensor& Input(GeneratedCase* c, size_t i) {
+  return c->tensors[static_cast<size_t>(c->inputs[i])];
+}
+GeneratedTensor& Output(GeneratedCase* c) {
+  return c->tensors[static_cast<size_t>(c->outputs[0])];
+}
+
+// The quantization of a quantized output whose range the op fixes (TFLite
+// requires these), else none.
+bool FixedOutput(int32_t op, KilnTensorType type, float* scale,
+                 int64_t* zero_point) {
+  const bool i8 = type == KILN_TYPE_INT8;
+  switch (op) {
+    case KILN_OP_SOFTMAX:
+    case KILN_OP_LOGISTIC:
+      *scale = i8 ? 1.f / 256 : 1.f / 32768;
+      *zero_point = i8 ? -128 : 0;
+      return true;
+    case KILN_OP_TANH:
+      *scale = i8 ? 1.f / 128 : 1.f / 32768;
+      *zero_point = 0;
+      return true;
+    case KILN_OP_L2_NORMALIZATION:
+      *scale = 1.f / 128;
+      *zero_point = 0;
+      return i8;
+    case KILN_OP_LOG_SOFTMAX:
+      *scale = 16.f / 256;
+      *zero_point = 127;
+      return i8;
+    default:
+      return false;
+  }
+}
+
+// Ops whose quantized kernels need the inputs and the output on one scale.
+bool SharedScale(int32_t op) {
+  for (int32_t o :
+       {KILN_OP_CONCATENATION, KILN_OP_MAXIMUM, KILN_OP_MINIMUM, KILN_OP_PAD,
+        KILN_OP_PADV2, KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D,
+        KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN, KILN_OP_PACK}) {
+    if (o == op) return true;
+  }
+  return false;
+}
+
+// The range a quantized output covers: outputs of a fused RELU6 [0, 6];
+// accumulating ops a few standard deviations of their sums; otherwise the
+// widest input.
+float OutputRange(int32_t op, float widest) {
+  switch (op) {
+    case KILN_OP_MUL:
+    case KILN_OP_ADD:
+    case KILN_OP_SUB:
+    case KILN_OP_CONV_2D:
+      return 6.f;
+    case KILN_OP_DEPTHWISE_CONV_2D:
+      return 4.f;
+    case KILN_OP_FULLY_CONNECTED:
+      return 3.f;
+    case KILN_OP_BATCH_MATMUL:
+      return 2.f;
+    case KILN_OP_EXP:
+      return 20.f;
+    case KILN_OP_LOG:
+      return 2.5f;
+    case KILN_OP_RSQRT:
+      return 3.2f;
+    case KILN_OP_SUM:
+      return 18.f;
+    case KILN_OP_SQUARED_DIFFERENCE:
+      return 36.f;
+    default:
+      return widest;
+  }
+}
+
+void Quantized(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  const double qmax = QMax(v.type);
+  float widest = 0;
+  for (int32_t i : c->inputs) {
+    if (i >= 0) widest = std::max(widest, MaxAbs(Values(c->tensors[i])));
+  }
+  for (size_t i = 0; i < c->inputs.size(); ++i) {
+    if (c->inputs[i] < 0 || Input(c, i).type != KILN_TYPE_FLOAT32) continue;
+    GeneratedTensor& t = Input(c, i);
+    const std::vector<float> values = Values(t);
+    const float scale = static_cast<float>(
+        (SharedScale(op) ? widest : std::max(MaxAbs(values), 1e-3f)) / qmax);
+    Store(t, values, v.type, {scale}, {0});
+  }
+  for (int32_t o : c->outputs) {
+    GeneratedTensor& t = c->tensors[static_cast<size_t>(o)];
+    if (t.type != KILN_TYPE_FLOAT32) continue;
+    float scale = static_cast<float>(OutputRange(op, widest) / qmax);
+    int64_t zero_point = 0;
+    FixedOutput(op, v.type, &scale, &zero_point);
+    Store(t, {}, v.type, {scale}, {zero_point});
+  }
+  if (v.type == KILN_TYPE_INT16 && (op == KILN_OP_ADD || op == KILN_OP_SUB)) {
+    SetOption(c, KILN_OPTION_POT_SCALE_INT16, 0);
+  }
+}
+
+void Plain(const VersionInputs& v, GeneratedCase* c) {
+  for (GeneratedTensor& t : c->tensors) {
+    if (t.type != KILN_TYPE_FLOAT32) continue;
+    Store(t, Values(t), v.type, {1.f / 8}, {0});
+    t.quantization = Quantization();  // plain integers
+  }
+}
+
+// The axis of the output channels of a convolution's weights.
+int32_t ChannelAxis(int32_t op) {
+  return op == KILN_OP_DEPTHWISE_CONV_2D ? 3 : 0;
+}
+
+void Hybrid(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  GeneratedTensor& w = Input(c, 1);
+  if (v.change == Change::kHybridPerChannel) {
+    QuantizePerChannel(w, ChannelAxis(op));
+  } else {
+    QuantizeSymmetric(w, KILN_TYPE_INT8);
+  }
+  if (op == KILN_OP_DEPTHWISE_CONV_2D &&
+      v.change != Change::kHybridPerChannel) {
+    // LiteRT's hybrid depthwise kernel reads one scale per output channel
+    // (it read past a single scale, a wrong reference for channels > 0):
+    // the one scale, repeated per channel.
+    const int32_t axis = ChannelAxis(op);
+    const size_t channels = static_cast<size_t>(w.shape[axis]);
+    w.quantization.scales.assign(channels, w.quantization.scales[0]);
+    w.quantization.zero_points.assign(channels, 0);
+    w.quantization.quantized_dimension = axis;
+  }
+  if (v.change == Change::kAsymmetricHybrid) {
+    SetOption(c, KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 1);
+  }
+}
+
+void Integer(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  const float in_scale = QuantizeSymmetric(Input(c, 0), v.type);
+  std::vector<float> w_scales;
+  if (op == KILN_OP_FULLY_CONNECTED) {
+    w_scales = {QuantizeSymmetric(Input(c, 1), KILN_TYPE_INT8)};
+  } else {
+    w_scales = QuantizePerChannel(Input(c, 1), ChannelAxis(op));
+  }
+  if (c->inputs.size() > 2 && c->inputs[2] >= 0) {
+    GeneratedTensor& bias = Input(c, 2);
+    std::vector<float> scales;
+    for (float s : w_scales) scales.push_back(in_scale * s);
+    Store(bias, Values(bias),
+          v.type == KILN_TYPE_INT8 ? KILN_TYPE_INT32 : KILN_TYPE_INT64, scales,
+          std::vector<int64_t>(scales.size(), 0));
+  }
+  Store(Output(c), {}, v.type,
+        {static_cast<float>(OutputRange(op, 0) / QMax(v.type))}, {0});
+}
+
+// A quantized QUANTIZE output / DEQUANTIZE input: per tensor with a zero
+// point (uint8 128, int8 2, int16 0), or per channel along the last axis.
+void QuantizeDequantize(const VersionInputs& v, GeneratedCase* c) {
+  GeneratedTensor& t =
+      v.change == Change::kQuantizeOutput ? Output(c) : Input(c, 0);
+  const std::vector<float> values = Values(Input(c, 0));
+  const float widest = MaxAbs(values) * 1.07f;
+  if (v.per_channel) {
+    const int32_t dim = static_cast<int32_t>(Input(c, 0).shape.size()) - 1;
+    const size_t n = static_cast<size_t>(Input(c, 0).shape.back());
+    std::vector<float> scales;
+    for (size_t i = 0; i < n; ++i) {
+      scales.push_back(widest * (1.f + 0.25f * static_cast<float>(i)) / 127);
+    }
+    if (v.change == Change::kQuantizeOutput) t.shape = Input(c, 0).shape;
+    Store(t,
+          v.change == Change::kQuantizeOutput ? std::vector<float>() : values,
+          v.type, scales, std::vector<int64_t>(n, 0), dim);
+    return;
+  }
+  const int64_t zero_point = v.type == KILN_TYPE_UINT8  ? 128
+                             : v.type == KILN_TYPE_INT8 ? 2
+                                                        : 0;
+  const float scale = static_cast<float>(
+      widest / (v.type == KILN_TYPE_UINT8 ? 127 : QMax(v.type)));
+  Store(t, v.change == Change::kQuantizeOutput ? std::vector<float>() : values,
+        v.type, {scale}, {zero_point});
+}
+
+void Reshape(GeneratedCase* c, size_t input, std::vector<int32_t> shape) {
+  Input(c, input).shape = std::move(shape);
+}
+
+void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  switch (v.change) {
+    case Change::kQuantized:
+      Quantized(v, op, c);
+      break;
+    case Change::kPlain:
+      Plain(v, c);
+      break;
+    case Change::kHybrid:
+    case Change::kHybridPerChannel:
+    case Change::kAsymmetricHybrid:
+      Hybrid(v, op, c);
+      break;
+    case Change::kInteger:
+      Integer(v, op, c);
+      break;
+    case Change::kBroadcastRank5:
+      // [2,3,4] with [3,1] -> [2,1,3,2,2] with [3,1,1]: the same values,
+      // broadcast over two axes of a rank-5 output.
+      // (A same-shape variant's second operand keeps the first's shape.)
+      Reshape(c, 1,
+              Input(c, 1).shape == Input(c, 0).shape
+                  ? std::vector<int32_t>{2, 1, 3, 2, 2}
+                  : std::vector<int32_t>{3, 1, 1});
+      Reshape(c, 0, {2, 1, 3, 2, 2});
+      break;
+    case Change::kRank5: {
+      // [2,3] -> [1,2,1,3,1], the paddings of the two real axes kept.
+      Reshape(c, 0, {1, 2, 1, 3, 1});
+      GeneratedTensor& pads = Input(c, 1);
+      std::vector<int32_t> p(4);
+      std::memcpy(p.data(), pads.bytes.data(), sizeof(int32_t) * 4);
+      const std::vector<int32_t> padded = {0, 0,    p[0], p[1], 0,
+                                           1, p[2], p[3], 1,    0};
+      pads.shape = {5, 2};
+      const auto* bytes = reinterpret_cast<const uint8_t*>(padded.data());
+      pads.bytes.assign(bytes, bytes + padded.size() * sizeof(int32_t));
+      break;
+    }
+    case Change::kDilation:
+      SetOption(c, KILN_OPTION_DILATION_W, 2);
+      SetOption(c, KILN_OPTION_DILATION_H, 2);
+      break;
+    case Change::kKeepNumDims: {
+      std::vector<int32_t> shape = Input(c, 0).shape;
+      shape.insert(shape.begin(), 1);
+      Reshape(c, 0, shape);
+      SetOption(c, KILN_OPTION_KEEP_NUM_DIMS, 1);
+      break;
+    }
+    case Change::kNoBias:
+      c->inputs.resize(2);
+      break;
+    case Change::kQuantizeOutput:
+    case Change::kDequantizeInput:
+      QuantizeDequantize(v, c);
+      break;
+    case Change::kFirstVersion:
+      break;
+    case Change::kHalfPixelCenters:
+      SetOption(c, KILN_OPTION_HALF_PIXEL_CENTERS, 1);
+      break;
+  }
+  c->exercises_version = v.version;
+}
+
+std::string ChangeName(const VersionInputs& v) {
+  const std::string type = TypeName(v.type);
+  switch (v.change) {
+    case Change::kQuantized:
+      return absl::StrCat(type, " (quantized per tensor)");
+    case Change::kPlain:
+      return absl::StrCat(type, " (not quantized)");
+    case Change::kHybrid:
+      return "hybrid: float activations, int8 weights per tensor";
+    case Change::kHybridPerChannel:
+      return "hybrid: float activations, int8 weights per channel";
+    case Change::kAsymmetricHybrid:
+      return "hybrid with asymmetric_quantize_inputs";
+    case Change::kInteger:
+      return absl::StrCat(type, " activations, int8 weights, ",
+                          v.type == KILN_TYPE_INT8 ? "int32" : "int64",
+                          " bias");
+    case Change::kBroadcastRank5:
+      return "broadcast of rank 5";
+    case Change::kRank5:
+      return "input of rank 5";
+    case Change::kDilation:
+      return "dilation 2";
+    case Change::kKeepNumDims:
+      return "keep_num_dims";
+    case Change::kNoBias:
+      return "no bias";
+    case Change::kQuantizeOutput:
+      return absl::StrCat("float -> ", type,
+                          v.per_channel ? " per channel" : "");
+    case Change::kDequantizeInput:
+      return absl::StrCat(type, v.per_channel ? " per channel" : "",
+                          " -> float");
+    case Change::kFirstVersion:
+      return "the first version TFLite registers; version-1 inputs";
+    case Change::kHalfPixelCenters:
+      return "half_pixel_centers";
+  }
+  return "";
+}
+
+}  // namespace
+
+void ApplyVersionInputs(int32_t builtin_code, int32_t version,
+                        GeneratedCase* c) {
+  if (const VersionInputs* v = Find(builtin_code, version)) {
+    Apply(*v, builtin_code, c);
+  }
+}
+
+int32_t InputVersion(int32_t builtin_code, int32_t version) {
+  const VersionInputs* v = Find(builtin_code, version);
+  return v == nullptr ? 1 : v->version;
+}
+
+std::vector<int32_t> InputVersions(int32_t builtin_code) {
+  std::vector<int32_t> out = {1};
+  for (const VersionInputs& v : kVersionInputs) {
+    if (v.op == builtin_code && v.version != 1) out.push_back(v.version);
+  }
+  return out;
+}
+
+std::vector<std::string> DescribeVersionInputs() {
+  std::vector<std::string> out;
+  for (const VersionInputs& v : kVersionInputs) {
+    out.push_back(absl::StrCat(BuiltinOpName(v.op), " v", v.version, ": ",
+                               ChangeName(v)));
+  }
+  return out;
+}
+
+}  // namespace kiln::conformance

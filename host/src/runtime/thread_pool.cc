@@ -1,0 +1,173 @@
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+
+#include "runtime/graph.h"
+
+namespace kiln {
+namespace {
+
+// The pool whose task the current thread is running (null outside tasks),
+// and its thread_index there: what makes a nested ParallelFor run inline.
+thread_local const ThreadPool* tls_pool = nullptr;
+thread_local int32_t tls_thread_index = 0;
+
+class TaskScope {
+ public:
+  TaskScope(const ThreadPool* pool, int32_t thread_index)
+      : pool_(tls_pool), index_(tls_thread_index) {
+    tls_pool = pool;
+    tls_thread_index = thread_index;
+  }
+  ~TaskScope() {
+    tls_pool = pool_;
+    tls_thread_index = index_;
+  }
+
+ private:
+  const ThreadPool* pool_;
+  int32_t index_;
+};
+
+int32_t ExtensionNumThreads(KilnOpaqueContext* context) {
+  const CallContext* c = FromOpaque(context);
+  return c != nullptr && c->thread_pool != nullptr
+             ? c->thread_pool->num_threads()
+             : 1;
+}
+
+KilnStatus ExtensionParallelFor(KilnOpaqueContext* context, int64_t count,
+                                int64_t min_range, KilnParallelForTask task,
+                                void* task_data) {
+  if (task == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
+  if (count <= 0) return KILN_STATUS_OK;
+  const CallContext* c = FromOpaque(context);
+  if (c == nullptr || c->thread_pool == nullptr) {
+    return task(task_data, 0, count,
+                tls_pool != nullptr ? tls_thread_index : 0);
+  }
+  return c->thread_pool->ParallelFor(count, min_range, task, task_data);
+}
+
+}  // namespace
+
+ThreadPool::ThreadPool(int32_t num_threads)
+    : num_threads_(std::max<int32_t>(1, num_threads)) {}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  work_cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+int32_t ThreadPool::started_threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return static_cast<int32_t>(workers_.size());
+}
+
+void ThreadPool::StartWorkers() {
+  if (!workers_.empty() || num_threads_ == 1) return;
+  std::vector<std::thread> started;
+  for (int32_t i = 1; i < num_threads_; ++i) {
+    started.emplace_back([this, i] { WorkerLoop(i); });
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  workers_ = std::move(started);
+}
+
+void ThreadPool::RunRanges(Job& job, int32_t thread_index) {
+  TaskScope scope(this, thread_index);
+  while (true) {
+    const int64_t r = job.next.fetch_add(1, std::memory_order_relaxed);
+    if (r >= job.num_ranges) return;
+    const int64_t begin = r * job.range;
+    const int64_t end = std::min(job.count, begin + job.range);
+    const KilnStatus s = job.task(job.data, begin, end, thread_index);
+    if (s != KILN_STATUS_OK) {
+      int32_t ok = KILN_STATUS_OK;
+      job.status.compare_exchange_strong(ok, s);
+      job.next.store(job.num_ranges, std::memory_order_relaxed);
+      return;
+    }
+  }
+}
+
+// A worker joins a job only while it is open (job_ set); the caller closes
+// it once it ran out of ranges and waits only for the workers that joined,
+// never for one that the scheduler has not woken yet (on a loaded machine
+// the caller then simply runs every range itself).
+void ThreadPool::WorkerLoop(int32_t thread_index) {
+  uint64_t seen = 0;
+  while (true) {
+    Job* job = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, [&] {
+        return stop_ || (job_ != nullptr && generation_ != seen);
+      });
+      if (stop_) return;
+      seen = generation_;
+      job = job_;
+      ++busy_workers_;
+    }
+    RunRanges(*job, thread_index);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--busy_workers_ == 0) done_cv_.notify_one();
+    }
+  }
+}
+
+KilnStatus ThreadPool::ParallelFor(int64_t count, int64_t min_range,
+                                   KilnParallelForTask task, void* task_data) {
+  if (task == nullptr) return KILN_STATUS_INVALID_ARGUMENT;
+  if (count <= 0) return KILN_STATUS_OK;
+  min_range = std::max<int64_t>(1, min_range);
+  // Nested (from a task of this pool), a single thread, or too little work:
+  // the calling thread runs it all.
+  if (tls_pool == this) {
+    return task(task_data, 0, count, tls_thread_index);
+  }
+  if (num_threads_ == 1 || count <= min_range) {
+    TaskScope scope(this, 0);
+    return task(task_data, 0, count, 0);
+  }
+  std::lock_guard<std::mutex> call_lock(call_mu_);
+  StartWorkers();
+  Job job;
+  job.task = task;
+  job.data = task_data;
+  job.count = count;
+  // A few ranges per thread balance the load when some threads are slow (a
+  // loaded machine); never shorter than min_range.
+  const int64_t wanted = static_cast<int64_t>(num_threads_) * 4;
+  job.range = std::max(min_range, (count + wanted - 1) / wanted);
+  job.num_ranges = (count + job.range - 1) / job.range;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    job_ = &job;
+    ++generation_;
+  }
+  work_cv_.notify_all();
+  RunRanges(job, 0);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    job_ = nullptr;  // closed: no worker joins any more
+    done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+  }
+  return static_cast<KilnStatus>(job.status.load());
+}
+
+const KilnParallelForHostExtension* ParallelForHostExtension() {
+  static const KilnParallelForHostExtension extension = {
+      {KILN_PARALLEL_FOR_HOST_EXTENSION_STRUCT_SIZE,
+       KILN_PARALLEL_FOR_HOST_EXTENSION_ID, nullptr},
+      ExtensionNumThreads,
+      ExtensionParallelFor};
+  return &extension;
+}
+
+}  // namespace kiln
