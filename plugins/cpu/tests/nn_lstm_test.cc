@@ -164,7 +164,7 @@ TEST_F(CpuKernelTest, LstmRefusals) {
     r.tensor(n.input).type_override = KILN_TYPE_INT8;
     const absl::Status s = r.Run(Kernel(KILN_OP_LSTM));
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("integer LSTMs are not implemented"));
+                HasSubstr("integer LSTM (INT8 input) is not implemented"));
   }
   {
     SingleNodeRunner r;

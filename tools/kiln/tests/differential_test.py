@@ -61,8 +61,8 @@ def _integer_lstm(op):
     return (f"full-integer {op} (int8 activations and weights, int16 cell "
             "state, layer-norm and hidden scales in the node's intermediate "
             "tensors) is not implemented; the extension API does not give "
-            "kernels a node's intermediates (the float LSTMs run)",
-            rf"no kernel for builtin op '{op}'")
+            "kernels a node's intermediates (the float and hybrid LSTMs run)",
+            rf"no kernel for builtin op '{op}'|{op}: integer LSTM")
 
 
 # model (path relative to --models) -> (reason, regex Kiln's message must

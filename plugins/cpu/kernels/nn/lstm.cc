@@ -374,6 +374,15 @@ KilnStatus LstmPrepare(KernelContext& k, LstmState& s) {
                   k.num_inputs());
   }
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectPresent(k, sdk::Input(kInput)));
+  if (k.input(kInput).type() != KILN_TYPE_FLOAT32) {
+    return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k), ": integer LSTM (",
+                  KilnTensorTypeName(k.input(kInput).type()),
+                  " input) is not implemented: its gate and hidden scales are "
+                  "in the node's intermediate tensors, which the extension API "
+                  "does not give kernels; float32 and hybrid (int8 weights, "
+                  "float32 input) LSTMs run");
+  }
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}));
   KILN_SDK_RETURN_IF_ERROR(ReadOptions(k, s));
