@@ -10,6 +10,8 @@ namespace {
 
 constexpr uint32_t k0_1_0 = KILN_MAKE_VERSION(0, 1, 0);
 constexpr uint32_t k0_2_0 = KILN_MAKE_VERSION(0, 2, 0);
+// Not released yet: the release main builds toward after 0.2.0.
+constexpr uint32_t k0_3_0 = KILN_MAKE_VERSION(0, 3, 0);
 
 }  // namespace
 

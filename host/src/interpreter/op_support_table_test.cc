@@ -29,6 +29,11 @@ std::string RowText(int32_t code, const std::string& custom, int32_t min,
          std::to_string(KILN_VERSION_PATCH(release)) + "},";
 }
 
+// The release this build's rows may name: after a release, main builds
+// toward the next minor, and the rows of what it adds name that release.
+constexpr uint32_t kReleaseOfThisBuild = KILN_MAKE_VERSION(
+    KILN_RUNTIME_VERSION_MAJOR, KILN_RUNTIME_VERSION_MINOR + 1, 0);
+
 // Every op version this build runs: the CPU plugin's declared kernels and
 // the host-intrinsic ops. *rows gets one table row per kernel range.
 std::set<OpVersion> VersionsThisBuildRuns(
@@ -40,7 +45,7 @@ std::set<OpVersion> VersionsThisBuildRuns(
       run.insert({k->builtin_code, custom, v});
       (*rows)[{k->builtin_code, custom, v}] =
           RowText(k->builtin_code, custom, k->min_version, k->max_version,
-                  KILN_RUNTIME_VERSION);
+                  kReleaseOfThisBuild);
     }
   }
   for (int32_t code = 0; code < 1024; ++code) {
@@ -56,7 +61,7 @@ std::set<OpVersion> VersionsThisBuildRuns(
 std::set<OpVersion> VersionsTheTableClaims() {
   std::set<OpVersion> claimed;
   for (const OpSupportEntry& e : OpSupportTable()) {
-    if (e.first_release > KILN_RUNTIME_VERSION) continue;
+    if (e.first_release > kReleaseOfThisBuild) continue;
     for (int32_t v = e.min_version; v <= e.max_version; ++v) {
       claimed.insert({e.builtin_code, e.custom_name ? e.custom_name : "", v});
     }
