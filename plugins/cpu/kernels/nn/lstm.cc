@@ -264,7 +264,9 @@ KilnStatus GateGroup(const KernelContext& k, bool cifg, int32_t input_gate,
   return AllOrNone(k, others, what, present);
 }
 
-KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
+// Sequence, batch, input, cell and output sizes and whether the weights are
+// hybrid (int8), from the input and the forget-gate weights.
+KilnStatus ReadSizes(KernelContext& k, LstmState& s) {
   std::vector<int32_t> in_shape;
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectType(k, sdk::Input(kInput), {KILN_TYPE_FLOAT32},
@@ -303,8 +305,14 @@ KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
                   ": the weights give ", s.n_cell, " cells and ", s.n_output,
                   " outputs; both must be positive");
   }
-  const int32_t n_cell = s.n_cell, n_input = s.n_input, n_out = s.n_output;
+  return KILN_STATUS_OK;
+}
 
+// Which optional parts the node has (input gate, peephole, projection,
+// layer norm), and every weight, bias and coefficient checked against the
+// sizes.
+KilnStatus ReadParts(KernelContext& k, LstmState& s) {
+  const int32_t n_cell = s.n_cell, n_input = s.n_input, n_out = s.n_output;
   bool has_input_gate = false;
   KILN_SDK_RETURN_IF_ERROR(AllOrNone(
       k, {kInputToInputWeights, kRecurrentToInputWeights, kInputGateBias},
@@ -341,7 +349,12 @@ KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
                      IsRequired(i), kRoles[i]));
   }
 
-  // The states: variable tensors the kernel updates in place.
+  return KILN_STATUS_OK;
+}
+
+// The states: variable tensors the kernel updates in place.
+KilnStatus CheckStates(KernelContext& k, const LstmState& s) {
+  const int32_t n_cell = s.n_cell, n_out = s.n_output;
   for (const auto& [index, role, size] :
        {std::tuple{kOutputState, "output_state", n_out},
         {kCellState, "cell_state", n_cell}}) {
@@ -363,6 +376,12 @@ KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
     }
   }
   return KILN_STATUS_OK;
+}
+
+KilnStatus ReadShapes(KernelContext& k, LstmState& s) {
+  KILN_SDK_RETURN_IF_ERROR(ReadSizes(k, s));
+  KILN_SDK_RETURN_IF_ERROR(ReadParts(k, s));
+  return CheckStates(k, s);
 }
 
 KilnStatus LstmPrepare(KernelContext& k, LstmState& s) {
