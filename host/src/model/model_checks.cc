@@ -484,22 +484,49 @@ class Checker {
         const int32_t code =
             OpCodeOf(*model_.operator_codes()->Get(op->opcode_index()));
         std::vector<std::pair<int32_t, const char*>> targets;
+        // Options of the wrong type (or none) read as null: refused here,
+        // before anything reads the subgraph indices.
+        const void* options = nullptr;
+        const char* options_name = "";
         if (code == KILN_OP_WHILE) {
           const auto* o = op->builtin_options_as_WhileOptions();
-          targets = {{o->cond_subgraph_index(), "WHILE cond"},
-                     {o->body_subgraph_index(), "WHILE body"}};
+          options = o;
+          options_name = "WhileOptions";
+          if (o != nullptr) {
+            targets = {{o->cond_subgraph_index(), "WHILE cond"},
+                       {o->body_subgraph_index(), "WHILE body"}};
+          }
         } else if (code == KILN_OP_IF) {
           const auto* o = op->builtin_options_as_IfOptions();
-          targets = {{o->then_subgraph_index(), "IF then"},
-                     {o->else_subgraph_index(), "IF else"}};
+          options = o;
+          options_name = "IfOptions";
+          if (o != nullptr) {
+            targets = {{o->then_subgraph_index(), "IF then"},
+                       {o->else_subgraph_index(), "IF else"}};
+          }
         } else if (code == KILN_OP_CALL_ONCE) {
-          targets = {
-              {op->builtin_options_as_CallOnceOptions()->init_subgraph_index(),
-               "CALL_ONCE init"}};
+          const auto* o = op->builtin_options_as_CallOnceOptions();
+          options = o;
+          options_name = "CallOnceOptions";
+          if (o != nullptr) {
+            targets = {{o->init_subgraph_index(), "CALL_ONCE init"}};
+          }
         } else if (code == KILN_OP_STABLEHLO_COMPOSITE) {
-          targets = {{op->builtin_options_2_as_StableHLOCompositeOptions()
-                          ->decomposition_subgraph_index(),
-                      "STABLEHLO_COMPOSITE decomposition"}};
+          const auto* o = op->builtin_options_2_as_StableHLOCompositeOptions();
+          options = o;
+          options_name = "StableHLOCompositeOptions";
+          if (o != nullptr) {
+            targets = {{o->decomposition_subgraph_index(),
+                        "STABLEHLO_COMPOSITE decomposition"}};
+          }
+        } else {
+          continue;
+        }
+        if (options == nullptr) {
+          return Error(SubgraphLabel(si, sg), ", operator ", oi, " (",
+                       BuiltinOpName(code), ") has no ", options_name,
+                       " (the options that name the subgraphs it runs). ",
+                       kReexport);
         }
         for (const auto& [target, what] : targets) {
           if (target < 0 || target >= n) {
