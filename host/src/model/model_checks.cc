@@ -474,6 +474,41 @@ class Checker {
     std::string how;  // "WHILE body, operator 3"
   };
 
+  // The subgraphs control-flow operator `op` (builtin `code`) runs, as
+  // (index, role) pairs; none for other ops. False when its options are
+  // missing or of another type (they read as null): *options_name then
+  // names the options it needs.
+  static bool CalledSubgraphs(
+      const fb::Operator& op, int32_t code,
+      std::vector<std::pair<int32_t, const char*>>* targets,
+      const char** options_name) {
+    if (code == KILN_OP_WHILE) {
+      *options_name = "WhileOptions";
+      const auto* o = op.builtin_options_as_WhileOptions();
+      if (o == nullptr) return false;
+      *targets = {{o->cond_subgraph_index(), "WHILE cond"},
+                  {o->body_subgraph_index(), "WHILE body"}};
+    } else if (code == KILN_OP_IF) {
+      *options_name = "IfOptions";
+      const auto* o = op.builtin_options_as_IfOptions();
+      if (o == nullptr) return false;
+      *targets = {{o->then_subgraph_index(), "IF then"},
+                  {o->else_subgraph_index(), "IF else"}};
+    } else if (code == KILN_OP_CALL_ONCE) {
+      *options_name = "CallOnceOptions";
+      const auto* o = op.builtin_options_as_CallOnceOptions();
+      if (o == nullptr) return false;
+      *targets = {{o->init_subgraph_index(), "CALL_ONCE init"}};
+    } else if (code == KILN_OP_STABLEHLO_COMPOSITE) {
+      *options_name = "StableHLOCompositeOptions";
+      const auto* o = op.builtin_options_2_as_StableHLOCompositeOptions();
+      if (o == nullptr) return false;
+      *targets = {{o->decomposition_subgraph_index(),
+                   "STABLEHLO_COMPOSITE decomposition"}};
+    }
+    return true;
+  }
+
   absl::Status CheckSubgraphCalls() const {
     const int n = Size(model_.subgraphs());
     std::vector<std::vector<Call>> calls(n);
@@ -484,45 +519,8 @@ class Checker {
         const int32_t code =
             OpCodeOf(*model_.operator_codes()->Get(op->opcode_index()));
         std::vector<std::pair<int32_t, const char*>> targets;
-        // Options of the wrong type (or none) read as null: refused here,
-        // before anything reads the subgraph indices.
-        const void* options = nullptr;
         const char* options_name = "";
-        if (code == KILN_OP_WHILE) {
-          const auto* o = op->builtin_options_as_WhileOptions();
-          options = o;
-          options_name = "WhileOptions";
-          if (o != nullptr) {
-            targets = {{o->cond_subgraph_index(), "WHILE cond"},
-                       {o->body_subgraph_index(), "WHILE body"}};
-          }
-        } else if (code == KILN_OP_IF) {
-          const auto* o = op->builtin_options_as_IfOptions();
-          options = o;
-          options_name = "IfOptions";
-          if (o != nullptr) {
-            targets = {{o->then_subgraph_index(), "IF then"},
-                       {o->else_subgraph_index(), "IF else"}};
-          }
-        } else if (code == KILN_OP_CALL_ONCE) {
-          const auto* o = op->builtin_options_as_CallOnceOptions();
-          options = o;
-          options_name = "CallOnceOptions";
-          if (o != nullptr) {
-            targets = {{o->init_subgraph_index(), "CALL_ONCE init"}};
-          }
-        } else if (code == KILN_OP_STABLEHLO_COMPOSITE) {
-          const auto* o = op->builtin_options_2_as_StableHLOCompositeOptions();
-          options = o;
-          options_name = "StableHLOCompositeOptions";
-          if (o != nullptr) {
-            targets = {{o->decomposition_subgraph_index(),
-                        "STABLEHLO_COMPOSITE decomposition"}};
-          }
-        } else {
-          continue;
-        }
-        if (options == nullptr) {
+        if (!CalledSubgraphs(*op, code, &targets, &options_name)) {
           return Error(SubgraphLabel(si, sg), ", operator ", oi, " (",
                        BuiltinOpName(code), ") has no ", options_name,
                        " (the options that name the subgraphs it runs). ",
