@@ -171,17 +171,22 @@ class Checker {
     return CheckConstantData(where, t, type, *bytes);
   }
 
-  // A tensor's shape: no dimension below -1, a byte size within 64 bits.
+  // A tensor's shape: no negative dimension (as LiteRT, whose loader sizes
+  // every tensor from `shape`; dynamic dimensions are -1 in
+  // `shape_signature` only), a byte size within 64 bits.
   absl::Status CheckTensorShape(const std::string& where, const fb::Tensor* t,
                                 int32_t type) const {
     if (t->shape() == nullptr) return absl::OkStatus();
     std::vector<int32_t> dims;
     for (int32_t d : *t->shape()) {
-      if (d < -1) {
+      if (d < 0) {
         return Error(where, "has invalid dimension ", d, " in shape ",
-                     ShapeString(t->shape()), ". ", kReexport);
+                     ShapeString(t->shape()),
+                     "; `shape` holds concrete sizes (a dynamic dimension "
+                     "is -1 in `shape_signature` and 1 in `shape`). ",
+                     kReexport);
       }
-      dims.push_back(d < 0 ? 1 : d);
+      dims.push_back(d);
     }
     // Sizes wrapping around made the runtime write past small buffers.
     if (!CheckedByteSize(static_cast<KilnTensorType>(type), dims)) {

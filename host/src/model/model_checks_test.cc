@@ -263,6 +263,24 @@ TEST(ModelChecksTest, ShapeWhoseSizeOverflows) {
   }
 }
 
+// quantization-testdata/lstm_calibrated2.bin has an unused tensor of shape
+// [-1]; LiteRT's loader refuses it, and so does Kiln (issue 11: a model
+// LiteRT refuses is refused cleanly). Dynamic sizes live in shape_signature.
+TEST(ModelChecksTest, NegativeDimensionInShape) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {1, 4}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {1, 4}));
+  g.AddTensor(FloatTensor("unused", {-1}));
+  g.AddOperator(KILN_OP_RELU, 1, {x}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  EXPECT_THAT(LoadStatus(Unchecked(builder)).message(),
+              AllOf(HasSubstr("subgraph 0 ('main'), tensor 2 ('unused'): has "
+                              "invalid dimension -1 in shape [-1]"),
+                    HasSubstr("shape_signature")));
+}
+
 TEST(ModelChecksTest, ExternalBufferPastEndOfFile) {
   ModelBuilder builder;
   builder.set_external_data(true);

@@ -40,7 +40,8 @@ int64_t IntOption(const Node& node, uint32_t key) {
   return v ? v->i : -999;
 }
 
-// Files the corpus README says must be refused, with what the message says.
+// Files Kiln refuses at load, with what the message says: the corpus
+// README's broken files, and files LiteRT's loader refuses too.
 const std::map<std::string, std::string>& ExpectedRefusals() {
   static const auto* refusals = new std::map<std::string, std::string>{
       {"tflite-testdata/test_model_broken.bin",
@@ -48,6 +49,13 @@ const std::map<std::string, std::string>& ExpectedRefusals() {
       {"tflite-testdata/0_subgraphs.bin", "the model has no subgraphs"},
       {"tflite-testdata/no_subgraphs.bin", "the model has no subgraphs"},
       {"quantization-testdata/transpose.bin", "uses TFLite schema version 2"},
+      // An unused tensor of shape [-1]; LiteRT's loader refuses both too.
+      {"quantization-testdata/lstm_calibrated2.bin",
+       "tensor 23 ('output_gate_ln_weights-1'): has invalid dimension -1 in "
+       "shape [-1]"},
+      {"quantization-testdata/lstm_quantized2.bin",
+       "tensor 23 ('output_gate_ln_weights-1'): has invalid dimension -1 in "
+       "shape [-1]"},
   };
   return *refusals;
 }

@@ -76,14 +76,6 @@ EXPECTED_KILN_REFUSALS = {
 
 # model -> reason Kiln may run a model that LiteRT refuses.
 KILN_RUNS_WHAT_LITERT_REFUSES = {
-    "quantization-testdata/lstm_calibrated2.bin":
-        "tensor 23 ('output_gate_ln_weights-1') has shape [-1] but no node "
-        "reads it (the LSTM lists input 23 as omitted); LiteRT's loader "
-        "sizes every tensor and refuses the -1 (BytesRequired overflow), "
-        "Kiln accepts a -1 dimension (host/src/model/model_checks.cc) and "
-        "never sizes a tensor no node uses. The float LSTM (peephole, no "
-        "projection) runs; that cell is compared with LiteRT in "
-        "plugins/cpu/tests/lstm_vs_litert.py",
     "quantization-testdata/single_conv_no_bias.bin":
         "CONV_2D lists its bias as omitted (tensor -1); LiteRT's conv "
         "insists on a bias tensor when a node has 3 inputs, Kiln treats an "
