@@ -3,10 +3,12 @@
 // (GEMM + col2im), float32, NHWC activations. Integer inputs (int8, uint8,
 // int16x8) dispatch to conv_quantized.h.
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "kernels/nn/conv_quantized.h"
+#include "kernels/nn/depthwise.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
@@ -193,17 +195,12 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
 
 constexpr int32_t kMaxDepthwiseTaps = 64;
 
-// One output pixel of a depth-multiplier-1 depthwise convolution:
-// acc[i] = bias[i] + x_0[i] * w_0[i] + x_1[i] * w_1[i] + ... over `taps`
-// taps, each product rounded and then added in tap order (no fused
-// multiply-add), exactly as the per-tap loop vec::MulAcc does, but with a
-// block of channels' sums kept in registers across the taps. Compiled for
-// AVX2 and for the baseline, picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void DepthwisePixel(float* acc, const float* bias, const float* const* xs,
-                    const float* const* ws, int32_t taps, int32_t channels) {
+// The portable DepthwisePixelFn (depthwise.h): products rounded and then
+// added in tap order, a block of channels' sums kept across the taps.
+void DepthwisePixelPortable(float* out, const float* bias,
+                            const float* const* xs, const float* const* ws,
+                            int32_t taps, int32_t channels, float lo,
+                            float hi) {
   constexpr int32_t kBlock = 16;
   int32_t i = 0;
   for (; i + kBlock <= channels; i += kBlock) {
@@ -214,12 +211,15 @@ void DepthwisePixel(float* acc, const float* bias, const float* const* xs,
       const float* w = ws[t] + i;
       for (int32_t j = 0; j < kBlock; ++j) sum[j] += x[j] * w[j];
     }
-    for (int32_t j = 0; j < kBlock; ++j) acc[i + j] = sum[j];
+    for (int32_t j = 0; j < kBlock; ++j) out[i + j] = sum[j];
   }
   for (; i < channels; ++i) {
     float sum = bias[i];
     for (int32_t t = 0; t < taps; ++t) sum += xs[t][i] * ws[t][i];
-    acc[i] = sum;
+    out[i] = sum;
+  }
+  for (int32_t j = 0; j < channels; ++j) {  // NaN stays NaN
+    out[j] = out[j] < lo ? lo : (out[j] > hi ? hi : out[j]);
   }
 }
 
@@ -231,6 +231,16 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
   float* o = out.data<float>();
   const int32_t c = s.g.in_c, oc = s.g.out_c, m = s.g.depth_multiplier;
+  static const DepthwisePixelFn kPixel = [] {
+    const DepthwisePixelFn f = DepthwisePixelAvx2Fma();
+    return f != nullptr ? f : &DepthwisePixelPortable;
+  }();
+  float lo, hi;
+  const bool clamp = ActivationClamp(s.g.activation, &lo, &hi);
+  if (!clamp) {  // TANH / SIGN_BIT: applied after the kernel
+    lo = -std::numeric_limits<float>::infinity();
+    hi = std::numeric_limits<float>::infinity();
+  }
   // Output rows (batch x out_h) on the host's pool; each row is computed
   // the same way whatever thread runs it.
   const int64_t row_macs =
@@ -268,7 +278,8 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
             xs[taps] = x;
             ws[taps++] = wt;
           });
-          DepthwisePixel(acc, b, xs, ws, taps, c);
+          kPixel(acc, b, xs, ws, taps, c, lo, hi);
+          if (!clamp) ApplyActivationInPlace(s.g.activation, acc, oc);
         } else {
           std::copy(b, b + oc, acc);
           for_each_tap([&](const float* x, const float* wt) {
@@ -283,8 +294,8 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
               }
             }
           });
+          ApplyActivationInPlace(s.g.activation, acc, oc);
         }
-        ApplyActivationInPlace(s.g.activation, acc, oc);
       }
     }
   };

@@ -1,0 +1,24 @@
+// The float DEPTHWISE_CONV_2D pixel kernel (depth multiplier 1) and its
+// AVX2+FMA implementation, selected at run time by conv.cc.
+#ifndef KILN_PLUGINS_CPU_KERNELS_NN_DEPTHWISE_H_
+#define KILN_PLUGINS_CPU_KERNELS_NN_DEPTHWISE_H_
+
+#include <cstdint>
+
+namespace kiln::cpu::nn {
+
+// One output pixel: out[i] = clamp(bias[i] + sum over t < taps of
+// xs[t][i] * ws[t][i], lo, hi) for i < channels, the taps added in order.
+// `out` must not overlap the inputs.
+using DepthwisePixelFn = void (*)(float* out, const float* bias,
+                                  const float* const* xs,
+                                  const float* const* ws, int32_t taps,
+                                  int32_t channels, float lo, float hi);
+
+// The AVX2+FMA kernel (each product fused into its sum), or null when the
+// CPU or the build lacks AVX2 and FMA.
+DepthwisePixelFn DepthwisePixelAvx2Fma();
+
+}  // namespace kiln::cpu::nn
+
+#endif  // KILN_PLUGINS_CPU_KERNELS_NN_DEPTHWISE_H_
