@@ -76,11 +76,12 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
              s.g.window.stride_h == 1 && s.g.window.stride_w == 1 &&
              s.g.pad_h == 0 && s.g.pad_w == 0;
   const int32_t depth = s.g.filter_h * s.g.filter_w * s.g.in_c;
-  s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !(IsStatic(filter) && IsStatic(bias));
-  if (!s.pack_in_invoke) {
-    s.weights.Pack(filter.data<float>(), depth, 1,
-                   bias.present() ? bias.data<float>() : nullptr);
+  if (s.pack_in_invoke) {
+    s.weights.Resize(s.g.out_c, depth);
+  } else {
+    s.weights.PackConstant(s.g.out_c, depth, filter.data<float>(), depth, 1,
+                           bias.present() ? bias.data<float>() : nullptr);
   }
   s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
   if (s.direct) {
@@ -235,6 +236,7 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
     const DepthwisePixelFn f = DepthwisePixelAvx2Fma();
     return f != nullptr ? f : &DepthwisePixelPortable;
   }();
+  static const DepthwiseRow3x3Fn kRow3x3 = DepthwiseRow3x3Avx2Fma();
   float lo, hi;
   const bool clamp = ActivationClamp(s.g.activation, &lo, &hi);
   if (!clamp) {  // TANH / SIGN_BIT: applied after the kernel
@@ -252,6 +254,32 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
       const float* image =
           in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
       const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
+      // The row kernel (weights in registers) is faster with few channels;
+      // with many, the pixel kernel's contiguous channel runs are (see
+      // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
+      if (kRow3x3 != nullptr && m == 1 && s.g.filter_h == 3 &&
+          s.g.filter_w == 3 && clamp && c <= 32) {
+        DepthwiseRow3x3 r;
+        for (int32_t fy = 0; fy < 3; ++fy) {
+          const int32_t iy = y0 + fy * s.g.window.dilation_h;
+          r.rows[fy] = iy < 0 || iy >= s.g.in_h
+                           ? nullptr
+                           : image + static_cast<int64_t>(iy) * s.g.in_w * c;
+        }
+        r.weights = w;
+        r.bias = b;
+        r.out = o + (static_cast<int64_t>(n) * s.g.out_h + oy) * s.g.out_w * oc;
+        r.channels = c;
+        r.in_w = s.g.in_w;
+        r.out_w = s.g.out_w;
+        r.stride_w = s.g.window.stride_w;
+        r.dilation_w = s.g.window.dilation_w;
+        r.pad_w = s.g.pad_w;
+        r.lo = lo;
+        r.hi = hi;
+        kRow3x3(r);
+        continue;
+      }
       for (int32_t ox = 0; ox < s.g.out_w; ++ox) {
         float* acc =
             o +

@@ -34,6 +34,7 @@ struct PortableIsa {
 namespace kiln::cpu::nn {
 
 void PackedMatrix::Resize(int32_t n, int32_t k) {
+  constant_w_ = nullptr;
   n_ = n;
   k_ = k;
   data_.assign(static_cast<size_t>(num_panels()) * k * kGemmPanelWidth, 0.f);
@@ -42,6 +43,7 @@ void PackedMatrix::Resize(int32_t n, int32_t k) {
 
 void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
                         const float* bias) {
+  constant_w_ = nullptr;
   constexpr int NR = kGemmPanelWidth;
   for (int32_t p = 0; p < num_panels(); ++p) {
     float* dst = data_.data() + static_cast<int64_t>(p) * k_ * NR;
@@ -57,6 +59,22 @@ void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
   }
   std::fill(bias_.begin(), bias_.end(), 0.f);
   if (bias != nullptr) std::copy(bias, bias + n_, bias_.begin());
+}
+
+void PackedMatrix::PackConstant(int32_t n, int32_t k, const float* w,
+                                int64_t stride_n, int64_t stride_k,
+                                const float* bias) {
+  if (constant_w_ != nullptr && constant_w_ == w && constant_bias_ == bias &&
+      constant_stride_n_ == stride_n && constant_stride_k_ == stride_k &&
+      n_ == n && k_ == k) {
+    return;
+  }
+  Resize(n, k);
+  Pack(w, stride_n, stride_k, bias);
+  constant_w_ = w;
+  constant_bias_ = bias;
+  constant_stride_n_ = stride_n;
+  constant_stride_k_ = stride_k;
 }
 
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,

@@ -28,6 +28,12 @@ class PackedMatrix {
   // optional bias (n values; null = zeros). Requires a prior Resize.
   void Pack(const float* w, int64_t stride_n, int64_t stride_k,
             const float* bias);
+  // Resize(n, k) and Pack of constant weights and bias (tensors whose values
+  // never change while their pointers live), skipped when this matrix
+  // already holds that packing: a node prepared again (dynamic shapes
+  // elsewhere in the graph) does not pack its weights again.
+  void PackConstant(int32_t n, int32_t k, const float* w, int64_t stride_n,
+                    int64_t stride_k, const float* bias);
 
   int32_t n() const { return n_; }
   int32_t k() const { return k_; }
@@ -43,6 +49,10 @@ class PackedMatrix {
 
  private:
   int32_t n_ = 0, k_ = 0;
+  // What PackConstant packed last (null after Resize or Pack).
+  const float* constant_w_ = nullptr;
+  const float* constant_bias_ = nullptr;
+  int64_t constant_stride_n_ = 0, constant_stride_k_ = 0;
   std::vector<float> data_;
   std::vector<float> bias_;
 };
