@@ -69,7 +69,7 @@ void BM_GemmPortable(benchmark::State& state) {
   GemmCase g(m, k, n);
   for (auto _ : state) {
     GemmPortable(g.a.data(), k, m, g.packed, 0, g.packed.num_panels(), 0.f, 6.f,
-                 g.c.data(), n);
+                 g.c.data(), n, false);
     benchmark::DoNotOptimize(g.c.data());
     benchmark::ClobberMemory();
   }

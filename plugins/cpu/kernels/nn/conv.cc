@@ -61,6 +61,15 @@ struct ConvState {
   int32_t chunk_rows = 0;
   int32_t threads = 1;  // the host pool's threads: one im2col chunk each
   PackedMatrix weights;
+  // Row-tap path (stride any, dilation_w 1, constant filter): an output
+  // row's pixels whose taps are all inside the image are
+  // sum over fy of (input row iy, read in place with row stride
+  // stride_w * in_c) x (filter row fy, out_c x filter_w * in_c); the other
+  // pixels go through im2col. One packed matrix per filter row (the first
+  // with the bias).
+  bool row_taps = false;
+  int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
+  std::vector<PackedMatrix> row_weights;
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
 };
@@ -84,10 +93,31 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
                            bias.present() ? bias.data<float>() : nullptr);
   }
   s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
-  if (s.direct) {
+  const ConvGeometry& g = s.g;
+  s.ox_lo =
+      std::min(g.out_w, (g.pad_w + g.window.stride_w - 1) / g.window.stride_w);
+  const int32_t last = g.in_w - g.filter_w + g.pad_w;  // >= ox * stride_w
+  s.ox_hi = last < 0 ? 0 : std::min(g.out_w, last / g.window.stride_w + 1);
+  s.ox_hi = std::max(s.ox_hi, s.ox_lo);
+  // Worth it where the rows are wide enough to keep the GEMM busy.
+  s.row_taps = !s.direct && !s.pack_in_invoke && g.window.dilation_w == 1 &&
+               g.in_c >= 8 && s.ox_hi - s.ox_lo >= 8;
+  if (s.row_taps) {
+    s.row_weights.resize(static_cast<size_t>(g.filter_h));
+    const int32_t row_depth = g.filter_w * g.in_c;
+    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+      s.row_weights[static_cast<size_t>(fy)].PackConstant(
+          g.out_c, row_depth, filter.data<float>() + fy * row_depth, depth, 1,
+          fy == 0 && bias.present() ? bias.data<float>() : nullptr);
+    }
+    s.chunk_rows = g.out_w;  // im2col scratch: one output row per thread
+    s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
+  } else if (s.direct) {
+    s.row_weights.clear();
     s.im2col.clear();
     s.im2col.shrink_to_fit();
   } else {
+    s.row_weights.clear();
     s.chunk_rows =
         ParallelChunkRows(ChunkRows(depth, s.g.out_h * s.g.out_w), s.g.batches,
                           s.g.out_h * s.g.out_w, s.threads);
@@ -114,6 +144,14 @@ void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
         continue;
       }
       const float* in_row = in + static_cast<int64_t>(iy) * s.g.in_w * c;
+      if (s.g.window.dilation_w == 1 && x0 >= 0 &&
+          x0 + s.g.filter_w <= s.g.in_w) {
+        // The filter row's taps are adjacent pixels: one copy.
+        const float* src = in_row + static_cast<int64_t>(x0) * c;
+        std::copy(src, src + s.g.filter_w * c, dst);
+        dst += s.g.filter_w * c;
+        continue;
+      }
       for (int32_t fx = 0; fx < s.g.filter_w; ++fx, dst += c) {
         const int32_t ix = x0 + fx * s.g.window.dilation_w;
         if (ix < 0 || ix >= s.g.in_w) {
@@ -125,6 +163,57 @@ void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
       }
     }
   }
+}
+
+// The row-tap path of ConvState over all output rows, on the host's pool
+// (each row computed the same way whatever thread runs it).
+KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
+                       float* o) {
+  const ConvGeometry& g = s.g;
+  const int32_t depth = s.weights.k(), c = g.in_c, oc = g.out_c;
+  const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * depth;
+  const int64_t row_macs = static_cast<int64_t>(g.out_w) * oc * depth;
+  const auto rows = [&](int64_t begin, int64_t end, int32_t thread) {
+    float* col = s.im2col.data() + thread * chunk_floats;
+    for (int64_t row = begin; row < end; ++row) {
+      const int32_t b = static_cast<int32_t>(row / g.out_h);
+      const int32_t oy = static_cast<int32_t>(row % g.out_h);
+      const float* image = in + b * g.in_image();
+      float* dst = o + row * g.out_w * oc;
+      const int32_t y0 = oy * g.window.stride_h - g.pad_h;
+      const int32_t r0 = oy * g.out_w;
+      // Pixels [p0, p1) through im2col.
+      const auto im2col = [&](int32_t p0, int32_t p1) {
+        if (p1 <= p0) return;
+        Im2Col(s, image, r0 + p0, p1 - p0, col);
+        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
+      };
+      if (y0 < 0 || y0 + (g.filter_h - 1) * g.window.dilation_h >= g.in_h) {
+        im2col(0, g.out_w);
+        continue;
+      }
+      im2col(0, s.ox_lo);
+      im2col(s.ox_hi, g.out_w);
+      const int64_t lda = static_cast<int64_t>(g.window.stride_w) * c;
+      for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+        const int32_t iy = y0 + fy * g.window.dilation_h;
+        const float* a = image + (static_cast<int64_t>(iy) * g.in_w +
+                                  s.ox_lo * g.window.stride_w - g.pad_w) *
+                                     c;
+        const int64_t act =
+            fy == g.filter_h - 1 ? g.activation : KILN_ACTIVATION_NONE;
+        const PackedMatrix& w = s.row_weights[static_cast<size_t>(fy)];
+        float* d = dst + static_cast<int64_t>(s.ox_lo) * oc;
+        if (fy == 0) {
+          Gemm(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
+        } else {
+          GemmAccumulate(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
+        }
+      }
+    }
+  };
+  return ParallelRows(k, static_cast<int64_t>(g.batches) * g.out_h, row_macs,
+                      rows);
 }
 
 KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
@@ -146,6 +235,7 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
   const int32_t depth = s.weights.k();
   const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * depth;
   EnsureThreadScratch(k, chunk_floats, &s.threads, &s.im2col);
+  if (s.row_taps) return RowTapsConv(k, s, in, o);
   // Chunks of output rows, each im2col'd into the running thread's scratch:
   // a row's value does not depend on the chunk it falls in.
   const int64_t per_image = (rows + s.chunk_rows - 1) / s.chunk_rows;

@@ -79,20 +79,23 @@ void PackedMatrix::PackConstant(int32_t n, int32_t k, const float* w,
 
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
                   int32_t panel_begin, int32_t panel_end, float lo, float hi,
-                  float* c, int64_t ldc) {
-  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
+                  float* c, int64_t ldc, bool accumulate) {
+  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc,
+                          accumulate);
 }
 
-void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
-              int64_t ldc) {
+namespace {
+
+void GemmTileImpl(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+                  int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+                  int64_t ldc, bool accumulate) {
   static const GemmClampFn kFastest = [] {
     GemmClampFn f = GemmAvx2Fma();
     return f != nullptr ? f : &GemmPortable;
   }();
   float lo, hi;
   const bool clamp = ActivationClamp(act, &lo, &hi);
-  kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
+  kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc, accumulate);
   if (!clamp) {
     const int32_t c0 = panel_begin * kGemmPanelWidth;
     const int32_t c1 = std::min(w.n(), panel_end * kGemmPanelWidth);
@@ -100,6 +103,19 @@ void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
       ApplyActivationInPlace(act, c + i * ldc + c0, c1 - c0);
     }
   }
+}
+
+}  // namespace
+
+void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+              int64_t ldc) {
+  GemmTileImpl(a, lda, m, w, panel_begin, panel_end, act, c, ldc, false);
+}
+
+void GemmAccumulate(const float* a, int64_t lda, int32_t m,
+                    const PackedMatrix& w, int64_t act, float* c, int64_t ldc) {
+  GemmTileImpl(a, lda, m, w, 0, w.num_panels(), act, c, ldc, true);
 }
 
 void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
