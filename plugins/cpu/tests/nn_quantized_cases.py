@@ -133,8 +133,12 @@ def conv_geometry(rng, depthwise):
 
 
 def conv_case(rng, dtype, depthwise, per_channel=True, bias=True,
-              activation=None, name_extra=""):
+              activation=None, name_extra="", geometry=None):
     g = conv_geometry(rng, depthwise)
+    if geometry is not None:
+        g.update(geometry)
+        g["oh"] = window_out(g["padding"], g["h"], g["fh"], g["sh"], g["dh"])
+        g["ow"] = window_out(g["padding"], g["w"], g["fw"], g["sw"], g["dw"])
     act_t, w_t, b_t = quant_types(dtype)
     activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
                                   ACT_RELU_N1_TO_1]))
@@ -201,6 +205,31 @@ def conv_cases(rng):
                                      bias=i % 5 != 4))
             out.append(conv_case(rng, dtype, depthwise, dtype != "uint8",
                                  activation=ACT_TANH, name_extra="/tanh"))
+    # Float geometries wide enough for the CPU plugin's fast paths: CONV_2D's
+    # row-tap path (interior rows read in place, >= 8 input channels) and
+    # the 3x3 depthwise row (<= 32 channels) and pixel kernels, with masked
+    # channel tails, strides, dilation and borders. Their own generator, so
+    # the cases after them stay as they were.
+    wide_rng = np.random.default_rng(12)
+    for depthwise, geometry in (
+            (False, dict(n=1, h=12, w=20, cin=16, cout=8, fh=3, fw=3, sh=1,
+                         sw=1, dh=1, dw=1, padding=SAME)),
+            (False, dict(n=2, h=13, w=23, cin=9, cout=21, fh=3, fw=3, sh=2,
+                         sw=2, dh=1, dw=1, padding=SAME)),
+            (False, dict(n=1, h=11, w=30, cin=8, cout=16, fh=5, fw=3, sh=1,
+                         sw=2, dh=2, dw=1, padding=VALID)),
+            (True, dict(n=1, h=9, w=21, cin=20, cout=20, fh=3, fw=3, sh=1,
+                        sw=1, dh=1, dw=1, padding=SAME)),
+            (True, dict(n=2, h=10, w=19, cin=24, cout=24, fh=3, fw=3, sh=2,
+                        sw=2, dh=1, dw=1, padding=SAME)),
+            (True, dict(n=1, h=9, w=16, cin=13, cout=13, fh=3, fw=3, sh=1,
+                        sw=1, dh=2, dw=2, padding=SAME)),
+            (True, dict(n=1, h=7, w=12, cin=45, cout=45, fh=3, fw=3, sh=1,
+                        sw=1, dh=1, dw=1, padding=SAME))):
+        for act in (ACT_NONE, ACT_RELU6):
+            out.append(conv_case(wide_rng, "float32", depthwise,
+                                 activation=act, name_extra="/wide",
+                                 geometry=geometry))
     # Fused TANH / SIGN_BIT on float convolutions: as LiteRT.
     for depthwise in (False, True):
         for act in (ACT_TANH, ACT_SIGN_BIT):

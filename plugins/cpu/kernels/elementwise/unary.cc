@@ -10,6 +10,7 @@
 
 #include "kernels/elementwise/elementwise_common.h"
 #include "kernels/elementwise/quantized_unary.h"
+#include "kernels/nn/vec_math.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu {
@@ -176,6 +177,10 @@ KilnStatus RunUnary(KernelContext& k) {
   KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &po));
   const UnaryParams params = Op::Read(k);
   const int64_t n = k.output(0).num_elements();
+  if constexpr (std::is_same_v<Op, GeluOp> && std::is_same_v<T, float>) {
+    nn::GetVecMathKernels().gelu(pi, po, n, params.approximate);
+    return KILN_STATUS_OK;
+  }
   for (int64_t i = 0; i < n; ++i) po[i] = Op::template Apply<T>(pi[i], params);
   return KILN_STATUS_OK;
 }

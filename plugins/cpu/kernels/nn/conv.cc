@@ -3,10 +3,12 @@
 // (GEMM + col2im), float32, NHWC activations. Integer inputs (int8, uint8,
 // int16x8) dispatch to conv_quantized.h.
 #include <algorithm>
+#include <limits>
 #include <utility>
 #include <vector>
 
 #include "kernels/nn/conv_quantized.h"
+#include "kernels/nn/depthwise.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/hybrid.h"
 #include "kernels/nn/nn_common.h"
@@ -59,6 +61,15 @@ struct ConvState {
   int32_t chunk_rows = 0;
   int32_t threads = 1;  // the host pool's threads: one im2col chunk each
   PackedMatrix weights;
+  // Row-tap path (stride any, dilation_w 1, constant filter): an output
+  // row's pixels whose taps are all inside the image are
+  // sum over fy of (input row iy, read in place with row stride
+  // stride_w * in_c) x (filter row fy, out_c x filter_w * in_c); the other
+  // pixels go through im2col. One packed matrix per filter row (the first
+  // with the bias).
+  bool row_taps = false;
+  int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
+  std::vector<PackedMatrix> row_weights;
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
 };
@@ -74,17 +85,39 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
              s.g.window.stride_h == 1 && s.g.window.stride_w == 1 &&
              s.g.pad_h == 0 && s.g.pad_w == 0;
   const int32_t depth = s.g.filter_h * s.g.filter_w * s.g.in_c;
-  s.weights.Resize(s.g.out_c, depth);
   s.pack_in_invoke = !(IsStatic(filter) && IsStatic(bias));
-  if (!s.pack_in_invoke) {
-    s.weights.Pack(filter.data<float>(), depth, 1,
-                   bias.present() ? bias.data<float>() : nullptr);
+  if (s.pack_in_invoke) {
+    s.weights.Resize(s.g.out_c, depth);
+  } else {
+    s.weights.PackConstant(s.g.out_c, depth, filter.data<float>(), depth, 1,
+                           bias.present() ? bias.data<float>() : nullptr);
   }
   s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
-  if (s.direct) {
+  const ConvGeometry& g = s.g;
+  s.ox_lo =
+      std::min(g.out_w, (g.pad_w + g.window.stride_w - 1) / g.window.stride_w);
+  const int32_t last = g.in_w - g.filter_w + g.pad_w;  // >= ox * stride_w
+  s.ox_hi = last < 0 ? 0 : std::min(g.out_w, last / g.window.stride_w + 1);
+  s.ox_hi = std::max(s.ox_hi, s.ox_lo);
+  // Worth it where the rows are wide enough to keep the GEMM busy.
+  s.row_taps = !s.direct && !s.pack_in_invoke && g.window.dilation_w == 1 &&
+               g.in_c >= 8 && s.ox_hi - s.ox_lo >= 8;
+  if (s.row_taps) {
+    s.row_weights.resize(static_cast<size_t>(g.filter_h));
+    const int32_t row_depth = g.filter_w * g.in_c;
+    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+      s.row_weights[static_cast<size_t>(fy)].PackConstant(
+          g.out_c, row_depth, filter.data<float>() + fy * row_depth, depth, 1,
+          fy == 0 && bias.present() ? bias.data<float>() : nullptr);
+    }
+    s.chunk_rows = g.out_w;  // im2col scratch: one output row per thread
+    s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
+  } else if (s.direct) {
+    s.row_weights.clear();
     s.im2col.clear();
     s.im2col.shrink_to_fit();
   } else {
+    s.row_weights.clear();
     s.chunk_rows =
         ParallelChunkRows(ChunkRows(depth, s.g.out_h * s.g.out_w), s.g.batches,
                           s.g.out_h * s.g.out_w, s.threads);
@@ -111,6 +144,14 @@ void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
         continue;
       }
       const float* in_row = in + static_cast<int64_t>(iy) * s.g.in_w * c;
+      if (s.g.window.dilation_w == 1 && x0 >= 0 &&
+          x0 + s.g.filter_w <= s.g.in_w) {
+        // The filter row's taps are adjacent pixels: one copy.
+        const float* src = in_row + static_cast<int64_t>(x0) * c;
+        std::copy(src, src + s.g.filter_w * c, dst);
+        dst += s.g.filter_w * c;
+        continue;
+      }
       for (int32_t fx = 0; fx < s.g.filter_w; ++fx, dst += c) {
         const int32_t ix = x0 + fx * s.g.window.dilation_w;
         if (ix < 0 || ix >= s.g.in_w) {
@@ -122,6 +163,57 @@ void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
       }
     }
   }
+}
+
+// The row-tap path of ConvState over all output rows, on the host's pool
+// (each row computed the same way whatever thread runs it).
+KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
+                       float* o) {
+  const ConvGeometry& g = s.g;
+  const int32_t depth = s.weights.k(), c = g.in_c, oc = g.out_c;
+  const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * depth;
+  const int64_t row_macs = static_cast<int64_t>(g.out_w) * oc * depth;
+  const auto rows = [&](int64_t begin, int64_t end, int32_t thread) {
+    float* col = s.im2col.data() + thread * chunk_floats;
+    for (int64_t row = begin; row < end; ++row) {
+      const int32_t b = static_cast<int32_t>(row / g.out_h);
+      const int32_t oy = static_cast<int32_t>(row % g.out_h);
+      const float* image = in + b * g.in_image();
+      float* dst = o + row * g.out_w * oc;
+      const int32_t y0 = oy * g.window.stride_h - g.pad_h;
+      const int32_t r0 = oy * g.out_w;
+      // Pixels [p0, p1) through im2col.
+      const auto im2col = [&](int32_t p0, int32_t p1) {
+        if (p1 <= p0) return;
+        Im2Col(s, image, r0 + p0, p1 - p0, col);
+        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
+      };
+      if (y0 < 0 || y0 + (g.filter_h - 1) * g.window.dilation_h >= g.in_h) {
+        im2col(0, g.out_w);
+        continue;
+      }
+      im2col(0, s.ox_lo);
+      im2col(s.ox_hi, g.out_w);
+      const int64_t lda = static_cast<int64_t>(g.window.stride_w) * c;
+      for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+        const int32_t iy = y0 + fy * g.window.dilation_h;
+        const float* a = image + (static_cast<int64_t>(iy) * g.in_w +
+                                  s.ox_lo * g.window.stride_w - g.pad_w) *
+                                     c;
+        const int64_t act =
+            fy == g.filter_h - 1 ? g.activation : KILN_ACTIVATION_NONE;
+        const PackedMatrix& w = s.row_weights[static_cast<size_t>(fy)];
+        float* d = dst + static_cast<int64_t>(s.ox_lo) * oc;
+        if (fy == 0) {
+          Gemm(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
+        } else {
+          GemmAccumulate(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
+        }
+      }
+    }
+  };
+  return ParallelRows(k, static_cast<int64_t>(g.batches) * g.out_h, row_macs,
+                      rows);
 }
 
 KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
@@ -143,6 +235,7 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
   const int32_t depth = s.weights.k();
   const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * depth;
   EnsureThreadScratch(k, chunk_floats, &s.threads, &s.im2col);
+  if (s.row_taps) return RowTapsConv(k, s, in, o);
   // Chunks of output rows, each im2col'd into the running thread's scratch:
   // a row's value does not depend on the chunk it falls in.
   const int64_t per_image = (rows + s.chunk_rows - 1) / s.chunk_rows;
@@ -193,17 +286,12 @@ KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
 
 constexpr int32_t kMaxDepthwiseTaps = 64;
 
-// One output pixel of a depth-multiplier-1 depthwise convolution:
-// acc[i] = bias[i] + x_0[i] * w_0[i] + x_1[i] * w_1[i] + ... over `taps`
-// taps, each product rounded and then added in tap order (no fused
-// multiply-add), exactly as the per-tap loop vec::MulAcc does, but with a
-// block of channels' sums kept in registers across the taps. Compiled for
-// AVX2 and for the baseline, picked at load time.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void DepthwisePixel(float* acc, const float* bias, const float* const* xs,
-                    const float* const* ws, int32_t taps, int32_t channels) {
+// The portable DepthwisePixelFn (depthwise.h): products rounded and then
+// added in tap order, a block of channels' sums kept across the taps.
+void DepthwisePixelPortable(float* out, const float* bias,
+                            const float* const* xs, const float* const* ws,
+                            int32_t taps, int32_t channels, float lo,
+                            float hi) {
   constexpr int32_t kBlock = 16;
   int32_t i = 0;
   for (; i + kBlock <= channels; i += kBlock) {
@@ -214,12 +302,15 @@ void DepthwisePixel(float* acc, const float* bias, const float* const* xs,
       const float* w = ws[t] + i;
       for (int32_t j = 0; j < kBlock; ++j) sum[j] += x[j] * w[j];
     }
-    for (int32_t j = 0; j < kBlock; ++j) acc[i + j] = sum[j];
+    for (int32_t j = 0; j < kBlock; ++j) out[i + j] = sum[j];
   }
   for (; i < channels; ++i) {
     float sum = bias[i];
     for (int32_t t = 0; t < taps; ++t) sum += xs[t][i] * ws[t][i];
-    acc[i] = sum;
+    out[i] = sum;
+  }
+  for (int32_t j = 0; j < channels; ++j) {  // NaN stays NaN
+    out[j] = out[j] < lo ? lo : (out[j] > hi ? hi : out[j]);
   }
 }
 
@@ -231,6 +322,17 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
   float* o = out.data<float>();
   const int32_t c = s.g.in_c, oc = s.g.out_c, m = s.g.depth_multiplier;
+  static const DepthwisePixelFn kPixel = [] {
+    const DepthwisePixelFn f = DepthwisePixelAvx2Fma();
+    return f != nullptr ? f : &DepthwisePixelPortable;
+  }();
+  static const DepthwiseRow3x3Fn kRow3x3 = DepthwiseRow3x3Avx2Fma();
+  float lo, hi;
+  const bool clamp = ActivationClamp(s.g.activation, &lo, &hi);
+  if (!clamp) {  // TANH / SIGN_BIT: applied after the kernel
+    lo = -std::numeric_limits<float>::infinity();
+    hi = std::numeric_limits<float>::infinity();
+  }
   // Output rows (batch x out_h) on the host's pool; each row is computed
   // the same way whatever thread runs it.
   const int64_t row_macs =
@@ -242,6 +344,32 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
       const float* image =
           in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
       const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
+      // The row kernel (weights in registers) is faster with few channels;
+      // with many, the pixel kernel's contiguous channel runs are (see
+      // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
+      if (kRow3x3 != nullptr && m == 1 && s.g.filter_h == 3 &&
+          s.g.filter_w == 3 && clamp && c <= 32) {
+        DepthwiseRow3x3 r;
+        for (int32_t fy = 0; fy < 3; ++fy) {
+          const int32_t iy = y0 + fy * s.g.window.dilation_h;
+          r.rows[fy] = iy < 0 || iy >= s.g.in_h
+                           ? nullptr
+                           : image + static_cast<int64_t>(iy) * s.g.in_w * c;
+        }
+        r.weights = w;
+        r.bias = b;
+        r.out = o + (static_cast<int64_t>(n) * s.g.out_h + oy) * s.g.out_w * oc;
+        r.channels = c;
+        r.in_w = s.g.in_w;
+        r.out_w = s.g.out_w;
+        r.stride_w = s.g.window.stride_w;
+        r.dilation_w = s.g.window.dilation_w;
+        r.pad_w = s.g.pad_w;
+        r.lo = lo;
+        r.hi = hi;
+        kRow3x3(r);
+        continue;
+      }
       for (int32_t ox = 0; ox < s.g.out_w; ++ox) {
         float* acc =
             o +
@@ -268,7 +396,8 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
             xs[taps] = x;
             ws[taps++] = wt;
           });
-          DepthwisePixel(acc, b, xs, ws, taps, c);
+          kPixel(acc, b, xs, ws, taps, c, lo, hi);
+          if (!clamp) ApplyActivationInPlace(s.g.activation, acc, oc);
         } else {
           std::copy(b, b + oc, acc);
           for_each_tap([&](const float* x, const float* wt) {
@@ -283,8 +412,8 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
               }
             }
           });
+          ApplyActivationInPlace(s.g.activation, acc, oc);
         }
-        ApplyActivationInPlace(s.g.activation, acc, oc);
       }
     }
   };

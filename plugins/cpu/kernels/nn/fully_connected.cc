@@ -60,11 +60,12 @@ KilnStatus FullyConnectedPrepare(KernelContext& k, FullyConnectedState& s) {
     KILN_SDK_RETURN_IF_ERROR(
         sdk::ExpectShape(k, b, {units}, "one value per output unit"));
   }
-  s.weights.Resize(units, depth);
   s.pack_in_invoke = !(IsStatic(weights) && IsStatic(bias));
-  if (!s.pack_in_invoke) {
-    s.weights.Pack(weights.data<float>(), depth, 1,
-                   bias.present() ? bias.data<float>() : nullptr);
+  if (s.pack_in_invoke) {
+    s.weights.Resize(units, depth);
+  } else {
+    s.weights.PackConstant(units, depth, weights.data<float>(), depth, 1,
+                           bias.present() ? bias.data<float>() : nullptr);
   }
   return k.Resize(out, node.out_shape);
 }
@@ -120,9 +121,18 @@ KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
   KILN_SDK_RETURN_IF_ERROR(PlanBatchMatMul(k, &s.plan));
   const BatchMatMulPlan& p = s.plan;
   s.rhs_packed.resize(static_cast<size_t>(p.rhs_batches()));
-  for (PackedMatrix& m : s.rhs_packed) m.Resize(p.n, p.depth);
   s.pack_in_invoke = !IsStatic(rhs);
-  if (!s.pack_in_invoke) PackRhs(s, rhs.data<float>());
+  if (s.pack_in_invoke) {
+    for (PackedMatrix& m : s.rhs_packed) m.Resize(p.n, p.depth);
+  } else {
+    const int64_t matrix = static_cast<int64_t>(p.depth) * p.n;
+    for (size_t b = 0; b < s.rhs_packed.size(); ++b) {
+      const float* src = rhs.data<float>() + static_cast<int64_t>(b) * matrix;
+      // [n][depth] with adj_y, else [depth][n].
+      s.rhs_packed[b].PackConstant(p.n, p.depth, src, p.adj_y ? p.depth : 1,
+                                   p.adj_y ? 1 : p.n, nullptr);
+    }
+  }
   s.lhs_transposed.assign(p.adj_x ? static_cast<size_t>(p.m) * p.depth : 0,
                           0.f);
   return k.Resize(out, p.out_shape);

@@ -34,6 +34,7 @@ struct PortableIsa {
 namespace kiln::cpu::nn {
 
 void PackedMatrix::Resize(int32_t n, int32_t k) {
+  constant_w_ = nullptr;
   n_ = n;
   k_ = k;
   data_.assign(static_cast<size_t>(num_panels()) * k * kGemmPanelWidth, 0.f);
@@ -42,6 +43,7 @@ void PackedMatrix::Resize(int32_t n, int32_t k) {
 
 void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
                         const float* bias) {
+  constant_w_ = nullptr;
   constexpr int NR = kGemmPanelWidth;
   for (int32_t p = 0; p < num_panels(); ++p) {
     float* dst = data_.data() + static_cast<int64_t>(p) * k_ * NR;
@@ -59,22 +61,41 @@ void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
   if (bias != nullptr) std::copy(bias, bias + n_, bias_.begin());
 }
 
-void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-                  int32_t panel_begin, int32_t panel_end, float lo, float hi,
-                  float* c, int64_t ldc) {
-  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
+void PackedMatrix::PackConstant(int32_t n, int32_t k, const float* w,
+                                int64_t stride_n, int64_t stride_k,
+                                const float* bias) {
+  if (constant_w_ != nullptr && constant_w_ == w && constant_bias_ == bias &&
+      constant_stride_n_ == stride_n && constant_stride_k_ == stride_k &&
+      n_ == n && k_ == k) {
+    return;
+  }
+  Resize(n, k);
+  Pack(w, stride_n, stride_k, bias);
+  constant_w_ = w;
+  constant_bias_ = bias;
+  constant_stride_n_ = stride_n;
+  constant_stride_k_ = stride_k;
 }
 
-void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
-              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
-              int64_t ldc) {
+void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+                  int32_t panel_begin, int32_t panel_end, float lo, float hi,
+                  float* c, int64_t ldc, bool accumulate) {
+  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc,
+                          accumulate);
+}
+
+namespace {
+
+void GemmTileImpl(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+                  int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+                  int64_t ldc, bool accumulate) {
   static const GemmClampFn kFastest = [] {
     GemmClampFn f = GemmAvx2Fma();
     return f != nullptr ? f : &GemmPortable;
   }();
   float lo, hi;
   const bool clamp = ActivationClamp(act, &lo, &hi);
-  kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
+  kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc, accumulate);
   if (!clamp) {
     const int32_t c0 = panel_begin * kGemmPanelWidth;
     const int32_t c1 = std::min(w.n(), panel_end * kGemmPanelWidth);
@@ -82,6 +103,19 @@ void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
       ApplyActivationInPlace(act, c + i * ldc + c0, c1 - c0);
     }
   }
+}
+
+}  // namespace
+
+void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
+              int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
+              int64_t ldc) {
+  GemmTileImpl(a, lda, m, w, panel_begin, panel_end, act, c, ldc, false);
+}
+
+void GemmAccumulate(const float* a, int64_t lda, int32_t m,
+                    const PackedMatrix& w, int64_t act, float* c, int64_t ldc) {
+  GemmTileImpl(a, lda, m, w, 0, w.num_panels(), act, c, ldc, true);
 }
 
 void Gemm(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,

@@ -28,6 +28,12 @@ class PackedMatrix {
   // optional bias (n values; null = zeros). Requires a prior Resize.
   void Pack(const float* w, int64_t stride_n, int64_t stride_k,
             const float* bias);
+  // Resize(n, k) and Pack of constant weights and bias (tensors whose values
+  // never change while their pointers live), skipped when this matrix
+  // already holds that packing: a node prepared again (dynamic shapes
+  // elsewhere in the graph) does not pack its weights again.
+  void PackConstant(int32_t n, int32_t k, const float* w, int64_t stride_n,
+                    int64_t stride_k, const float* bias);
 
   int32_t n() const { return n_; }
   int32_t k() const { return k_; }
@@ -43,6 +49,10 @@ class PackedMatrix {
 
  private:
   int32_t n_ = 0, k_ = 0;
+  // What PackConstant packed last (null after Resize or Pack).
+  const float* constant_w_ = nullptr;
+  const float* constant_bias_ = nullptr;
+  int64_t constant_stride_n_ = 0, constant_stride_k_ = 0;
   std::vector<float> data_;
   std::vector<float> bias_;
 };
@@ -60,6 +70,12 @@ void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
               int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
               int64_t ldc);
 
+// C += A * W^T (no bias), then act: Gemm whose sums start from C's values,
+// for a product split over several packed matrices (the filter rows of
+// a convolution's direct path).
+void GemmAccumulate(const float* a, int64_t lda, int32_t m,
+                    const PackedMatrix& w, int64_t act, float* c, int64_t ldc);
+
 // Gemm on the interpreter's thread pool (kiln.parallel_for/1 through the
 // SDK; serial on hosts without it or for small products), split into tiles
 // of rows x panels: bit-identical to Gemm for any thread count. Call from a
@@ -69,13 +85,14 @@ void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
 
 // Implementations selected by Gemm (exposed for tests): portable vector code,
 // and AVX2+FMA on x86-64 CPUs that have it.
+// With `accumulate`, C's values replace the bias as the sums' start.
 using GemmClampFn = void (*)(const float* a, int64_t lda, int32_t m,
                              const PackedMatrix& w, int32_t panel_begin,
                              int32_t panel_end, float lo, float hi, float* c,
-                             int64_t ldc);
+                             int64_t ldc, bool accumulate);
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
                   int32_t panel_begin, int32_t panel_end, float lo, float hi,
-                  float* c, int64_t ldc);
+                  float* c, int64_t ldc, bool accumulate);
 // Null when the CPU or the build has no AVX2+FMA path.
 GemmClampFn GemmAvx2Fma();
 

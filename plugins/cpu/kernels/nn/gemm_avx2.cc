@@ -37,8 +37,9 @@ namespace {
 void GemmAvx2FmaImpl(const float* a, int64_t lda, int32_t m,
                      const PackedMatrix& w, int32_t panel_begin,
                      int32_t panel_end, float lo, float hi, float* c,
-                     int64_t ldc) {
-  GemmDriver<Avx2FmaIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc);
+                     int64_t ldc, bool accumulate) {
+  GemmDriver<Avx2FmaIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc,
+                         accumulate);
 }
 
 }  // namespace

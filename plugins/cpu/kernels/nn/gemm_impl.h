@@ -131,7 +131,8 @@ template <class Isa>
 KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
                                  const ::kiln::cpu::nn::PackedMatrix& w,
                                  int32_t panel_begin, int32_t panel_end,
-                                 float lo, float hi, float* c, int64_t ldc) {
+                                 float lo, float hi, float* c, int64_t ldc,
+                                 bool accumulate) {
   constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
   const int32_t n = w.n(), k = w.k();
   for (int32_t m0 = 0; m0 < m; m0 += kGemmRowBlock) {
@@ -140,14 +141,14 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
         GemmRows<Isa, Isa::kRows>(rows, 0, a, lda, w.panel(p),
-                                  c + m0 * ldc + p * NR, ldc, n_valid, true,
-                                  w.bias() + p * NR, true, lo, hi);
+                                  c + m0 * ldc + p * NR, ldc, n_valid,
+                                  !accumulate, w.bias() + p * NR, true, lo, hi);
       }
       continue;
     }
     for (int32_t k0 = 0; k0 < k; k0 += kGemmDepthBlock) {
       const int kc = k - k0 < kGemmDepthBlock ? k - k0 : kGemmDepthBlock;
-      const bool first = k0 == 0, last = k0 + kc == k;
+      const bool first = k0 == 0 && !accumulate, last = k0 + kc == k;
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
         GemmRows<Isa, Isa::kRows>(rows, kc, a + m0 * lda + k0, lda,

@@ -10,6 +10,7 @@
 #include "kernels/nn/pooling_quantized.h"
 #include "kernels/nn/softmax_quantized.h"
 #include "kernels/nn/vec.h"
+#include "kernels/nn/vec_math.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
@@ -178,13 +179,10 @@ void ForEachRow(KernelContext& k, Fn&& fn) {
 
 KilnStatus SoftmaxInvoke(KernelContext& k) {
   const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
+  const auto exp_sum = GetVecMathKernels().exp_sum;
   ForEachRow(k, [&](const float* x, float* y, int64_t n) {
     const float max = *std::max_element(x, x + n);
-    float sum = 0.f;
-    for (int64_t i = 0; i < n; ++i) {
-      y[i] = std::exp((x[i] - max) * beta);
-      sum += y[i];
-    }
+    const float sum = exp_sum(x, max, beta, y, n);
     vec::Scale(y, 1.f / sum, n);
   });
   return KILN_STATUS_OK;

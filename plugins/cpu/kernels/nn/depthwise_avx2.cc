@@ -1,0 +1,214 @@
+// The AVX2+FMA depthwise pixel kernel of depthwise.h, compiled for that
+// target inside this file only and selected at run time.
+#include "kernels/nn/depthwise.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace kiln::cpu::nn {
+namespace {
+
+// Channels [i, i + 8 * NV) of one pixel, the sums in registers across taps.
+template <int NV>
+inline __attribute__((always_inline)) void Block(float* out, const float* bias,
+                                                 const float* const* xs,
+                                                 const float* const* ws,
+                                                 int32_t taps, int32_t i,
+                                                 __m256 lo, __m256 hi) {
+  __m256 acc[NV];
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) acc[j] = _mm256_loadu_ps(bias + i + 8 * j);
+  for (int32_t t = 0; t < taps; ++t) {
+    const float* x = xs[t] + i;
+    const float* w = ws[t] + i;
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) {
+      acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(x + 8 * j),
+                               _mm256_loadu_ps(w + 8 * j), acc[j]);
+    }
+  }
+  // max_ps / min_ps return their second operand for a NaN: NaN sums stay.
+#pragma GCC unroll 4
+  for (int j = 0; j < NV; ++j) {
+    _mm256_storeu_ps(out + i + 8 * j,
+                     _mm256_min_ps(hi, _mm256_max_ps(lo, acc[j])));
+  }
+}
+
+void DepthwisePixelImpl(float* out, const float* bias, const float* const* xs,
+                        const float* const* ws, int32_t taps, int32_t channels,
+                        float lo, float hi) {
+  const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+  int32_t i = 0;
+  for (; i + 32 <= channels; i += 32)
+    Block<4>(out, bias, xs, ws, taps, i, vlo, vhi);
+  if (i + 16 <= channels) {
+    Block<2>(out, bias, xs, ws, taps, i, vlo, vhi);
+    i += 16;
+  }
+  if (i + 8 <= channels) {
+    Block<1>(out, bias, xs, ws, taps, i, vlo, vhi);
+    i += 8;
+  }
+  const int32_t rest = channels - i;
+  if (rest > 0) {
+    // The last 1-7 channels through masked loads and stores: the same
+    // arithmetic per lane.
+    const __m256i mask = _mm256_cmpgt_epi32(
+        _mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256 acc = _mm256_maskload_ps(bias + i, mask);
+    for (int32_t t = 0; t < taps; ++t) {
+      acc = _mm256_fmadd_ps(_mm256_maskload_ps(xs[t] + i, mask),
+                            _mm256_maskload_ps(ws[t] + i, mask), acc);
+    }
+    _mm256_maskstore_ps(out + i, mask,
+                        _mm256_min_ps(vhi, _mm256_max_ps(vlo, acc)));
+  }
+}
+
+// One pixel's channels [cb, cb + 8) with the weights in registers; kCheck:
+// skip the taps whose column lies outside the image.
+template <bool kCheck, bool kMasked>
+inline __attribute__((always_inline)) void Pixel3x3(const DepthwiseRow3x3& r,
+                                                    const __m256 (&w)[3][3],
+                                                    __m256 b, __m256 lo,
+                                                    __m256 hi, __m256i mask,
+                                                    int32_t cb, int32_t ox) {
+  const int32_t x0 = ox * r.stride_w - r.pad_w;
+  __m256 acc = b;
+#pragma GCC unroll 3
+  for (int fy = 0; fy < 3; ++fy) {
+    if (r.rows[fy] == nullptr) continue;
+    const float* p = r.rows[fy] + cb;
+#pragma GCC unroll 3
+    for (int fx = 0; fx < 3; ++fx) {
+      const int32_t ix = x0 + fx * r.dilation_w;
+      if (kCheck && (ix < 0 || ix >= r.in_w)) continue;
+      const float* q = p + static_cast<int64_t>(ix) * r.channels;
+      const __m256 x =
+          kMasked ? _mm256_maskload_ps(q, mask) : _mm256_loadu_ps(q);
+      acc = _mm256_fmadd_ps(x, w[fy][fx], acc);
+    }
+  }
+  acc = _mm256_min_ps(hi, _mm256_max_ps(lo, acc));
+  float* o = r.out + static_cast<int64_t>(ox) * r.channels + cb;
+  if (kMasked) {
+    _mm256_maskstore_ps(o, mask, acc);
+  } else {
+    _mm256_storeu_ps(o, acc);
+  }
+}
+
+template <bool kMasked>
+void Row3x3Block(const DepthwiseRow3x3& r, int32_t cb, __m256i mask,
+                 int32_t ox_begin, int32_t ox_end, int32_t ox_lo,
+                 int32_t ox_hi) {
+  __m256 w[3][3];
+  for (int fy = 0; fy < 3; ++fy) {
+    for (int fx = 0; fx < 3; ++fx) {
+      const float* p = r.weights + (fy * 3 + fx) * r.channels + cb;
+      w[fy][fx] = kMasked ? _mm256_maskload_ps(p, mask) : _mm256_loadu_ps(p);
+    }
+  }
+  const __m256 b = kMasked ? _mm256_maskload_ps(r.bias + cb, mask)
+                           : _mm256_loadu_ps(r.bias + cb);
+  const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
+  int32_t ox = ox_begin;
+  ox_lo = ox_lo > ox_begin ? (ox_lo < ox_end ? ox_lo : ox_end) : ox_begin;
+  ox_hi = ox_hi < ox_end ? (ox_hi > ox_lo ? ox_hi : ox_lo) : ox_end;
+  if (!kMasked && r.rows[0] != nullptr && r.rows[1] != nullptr &&
+      r.rows[2] != nullptr) {
+    // All nine taps of pixels [ox_lo, ox_hi) are inside: pointers step
+    // along the row, nothing is checked.
+    for (; ox < ox_lo; ++ox) {
+      Pixel3x3<true, false>(r, w, b, lo, hi, mask, cb, ox);
+    }
+    const int64_t c = r.channels;
+    const int64_t step = static_cast<int64_t>(r.stride_w) * c;
+    const int64_t dx = static_cast<int64_t>(r.dilation_w) * c;
+    const int64_t x0 = static_cast<int64_t>(ox) * r.stride_w - r.pad_w;
+    const float* p0 = r.rows[0] + cb + x0 * c;
+    const float* p1 = r.rows[1] + cb + x0 * c;
+    const float* p2 = r.rows[2] + cb + x0 * c;
+    float* o = r.out + static_cast<int64_t>(ox) * c + cb;
+    for (; ox < ox_hi; ++ox, p0 += step, p1 += step, p2 += step, o += c) {
+      __m256 acc = _mm256_fmadd_ps(_mm256_loadu_ps(p0), w[0][0], b);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p0 + dx), w[0][1], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p0 + 2 * dx), w[0][2], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p1), w[1][0], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p1 + dx), w[1][1], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p1 + 2 * dx), w[1][2], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p2), w[2][0], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p2 + dx), w[2][1], acc);
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(p2 + 2 * dx), w[2][2], acc);
+      _mm256_storeu_ps(o, _mm256_min_ps(hi, _mm256_max_ps(lo, acc)));
+    }
+  }
+  for (; ox < ox_end; ++ox) {
+    Pixel3x3<true, kMasked>(r, w, b, lo, hi, mask, cb, ox);
+  }
+}
+
+void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
+  // Pixels [ox_lo, ox_hi) have all three columns inside the image.
+  const int32_t sw = r.stride_w;
+  int32_t ox_lo = (r.pad_w + sw - 1) / sw;
+  const int32_t last = r.in_w - 1 - 2 * r.dilation_w + r.pad_w;  // >= ox*sw
+  int32_t ox_hi = last < 0 ? 0 : last / sw + 1;
+  ox_lo = ox_lo < r.out_w ? ox_lo : r.out_w;
+  ox_hi = ox_hi < r.out_w ? ox_hi : r.out_w;
+  if (ox_hi < ox_lo) ox_hi = ox_lo;
+  // Tiles of kTile pixels, all channel blocks of one tile before the next:
+  // the tile's input columns stay in L1 across the blocks.
+  constexpr int32_t kTile = 8;
+  const __m256i all = _mm256_set1_epi32(-1);
+  const int32_t full = r.channels / 8 * 8;
+  __m256i mask = all;
+  if (full < r.channels) {
+    mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r.channels - full),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  for (int32_t t0 = 0; t0 < r.out_w; t0 += kTile) {
+    const int32_t t1 = t0 + kTile < r.out_w ? t0 + kTile : r.out_w;
+    for (int32_t cb = 0; cb < full; cb += 8) {
+      Row3x3Block<false>(r, cb, all, t0, t1, ox_lo, ox_hi);
+    }
+    if (full < r.channels) {
+      Row3x3Block<true>(r, full, mask, t0, t1, ox_lo, ox_hi);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#pragma GCC pop_options
+
+namespace kiln::cpu::nn {
+DepthwisePixelFn DepthwisePixelAvx2Fma() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &DepthwisePixelImpl;
+  }
+  return nullptr;
+}
+DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return &DepthwiseRow3x3Impl;
+  }
+  return nullptr;
+}
+}  // namespace kiln::cpu::nn
+
+#else
+
+namespace kiln::cpu::nn {
+DepthwisePixelFn DepthwisePixelAvx2Fma() { return nullptr; }
+DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma() { return nullptr; }
+}  // namespace kiln::cpu::nn
+
+#endif

@@ -1,0 +1,44 @@
+#include "kernels/nn/vec_math.h"
+
+#include <cmath>
+
+namespace kiln::cpu::nn {
+namespace {
+
+void GeluPortable(const float* x, float* y, int64_t n, bool approximate) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    if (approximate) {
+      constexpr float kSqrt2OverPi = 0.7978845608028654f;
+      y[i] = 0.5f * v *
+             (1.f + std::tanh(kSqrt2OverPi * (v + 0.044715f * v * v * v)));
+    } else {
+      constexpr float kInvSqrt2 = 0.7071067811865476f;
+      y[i] = 0.5f * v * (1.f + std::erf(v * kInvSqrt2));
+    }
+  }
+}
+
+float ExpSumPortable(const float* x, float offset, float scale, float* y,
+                     int64_t n) {
+  float sum = 0.f;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = std::exp((x[i] - offset) * scale);
+    sum += y[i];
+  }
+  return sum;
+}
+
+}  // namespace
+
+const VecMathKernels& GetVecMathKernels() {
+  static const VecMathKernels kKernels = [] {
+    VecMathKernels k = VecMathKernelsAvx2Fma();
+    if (k.gelu == nullptr) k.gelu = &GeluPortable;
+    if (k.exp_sum == nullptr) k.exp_sum = &ExpSumPortable;
+    return k;
+  }();
+  return kKernels;
+}
+
+}  // namespace kiln::cpu::nn

@@ -1,0 +1,162 @@
+// The AVX2+FMA kernels of vec_math.h, compiled for that target inside this
+// file only and selected at run time.
+#include <cmath>
+
+#include "kernels/nn/vec_math.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace kiln::cpu::nn {
+namespace {
+
+#define KILN_VM_INLINE inline __attribute__((always_inline))
+
+// exp(x) for x clamped to [-87.3, 88.3] (Cephes expf: Cody-Waite reduction
+// by ln 2, a degree-7 polynomial, 2^n built in the exponent bits); about
+// 2 ulp. Below the range it gives ~1e-38 instead of underflowing.
+KILN_VM_INLINE __m256 Exp(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(88.3f),
+                    _mm256_max_ps(_mm256_set1_ps(-87.3f), x));
+  const __m256 fx =
+      _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r);
+  p = _mm256_add_ps(p, _mm256_set1_ps(1.f));
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(fx), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// erfc(a) for a >= 0 (Numerical Recipes' erfcc, a Chebyshev fit with
+// relative error below 1.2e-7 everywhere).
+KILN_VM_INLINE __m256 ErfcNonNegative(__m256 a) {
+  const __m256 one = _mm256_set1_ps(1.f);
+  const __m256 t =
+      _mm256_div_ps(one, _mm256_fmadd_ps(_mm256_set1_ps(0.5f), a, one));
+  __m256 p = _mm256_set1_ps(0.17087277f);
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.82215223f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.48851587f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.13520398f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.27886807f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-0.18628806f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.09678418f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(0.37409196f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(1.00002368f));
+  p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(-1.26551223f));
+  p = _mm256_fnmadd_ps(a, a, p);  // -a^2 + p
+  return _mm256_mul_ps(t, Exp(p));
+}
+
+// 0.5x(1 + erf(x / sqrt(2))) = 0.5x erfc(-x / sqrt(2)); erfc(-z) = 2 -
+// erfc(z) for z > 0.
+KILN_VM_INLINE __m256 GeluExact(__m256 x) {
+  const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(0.7071067811865476f));
+  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.f), z);  // |z|
+  const __m256 e = ErfcNonNegative(a);
+  const __m256 positive = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_GT_OQ);
+  const __m256 c =
+      _mm256_blendv_ps(e, _mm256_sub_ps(_mm256_set1_ps(2.f), e), positive);
+  return _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(0.5f), x), c);
+}
+
+// 0.5x(1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2 / pi)(x + 0.044715x^3).
+KILN_VM_INLINE __m256 GeluTanh(__m256 x) {
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  const __m256 inner =
+      _mm256_fmadd_ps(_mm256_mul_ps(_mm256_set1_ps(0.044715f), x2), x, x);
+  const __m256 m2u =
+      _mm256_mul_ps(inner, _mm256_set1_ps(-2.f * 0.7978845608028654f));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.f), Exp(m2u)));
+}
+
+template <bool kApproximate>
+KILN_VM_INLINE __m256 GeluVec(__m256 v) {
+  return kApproximate ? GeluTanh(v) : GeluExact(v);
+}
+
+template <bool kApproximate>
+void GeluRow(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(y + i, GeluVec<kApproximate>(_mm256_loadu_ps(x + i)));
+  if (i < n) {
+    float tmp[8] = {};
+    for (int64_t j = i; j < n; ++j) tmp[j - i] = x[j];
+    _mm256_storeu_ps(tmp, GeluVec<kApproximate>(_mm256_loadu_ps(tmp)));
+    for (int64_t j = i; j < n; ++j) y[j] = tmp[j - i];
+  }
+}
+
+void Gelu(const float* x, float* y, int64_t n, bool approximate) {
+  if (approximate) {
+    GeluRow<true>(x, y, n);
+  } else {
+    GeluRow<false>(x, y, n);
+  }
+}
+
+// The sum in eight lanes, then the lanes and the tail in order.
+float ExpSum(const float* x, float offset, float scale, float* y, int64_t n) {
+  const __m256 voff = _mm256_set1_ps(offset), vscale = _mm256_set1_ps(scale);
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e =
+        Exp(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), voff), vscale));
+    _mm256_storeu_ps(y + i, e);
+    acc = _mm256_add_ps(acc, e);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  float sum = 0.f;
+  for (const float l : lanes) sum += l;
+  if (i < n) {
+    float tmp[8] = {};
+    for (int64_t j = i; j < n; ++j) tmp[j - i] = x[j];
+    _mm256_storeu_ps(
+        tmp,
+        Exp(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(tmp), voff), vscale)));
+    for (int64_t j = i; j < n; ++j) {
+      y[j] = tmp[j - i];
+      sum += y[j];
+    }
+  }
+  return sum;
+}
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#pragma GCC pop_options
+
+namespace kiln::cpu::nn {
+VecMathKernels VecMathKernelsAvx2Fma() {
+  VecMathKernels k;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    k.gelu = &Gelu;
+    k.exp_sum = &ExpSum;
+  }
+  return k;
+}
+}  // namespace kiln::cpu::nn
+
+#else
+
+namespace kiln::cpu::nn {
+VecMathKernels VecMathKernelsAvx2Fma() { return {}; }
+}  // namespace kiln::cpu::nn
+
+#endif
