@@ -72,6 +72,16 @@ def main():
     releases = {r["release"]: r for r in
                 json.load(open(os.path.join(HERE, "releases.json")))["releases"]}
     rel = releases[args.release]
+    if rel.get("tag"):
+        # The release's tag, where the clone has it, marks the listed commit.
+        tagged = subprocess.run(
+            ["git", "-C", HERE, "rev-parse", "-q", "--verify",
+             f"refs/tags/{rel['tag']}^{{commit}}"],
+            capture_output=True, text=True).stdout.strip()
+        if tagged and tagged != rel["commit"]:
+            print(f"FAIL: tag {rel['tag']} marks {tagged}, releases.json "
+                  f"lists {rel['commit']} for {args.release}")
+            return 1
     drivers = rel.get("driver") == "kernels"
     built = subprocess.run(
         [os.path.join(HERE, "build_release_host.sh"), args.release,
