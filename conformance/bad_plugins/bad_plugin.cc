@@ -17,6 +17,11 @@
 //                     TFLite) with the float-only code above
 //   CUSTOM_ALWAYS_FAILS  also declares CUSTOM "KilnAlwaysFails" v1, whose
 //                     invoke always fails
+//   STRIDED_SLICE_OLD_PATH  also declares STRIDED_SLICE v1..8 but implements
+//                     only the v1..v3 path: any element type of rank <= 4
+//                     with positive strides; it refuses rank 5 (v4) and
+//                     ignores ellipsis_mask / new_axis_mask (v6) and offset
+//                     (v8)
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -222,6 +227,110 @@ const KilnKernel kAlwaysFails = {KILN_KERNEL_STRUCT_SIZE,
                                  AlwaysFailsInvoke,
                                  0};
 const KilnKernel* const kKernels[] = {&kAdd, &kAlwaysFails};
+#elif defined(KILN_BAD_PLUGIN_STRIDED_SLICE_OLD_PATH)
+
+// The slice of every axis of input 0 (rank <= 4) from begin / end / strides
+// (inputs 1..3, int32): first index, step and count. The defect: the spec
+// is read one entry per input axis, as before v6 (no ellipsis, no new axis)
+// and v8 (end is absolute, no offset).
+KilnStatus SliceAxes(KilnOpaqueContext* context, KilnOpaqueNode* node,
+                     int32_t first[4], int32_t step[4], int32_t count[4]) {
+  const KilnOpaqueTensor* x = g_api->node_input(context, node, 0);
+  const int rank = Rank(x);
+  if (rank > 4) {
+    return Fail(context, KILN_STATUS_UNIMPLEMENTED,
+                "bad_plugin_strided_slice_old_path: STRIDED_SLICE supports "
+                "rank <= 4");
+  }
+  const int32_t* spec[3];
+  for (int i = 0; i < 3; ++i) {
+    spec[i] = static_cast<const int32_t*>(
+        g_api->tensor_data(g_api->node_input(context, node, i + 1)));
+    if (spec[i] == nullptr) {
+      return Fail(context, KILN_STATUS_INVALID_ARGUMENT,
+                  "STRIDED_SLICE needs constant begin, end and strides");
+    }
+  }
+  for (int d = 0; d < 4; ++d) {
+    first[d] = 0;
+    step[d] = 1;
+    count[d] = 1;
+  }
+  for (int i = 0; i < rank; ++i) {
+    const int d = 4 - rank + i;
+    const int32_t size = g_api->tensor_dim(x, i);
+    int32_t b = spec[0][i] < 0 ? spec[0][i] + size : spec[0][i];
+    int32_t e = spec[1][i] < 0 ? spec[1][i] + size : spec[1][i];
+    b = b < 0 ? 0 : (b > size ? size : b);
+    e = e < 0 ? 0 : (e > size ? size : e);
+    const int32_t s = spec[2][i] > 0 ? spec[2][i] : 1;
+    first[d] = b;
+    step[d] = s;
+    count[d] = e > b ? (e - b + s - 1) / s : 0;
+  }
+  return KILN_STATUS_OK;
+}
+
+KilnStatus StridedSlicePrepare(void*, void*, KilnOpaqueContext* context,
+                               KilnOpaqueNode* node) {
+  int32_t first[4], step[4], count[4];
+  if (KilnStatus s = SliceAxes(context, node, first, step, count);
+      s != KILN_STATUS_OK) {
+    return s;
+  }
+  const int rank = Rank(g_api->node_input(context, node, 0));
+  return g_api->tensor_resize(context, g_api->node_output(context, node, 0),
+                              rank, count + 4 - rank);
+}
+
+// Copies elements of any size (float, int8, bool: the v1..v3 types).
+KilnStatus StridedSliceInvoke(void*, void*, KilnOpaqueContext* context,
+                              KilnOpaqueNode* node) {
+  int32_t first[4], step[4], count[4];
+  if (KilnStatus s = SliceAxes(context, node, first, step, count);
+      s != KILN_STATUS_OK) {
+    return s;
+  }
+  const KilnOpaqueTensor* x = g_api->node_input(context, node, 0);
+  int32_t dims[4] = {1, 1, 1, 1};
+  int64_t n = 1;
+  for (int i = 0; i < Rank(x); ++i) {
+    dims[4 - Rank(x) + i] = g_api->tensor_dim(x, i);
+    n *= g_api->tensor_dim(x, i);
+  }
+  if (n == 0) return KILN_STATUS_OK;
+  const uint64_t element =
+      g_api->tensor_byte_size(x) / static_cast<uint64_t>(n);
+  const auto* in = static_cast<const char*>(g_api->tensor_data(x));
+  auto* out = static_cast<char*>(
+      g_api->tensor_data(g_api->node_output(context, node, 0)));
+  for (int32_t i0 = 0; i0 < count[0]; ++i0)
+    for (int32_t i1 = 0; i1 < count[1]; ++i1)
+      for (int32_t i2 = 0; i2 < count[2]; ++i2)
+        for (int32_t i3 = 0; i3 < count[3]; ++i3) {
+          const int32_t idx[4] = {i0, i1, i2, i3};
+          int64_t from = 0;
+          for (int d = 0; d < 4; ++d) {
+            from = from * dims[d] + first[d] + idx[d] * step[d];
+          }
+          std::memcpy(out, in + from * static_cast<int64_t>(element), element);
+          out += element;
+        }
+  return KILN_STATUS_OK;
+}
+
+const KilnKernel kStridedSlice = {KILN_KERNEL_STRUCT_SIZE,
+                                  KILN_OP_STRIDED_SLICE,
+                                  nullptr,
+                                  1,
+                                  8,
+                                  nullptr,
+                                  nullptr,
+                                  nullptr,
+                                  StridedSlicePrepare,
+                                  StridedSliceInvoke,
+                                  0};
+const KilnKernel* const kKernels[] = {&kAdd, &kStridedSlice};
 #else
 const KilnKernel* const kKernels[] = {&kAdd};
 #endif

@@ -46,6 +46,7 @@ LOOSE_TOLERANCE = {"abs": 1e-4, "rel": 1e-3}
 NUMPY_TYPES = {
     "FLOAT32": "float32", "INT32": "int32", "INT64": "int64", "INT16": "int16",
     "INT8": "int8", "UINT8": "uint8", "BOOL": "bool",
+    "UINT16": "uint16", "UINT32": "uint32", "FLOAT64": "float64",
 }
 
 

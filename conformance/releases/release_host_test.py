@@ -21,6 +21,12 @@ today's host (CTest conformance.release_host.<release>).
    run (create, partition, prepare, invoke through the old interpreter) and
    pass; an older runner only loads and negotiates it, which must pass too.
 
+A release whose CLI has no `kiln conformance` ("driver": "kernels" in
+releases.json: 0.1.0-ext1.0, the extension API 1.0 host) runs through two
+drivers built against its own headers and libraries instead
+(old_host_drivers.py): the public C API's plugin probe, and today's CPU
+plugin's kernels on the old host code, compared with LiteRT references.
+
 Writes a matrix (JSON) whose cells say which host was real (built from the
 commit) and which plugin ran. Exit 77 (CTest: Skipped) when the release's
 commit is not in this clone (shallow CI clones) or its host does not build
@@ -31,6 +37,8 @@ import json
 import os
 import subprocess
 import sys
+
+from old_host_drivers import kernel_driver_cells
 
 SKIP = 77
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,13 +64,29 @@ def main():
     ap.add_argument("--cache", required=True)
     ap.add_argument("--build", required=True, help="today's build directory")
     ap.add_argument("--report", default="")
+    ap.add_argument("--cc", default="cc", help="C compiler (drivers)")
+    ap.add_argument("--cxx", default="c++", help="C++ compiler (drivers)")
+    ap.add_argument("--references", default=os.path.join(
+        HERE, "..", "references", "golden"), help="LiteRT golden references")
     args = ap.parse_args()
     releases = {r["release"]: r for r in
                 json.load(open(os.path.join(HERE, "releases.json")))["releases"]}
     rel = releases[args.release]
+    if rel.get("tag"):
+        # The release's tag, where the clone has it, marks the listed commit.
+        tagged = subprocess.run(
+            ["git", "-C", HERE, "rev-parse", "-q", "--verify",
+             f"refs/tags/{rel['tag']}^{{commit}}"],
+            capture_output=True, text=True).stdout.strip()
+        if tagged and tagged != rel["commit"]:
+            print(f"FAIL: tag {rel['tag']} marks {tagged}, releases.json "
+                  f"lists {rel['commit']} for {args.release}")
+            return 1
+    drivers = rel.get("driver") == "kernels"
     built = subprocess.run(
         [os.path.join(HERE, "build_release_host.sh"), args.release,
-         args.cache], capture_output=True, text=True)
+         args.cache] + (["kiln", "kiln_plugin_cpu"] if drivers else []),
+        capture_output=True, text=True)
     if built.returncode != 0:
         print(built.stderr[-3000:])
         print(f"SKIPPED: could not build the {args.release} host from "
@@ -79,7 +103,20 @@ def main():
     os.makedirs(work, exist_ok=True)
     cells = []
     failed = False
+    if drivers:
+        cells, failed = kernel_driver_cells(args, rel, old_build, new_kiln,
+                                            new_cpu, work)
+    else:
+        failed = conformance_cells(args, rel, old_kiln, old_cpu, new_cpu,
+                                   work, cells)
+    released_plugin_cell(args, new_kiln, old_cpu, work, cells)
+    return write_matrix(args, rel, cells, failed)
 
+
+def conformance_cells(args, rel, old_kiln, old_cpu, new_cpu, work, cells):
+    """The old host's own `kiln conformance` on today's plugins; True when a
+    required cell failed."""
+    failed = False
     # Today's CPU plugin on the real old host.
     code, summary, data = run_conformance(
         old_kiln, new_cpu, ["--reference", old_cpu],
@@ -129,7 +166,11 @@ def main():
                 if c.get("verdict") not in ("pass", "skip"):
                     print(f"  {c['name']}: {c['verdict']}: "
                           f"{c.get('message', '')[:300]}")
+    return failed
 
+
+def released_plugin_cell(args, new_kiln, old_cpu, work, cells):
+    """Reported, not required: the released CPU plugin on today's host."""
     # The released CPU plugin on today's host (LiteRT references).
     code, summary, data = run_conformance(
         new_kiln, old_cpu, [], os.path.join(work, "today_host_old_cpu.json"))
@@ -143,6 +184,8 @@ def main():
         "runner": "today's kiln conformance (LiteRT references)",
         "exit": code, "summary": summary, "failures": fails[:20]})
 
+
+def write_matrix(args, rel, cells, failed):
     matrix = {"release": args.release, "commit": rel["commit"],
               "extension_api": rel["extension_api"], "cells": cells}
     if args.report:
@@ -157,7 +200,7 @@ def main():
               f"{c['summary']} |")
     for c in cells:
         for f in c.get("failures", []):
-            print(f"  released plugin on today's host: {f}")
+            print(f"  {c['plugin']} on {c['host']}: {f}")
     return 1 if failed else 0
 
 

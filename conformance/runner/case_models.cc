@@ -273,6 +273,53 @@ absl::Status WriteBytes(const std::string& path, const void* data,
   return absl::OkStatus();
 }
 
+// The whole graph, for drivers of hosts that cannot read a model file
+// (conformance/releases/release_kernel_driver.cc): tensors with their type
+// code, shape, bytes and quantization; nodes with op code, version,
+// operands and options.
+nlohmann::json GraphJson(const GeneratedGraph& g) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (const GeneratedTensor& t : g.tensors) {
+    tensors.push_back(
+        {{"type", static_cast<int32_t>(t.type)},
+         {"shape", t.shape},
+         {"constant", t.constant},
+         {"bytes", t.bytes},
+         {"scales", t.quantization.scales},
+         {"zero_points", t.quantization.zero_points},
+         {"quantized_dimension", t.quantization.quantized_dimension}});
+  }
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const GeneratedNode& n : g.nodes) {
+    nlohmann::json options = nlohmann::json::array();
+    for (const auto& [key, o] : n.options) {
+      switch (o.kind) {
+        case OptionValue::Kind::kInt:
+          options.push_back({{"key", key}, {"kind", "int"}, {"value", o.i}});
+          break;
+        case OptionValue::Kind::kFloat:
+          options.push_back({{"key", key}, {"kind", "float"}, {"value", o.f}});
+          break;
+        case OptionValue::Kind::kIntArray:
+          options.push_back(
+              {{"key", key}, {"kind", "ints"}, {"value", o.array}});
+          break;
+        case OptionValue::Kind::kString:  // host-private, never a plugin's
+          break;
+      }
+    }
+    nodes.push_back({{"op", n.builtin_code},
+                     {"version", n.version},
+                     {"inputs", n.inputs},
+                     {"outputs", n.outputs},
+                     {"options", options}});
+  }
+  return {{"tensors", tensors},
+          {"nodes", nodes},
+          {"inputs", g.inputs},
+          {"outputs", g.outputs}};
+}
+
 absl::Status WriteGraph(const std::string& dir, const GeneratedGraph& g) {
   absl::StatusOr<std::vector<uint8_t>> bytes = BuildGraphModel(g);
   if (!bytes.ok()) return bytes.status();
@@ -287,7 +334,8 @@ absl::Status WriteGraph(const std::string& dir, const GeneratedGraph& g) {
   const nlohmann::json meta = {{"key", g.key},
                                {"model_hash", GraphHash(g)},
                                {"family", g.family},
-                               {"inputs", inputs}};
+                               {"inputs", inputs},
+                               {"graph", GraphJson(g)}};
   const std::string text = meta.dump();
   if (absl::Status s = WriteBytes(absl::StrCat(dir, "/", g.key, ".tflite"),
                                   bytes->data(), bytes->size());

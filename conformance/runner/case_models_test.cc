@@ -9,9 +9,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugin/plugin_loader.h"
 #include "references.h"
+#include "runtime/single_node_runner.h"
+#include "version_inputs.h"
 
 namespace kiln::conformance {
 namespace {
@@ -217,6 +221,59 @@ TEST(ReferencesTest, ComparisonRules) {
   EXPECT_THAT(
       CompareWithReference(KILN_TYPE_FLOAT32, {1, 2}, far, 8, f, 1e-5, 1e-4),
       HasSubstr("output shape [1,2], reference [2]"));
+}
+
+// Every (op, version) the in-tree CPU plugin declares has inputs of its own
+// (what TFLite's op versioning says that version introduced), or is a
+// listed gap with its reason (kVersionGaps): a version added to the plugin
+// without a version-true case fails here instead of silently running an
+// older version's inputs.
+TEST(VersionTrueInputsTest, EveryVersionTheCpuPluginDeclaresHasItsOwnInputs) {
+  const std::string path = DefaultPluginDirectory() + "/libkiln_cpu.so";
+  absl::StatusOr<std::shared_ptr<LoadedPlugin>> plugin =
+      LoadPluginForTest(path);
+  ASSERT_TRUE(plugin.ok()) << path << ": " << plugin.status();
+  std::vector<std::string> missing, gaps;
+  int covered = 0;
+  for (const KilnKernel* k : (*plugin)->kernels()) {
+    if (k->builtin_code == KILN_OP_CUSTOM) continue;
+    for (int32_t v = k->min_version; v <= k->max_version; ++v) {
+      const std::string name =
+          absl::StrCat(BuiltinOpName(k->builtin_code), " v", v);
+      if (const char* why = VersionInputsGap(k->builtin_code, v)) {
+        gaps.push_back(absl::StrCat(name, ": ", why));
+        continue;
+      }
+      const bool has = v == 1 ? GenerateCase(k->builtin_code, 1).ok()
+                              : HasVersionInputs(k->builtin_code, v);
+      if (has) {
+        ++covered;
+      } else {
+        missing.push_back(name);
+      }
+    }
+  }
+  for (const std::string& g : gaps) std::printf("listed gap: %s\n", g.c_str());
+  std::printf("%d declared op versions with version-true inputs, %zu gaps\n",
+              covered, gaps.size());
+  EXPECT_THAT(missing, ::testing::IsEmpty())
+      << "declared by " << path
+      << " without version-true inputs: add them to kVersionInputs "
+         "(conformance/runner/version_inputs.cc, from TFLite's "
+         "tools/versioning/op_version.cc) and regenerate the references, or "
+         "list the version in kVersionGaps with the reason";
+}
+
+// A listed gap is one the generators really lack: no listed version inputs
+// for it.
+TEST(VersionTrueInputsTest, ListedGapsHaveNoInputs) {
+  for (int32_t op = 0; op <= KILN_OP_STABLEHLO_CASE; ++op) {
+    for (int32_t v = 2; v <= 16; ++v) {
+      if (VersionInputsGap(op, v) != nullptr) {
+        EXPECT_FALSE(HasVersionInputs(op, v)) << BuiltinOpName(op) << " v" << v;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "plugin/plugin_loader.h"
 #include "references.h"
 #include "runtime/single_node_runner.h"
+#include "version_inputs.h"
 
 namespace kiln::conformance {
 namespace {
@@ -338,8 +339,20 @@ Outcome JudgeRun(const Spec& s, const std::string& label, PluginRun& run,
                        ") on a generated input (", run.c.family, "): ", diff));
     }
   }
+  std::string older;
+  if (s.op != KILN_OP_CUSTOM && run.c.exercises_version != s.version) {
+    // Verified on an older version's inputs only: say so, and why.
+    const char* gap = VersionInputsGap(s.op, s.version);
+    older = absl::StrCat("; v", run.c.exercises_version,
+                         " inputs: no version-true inputs for v", s.version,
+                         gap != nullptr
+                             ? absl::StrCat(" (", gap, ")")
+                             : std::string(" (a version TFLite's op "
+                                           "versioning does not change "
+                                           "inputs for, or not listed)"));
+  }
   return Make(Verdict::kPass, absl::StrCat("matches ", reference->source, " (",
-                                           run.c.family, ")"));
+                                           run.c.family, ")", older));
 }
 
 // A custom op: the runner cannot know its signature, so its reference is

@@ -60,6 +60,15 @@ bool Values(KilnTensorType type, const void* data, size_t bytes,
     case KILN_TYPE_BOOL:
       *out = AsDoubles<uint8_t>(data, bytes);
       return true;
+    case KILN_TYPE_UINT16:  // CAST v4 outputs
+      *out = AsDoubles<uint16_t>(data, bytes);
+      return true;
+    case KILN_TYPE_UINT32:  // CAST v2 outputs
+      *out = AsDoubles<uint32_t>(data, bytes);
+      return true;
+    case KILN_TYPE_FLOAT64:  // CAST v5 outputs
+      *out = AsDoubles<double>(data, bytes);
+      return true;
     default:
       return false;
   }

@@ -15,19 +15,34 @@ enum class Change {
   kQuantized,  // every float tensor -> `type`, quantized per tensor
   kPlain,      // every float tensor -> `type`, the values times 8, rounded
   kHybrid,     // weights (input 1) int8 symmetric per tensor; the rest float
-  kHybridPerChannel,  // the same with one scale per output channel
-  kAsymmetricHybrid,  // kHybrid with asymmetric_quantize_inputs
-  kInteger,           // activations `type`, int8 weights (per channel for
-                      // convolutions), int32 (int8) / int64 (int16) bias
-  kBroadcastRank5,    // binary: operands of rank 5 and 3, broadcast
-  kRank5,             // PAD: an input of rank 5
-  kDilation,          // dilation factors 2
-  kKeepNumDims,       // FULLY_CONNECTED: rank-3 input, keep_num_dims
-  kNoBias,            // FULLY_CONNECTED: two inputs
-  kQuantizeOutput,    // QUANTIZE: float -> quantized `type`
-  kDequantizeInput,   // DEQUANTIZE: quantized `type` -> float
-  kFirstVersion,      // the first version TFLite registers: v1 inputs
-  kHalfPixelCenters,  // RESIZE_*: half_pixel_centers
+  kHybridPerChannel,   // the same with one scale per output channel
+  kAsymmetricHybrid,   // kHybrid with asymmetric_quantize_inputs
+  kInteger,            // activations `type`, int8 weights (per channel for
+                       // convolutions), int32 (int8) / int64 (int16) bias
+  kBroadcastRank5,     // binary: operands of rank 5 and 3, broadcast
+  kRank5,              // PAD: an input of rank 5
+  kDilation,           // dilation factors 2
+  kKeepNumDims,        // FULLY_CONNECTED: rank-3 input, keep_num_dims
+  kNoBias,             // FULLY_CONNECTED: two inputs
+  kQuantizeOutput,     // QUANTIZE: float -> quantized `type`
+  kDequantizeInput,    // DEQUANTIZE: quantized `type` -> float
+  kFirstVersion,       // the first version TFLite registers: v1 inputs
+  kHalfPixelCenters,   // RESIZE_*: half_pixel_centers
+  kBool,               // every float tensor -> BOOL (x > 0)
+  kMulRescale,         // MUL int8 with input1_scale * input2_scale /
+                       // output_scale >= 1
+  kRank6,              // TRANSPOSE: an input of rank 6
+  kEllipsisNewAxis,    // STRIDED_SLICE: ellipsis_mask and new_axis_mask
+  kOffset,             // STRIDED_SLICE: offset (end relative to begin)
+  kBatchDims,          // GATHER: batch_dims 1
+  kIndicesInt16,       // GATHER / GATHER_ND: int16 indices
+  kCastTo,             // CAST: output `type`
+  kTransposeConvInt8,  // TRANSPOSE_CONV: int8 activations, int8 weights
+                       // per channel
+  kBias,               // TRANSPOSE_CONV: a bias input
+  kFusedRelu,          // TRANSPOSE_CONV: a bias and a fused RELU
+  kSameInputs,         // the version-1 case already has what this version
+                       // introduced (FLOOR_DIV v2: float32)
 };
 
 struct VersionInputs {
@@ -54,6 +69,7 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_RELU6, 2, kQ, kI8},
     {KILN_OP_RELU6, 3, kQ, kI16},
     {KILN_OP_MUL, 2, kQ, kI8},
+    {KILN_OP_MUL, 3, Change::kMulRescale, kI8},
     {KILN_OP_MUL, 4, kQ, kI16},
     {KILN_OP_MUL, 5, Change::kPlain, KILN_TYPE_INT64},
     {KILN_OP_ADD, 2, kQ, kI8},
@@ -71,6 +87,17 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_MINIMUM, 3, Change::kBroadcastRank5},
     {KILN_OP_MINIMUM, 4, kQ, kI16},
     {KILN_OP_DIV, 2, Change::kBroadcastRank5},
+    {KILN_OP_FLOOR_DIV, 2, Change::kSameInputs},
+    {KILN_OP_FLOOR_DIV, 3, Change::kPlain, kI16},
+    {KILN_OP_FLOOR_MOD, 2, Change::kPlain, kI16},
+    {KILN_OP_CAST, 2, Change::kCastTo, KILN_TYPE_UINT32},
+    {KILN_OP_CAST, 3, Change::kCastTo, kI8},
+    {KILN_OP_CAST, 4, Change::kCastTo, KILN_TYPE_UINT16},
+    {KILN_OP_CAST, 5, Change::kCastTo, KILN_TYPE_FLOAT64},
+    {KILN_OP_TRANSPOSE_CONV, 2, Change::kTransposeConvInt8, kI8},
+    {KILN_OP_TRANSPOSE_CONV, 3, Change::kBias},
+    {KILN_OP_TRANSPOSE_CONV, 4, Change::kFusedRelu},
+    {KILN_OP_BATCH_MATMUL, 4, Change::kAsymmetricHybrid},
     {KILN_OP_CONV_2D, 2, Change::kHybrid},
     {KILN_OP_CONV_2D, 3, Change::kInteger, kI8},
     {KILN_OP_CONV_2D, 4, Change::kInteger, kI16},
@@ -108,8 +135,13 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_PAD, 2, kQ, kI8},
     {KILN_OP_PAD, 3, kQ, kI16},
     {KILN_OP_PAD, 4, Change::kRank5},
+    {KILN_OP_PAD, 5, Change::kBool},
     {KILN_OP_PADV2, 2, kQ, kI8},
     {KILN_OP_PADV2, 3, kQ, kI16},
+    {KILN_OP_PADV2, 4, Change::kRank5},
+    {KILN_OP_PADV2, 5, Change::kBool},
+    {KILN_OP_MIRROR_PAD, 2, kQ, kI8},
+    {KILN_OP_MIRROR_PAD, 3, kQ, kI16},
     {KILN_OP_QUANTIZE, 1, Change::kQuantizeOutput, kI8},
     {KILN_OP_QUANTIZE, 2, Change::kQuantizeOutput, kI16},
     {KILN_OP_QUANTIZE, 3, Change::kQuantizeOutput, kI8, true},
@@ -137,24 +169,42 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_EQUAL, 2, kQ, kI8},
     {KILN_OP_EQUAL, 4, kQ, kI16},
     {KILN_OP_SUM, 2, kQ, kI8},
+    {KILN_OP_REDUCE_PROD, 2, kQ, kI8},
     {KILN_OP_ARG_MAX, 2, kQ, kI8},
+    {KILN_OP_ARG_MAX, 3, Change::kBool},
     {KILN_OP_ARG_MIN, 2, kQ, kI8},
+    {KILN_OP_ARG_MIN, 3, Change::kBool},
     {KILN_OP_BATCH_MATMUL, 2, kQ, kI8},
     {KILN_OP_BATCH_MATMUL, 3, kQ, kI16},
     {KILN_OP_TRANSPOSE, 2, kQ, kI8},
+    {KILN_OP_TRANSPOSE, 3, Change::kBool},
+    {KILN_OP_TRANSPOSE, 4, Change::kRank5},
     {KILN_OP_TRANSPOSE, 5, kQ, kI16},
+    {KILN_OP_TRANSPOSE, 6, Change::kRank6},
     {KILN_OP_GATHER, 2, kQ, kI8},
+    {KILN_OP_GATHER, 3, Change::kBool},
     {KILN_OP_GATHER, 4, kQ, kI16},
+    {KILN_OP_GATHER, 5, Change::kBatchDims},
+    {KILN_OP_GATHER, 6, Change::kIndicesInt16},
     {KILN_OP_GATHER_ND, 3, kQ, kI16},
+    {KILN_OP_GATHER_ND, 4, Change::kIndicesInt16},
+    {KILN_OP_GATHER_ND, 5, Change::kBool},
     {KILN_OP_SLICE, 2, kQ, kI8},
     {KILN_OP_SLICE, 4, kQ, kI16},
+    {KILN_OP_SLICE, 5, Change::kRank5},
     {KILN_OP_STRIDED_SLICE, 2, kQ, kI8},
+    {KILN_OP_STRIDED_SLICE, 3, Change::kBool},
+    {KILN_OP_STRIDED_SLICE, 4, Change::kRank5},
+    {KILN_OP_STRIDED_SLICE, 6, Change::kEllipsisNewAxis},
+    {KILN_OP_STRIDED_SLICE, 8, Change::kOffset},
     {KILN_OP_SPLIT, 2, kQ, kI8},
+    {KILN_OP_SPLIT_V, 2, kQ, kI8},
     {KILN_OP_SPLIT, 3, Change::kPlain, KILN_TYPE_INT32},
     {KILN_OP_SPLIT, 4, kQ, kI16},
     {KILN_OP_PACK, 2, kQ, kI8},
     {KILN_OP_PACK, 3, kQ, kI16},
     {KILN_OP_UNPACK, 2, kQ, kI8},
+    {KILN_OP_UNPACK, 3, Change::kBool},
     {KILN_OP_UNPACK, 4, kQ, kI16},
     {KILN_OP_SPACE_TO_DEPTH, 2, kQ, kI8},
     {KILN_OP_DEPTH_TO_SPACE, 2, kQ, kI8},
@@ -168,6 +218,35 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_TILE, 3, kQ, kI8},
     {KILN_OP_BROADCAST_TO, 2, Change::kFirstVersion},
     {KILN_OP_BROADCAST_TO, 3, kQ, kI8},
+};
+
+// Declared versions the generators cannot make version-true inputs for,
+// and why. VersionInputsTest fails for a version the in-tree CPU plugin
+// declares that is neither in kVersionInputs nor here, so a new gap is a
+// visible edit of this list.
+struct VersionGap {
+  int32_t op;
+  int32_t first, last;
+  const char* why;
+};
+constexpr VersionGap kVersionGaps[] = {
+    {KILN_OP_FULLY_CONNECTED, 8, 8,
+     "sparse weights (Tensor.sparsity): Kiln's model loader densifies them "
+     "(host/src/model/sparsity.cc), so a kernel sees the dense v1 path; the "
+     "case models cannot carry sparsity yet (ModelBuilder), so no LiteRT "
+     "reference of a sparse model exists"},
+    {KILN_OP_LSTM, 1, 5, "no input generator for LSTM at any version"},
+    {KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, 5,
+     "no input generator for UNIDIRECTIONAL_SEQUENCE_LSTM at any version"},
+    {KILN_OP_CONV_3D, 1, 1, "no input generator for CONV_3D at any version"},
+    {KILN_OP_DENSIFY, 1, 1,
+     "no input generator for DENSIFY (its input is a sparse constant) at any "
+     "version"},
+    {KILN_OP_SCATTER_ND, 1, 1,
+     "no input generator for SCATTER_ND at any version"},
+    {KILN_OP_WHERE, 1, 2,
+     "no input generator for WHERE (data-dependent output shape) at any "
+     "version"},
 };
 
 const VersionInputs* Find(int32_t op, int32_t version) {
@@ -234,6 +313,11 @@ void Store(GeneratedTensor& t, const std::vector<float>& values,
   t.quantization.quantized_dimension = dim;
   if (values.empty()) {
     t.bytes.clear();
+    return;
+  }
+  if (type == KILN_TYPE_FLOAT32) {  // not quantized: the values as they are
+    const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+    t.bytes.assign(bytes, bytes + values.size() * sizeof(float));
     return;
   }
   size_t inner = 1;
@@ -340,10 +424,10 @@ bool FixedOutput(int32_t op, KilnTensorType type, float* scale,
 
 // Ops whose quantized kernels need the inputs and the output on one scale.
 bool SharedScale(int32_t op) {
-  for (int32_t o :
-       {KILN_OP_CONCATENATION, KILN_OP_MAXIMUM, KILN_OP_MINIMUM, KILN_OP_PAD,
-        KILN_OP_PADV2, KILN_OP_AVERAGE_POOL_2D, KILN_OP_MAX_POOL_2D,
-        KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN, KILN_OP_PACK}) {
+  for (int32_t o : {KILN_OP_CONCATENATION, KILN_OP_MAXIMUM, KILN_OP_MINIMUM,
+                    KILN_OP_PAD, KILN_OP_PADV2, KILN_OP_AVERAGE_POOL_2D,
+                    KILN_OP_MAX_POOL_2D, KILN_OP_REDUCE_MAX, KILN_OP_REDUCE_MIN,
+                    KILN_OP_PACK, KILN_OP_MIRROR_PAD}) {
     if (o == op) return true;
   }
   return false;
@@ -375,6 +459,8 @@ float OutputRange(int32_t op, float widest) {
       return 18.f;
     case KILN_OP_SQUARED_DIFFERENCE:
       return 36.f;
+    case KILN_OP_REDUCE_PROD:
+      return 16.f;
     default:
       return widest;
   }
@@ -427,6 +513,7 @@ void Hybrid(const VersionInputs& v, int32_t op, GeneratedCase* c) {
   } else {
     QuantizeSymmetric(w, KILN_TYPE_INT8);
   }
+  w.constant = true;  // BATCH_MATMUL's hybrid kernel needs constant weights
   if (op == KILN_OP_DEPTHWISE_CONV_2D &&
       v.change != Change::kHybridPerChannel) {
     // LiteRT's hybrid depthwise kernel reads one scale per output channel
@@ -496,6 +583,155 @@ void Reshape(GeneratedCase* c, size_t input, std::vector<int32_t> shape) {
   Input(c, input).shape = std::move(shape);
 }
 
+void SetInt32s(GeneratedTensor& t, std::vector<int32_t> shape,
+               const std::vector<int32_t>& values) {
+  t.shape = std::move(shape);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+  t.bytes.assign(bytes, bytes + values.size() * sizeof(int32_t));
+}
+
+// Every float tensor becomes BOOL (x > 0); an output stays without data.
+void ToBool(GeneratedCase* c) {
+  for (GeneratedTensor& t : c->tensors) {
+    if (t.type != KILN_TYPE_FLOAT32) continue;
+    const std::vector<float> v = Values(t);
+    t.type = KILN_TYPE_BOOL;
+    t.quantization = Quantization();
+    t.bytes.clear();
+    for (float x : v) t.bytes.push_back(x > 0 ? 1 : 0);
+  }
+}
+
+// Rank 5 (rank 6 for TRANSPOSE v6) with the same elements: PAD / PADV2
+// [2,3] -> [1,2,1,3,1] with the paddings of the two real axes kept;
+// TRANSPOSE [2,3,4] -> [2,3,1,4,1] (v6: [2,1,3,1,4,1]) with a permutation
+// that moves every axis; SLICE [3,4] -> [3,1,2,1,2]; STRIDED_SLICE
+// [4,5] -> [2,2,5,1,1] (2 and 2 strided on two axes).
+void HigherRank(int32_t op, bool rank6, GeneratedCase* c) {
+  switch (op) {
+    case KILN_OP_TRANSPOSE:
+      if (rank6) {
+        Reshape(c, 0, {2, 1, 3, 1, 4, 1});
+        SetInt32s(Input(c, 1), {6}, {4, 0, 5, 2, 3, 1});
+      } else {
+        Reshape(c, 0, {2, 3, 1, 4, 1});
+        SetInt32s(Input(c, 1), {5}, {3, 0, 4, 1, 2});
+      }
+      return;
+    case KILN_OP_SLICE:
+      Reshape(c, 0, {3, 1, 2, 1, 2});
+      SetInt32s(Input(c, 1), {5}, {1, 0, 0, 0, 1});
+      SetInt32s(Input(c, 2), {5}, {2, 1, -1, 1, 1});
+      return;
+    case KILN_OP_STRIDED_SLICE:
+      Reshape(c, 0, {2, 2, 5, 1, 1});
+      SetInt32s(Input(c, 1), {5}, {0, 1, 1, 0, 0});
+      SetInt32s(Input(c, 2), {5}, {2, 2, 5, 1, 1});
+      SetInt32s(Input(c, 3), {5}, {1, 1, 2, 1, 1});
+      return;
+    default: {
+      // PAD / PADV2: [2,3] -> [1,2,1,3,1], the paddings of the two real
+      // axes kept.
+      Reshape(c, 0, {1, 2, 1, 3, 1});
+      GeneratedTensor& pads = Input(c, 1);
+      std::vector<int32_t> p(4);
+      std::memcpy(p.data(), pads.bytes.data(), sizeof(int32_t) * 4);
+      SetInt32s(pads, {5, 2}, {0, 0, p[0], p[1], 0, 1, p[2], p[3], 1, 0});
+      return;
+    }
+  }
+}
+
+// STRIDED_SLICE on [4,5]: v6 `...`, a new axis, then 1:5:2 on the last axis
+// (output [4,1,2]); v8 offset: end {4,3} relative to begin {0,1}, strides
+// {2,2} (output [2,2]; without the offset [2,1]).
+void StridedSliceOptions(Change change, GeneratedCase* c) {
+  if (change == Change::kEllipsisNewAxis) {
+    SetInt32s(Input(c, 1), {3}, {0, 0, 1});
+    SetInt32s(Input(c, 2), {3}, {0, 0, 5});
+    SetInt32s(Input(c, 3), {3}, {1, 1, 2});
+    SetOption(c, KILN_OPTION_ELLIPSIS_MASK, 1);
+    SetOption(c, KILN_OPTION_NEW_AXIS_MASK, 2);
+    return;
+  }
+  SetInt32s(Input(c, 1), {2}, {0, 1});
+  SetInt32s(Input(c, 2), {2}, {4, 3});
+  SetInt32s(Input(c, 3), {2}, {2, 2});
+  SetOption(c, KILN_OPTION_OFFSET, 1);
+}
+
+// GATHER with batch_dims 1: params [2,4,3] (from the [4,3] case's values,
+// the second batch negated), indices [2,2], axis 1: output [2,2,3].
+void BatchDims(GeneratedCase* c) {
+  GeneratedTensor& x = Input(c, 0);
+  std::vector<float> v = Values(x);
+  const size_t n = v.size();
+  for (size_t i = 0; i < n; ++i) v.push_back(-v[i]);
+  x.shape = {2, 4, 3};
+  Store(x, v, KILN_TYPE_FLOAT32, {}, {});
+  SetInt32s(Input(c, 1), {2, 2}, {3, 1, 0, 2});
+  SetOption(c, KILN_OPTION_AXIS, 1);
+  SetOption(c, KILN_OPTION_BATCH_DIMS, 1);
+}
+
+void IndicesInt16(GeneratedCase* c) {
+  GeneratedTensor& indices = Input(c, 1);
+  std::vector<int32_t> v(indices.bytes.size() / sizeof(int32_t));
+  std::memcpy(v.data(), indices.bytes.data(), indices.bytes.size());
+  indices.type = KILN_TYPE_INT16;
+  indices.bytes.clear();
+  for (int32_t i : v) {
+    const int16_t x = static_cast<int16_t>(i);
+    const auto* b = reinterpret_cast<const uint8_t*>(&x);
+    indices.bytes.insert(indices.bytes.end(), b, b + sizeof(x));
+  }
+}
+
+// CAST float32 -> `type`; unsigned outputs from |x| (a negative float cast
+// to an unsigned type is undefined).
+void CastTo(KilnTensorType type, GeneratedCase* c) {
+  GeneratedTensor& x = Input(c, 0);
+  if (type == KILN_TYPE_UINT32 || type == KILN_TYPE_UINT16) {
+    std::vector<float> v = Values(x);
+    for (float& f : v) f = std::fabs(f);
+    Store(x, v, KILN_TYPE_FLOAT32, {}, {});
+  }
+  Output(c).type = type;
+  SetOption(c, KILN_OPTION_OUT_DATA_TYPE, type);
+}
+
+// TRANSPOSE_CONV (inputs: output shape, weights [O,H,W,I], input).
+void TransposeConv(Change change, GeneratedCase* c) {
+  if (change == Change::kTransposeConvInt8) {
+    QuantizeSymmetric(Input(c, 2), KILN_TYPE_INT8);
+    QuantizePerChannel(Input(c, 1), 0);
+    Store(Output(c), {}, KILN_TYPE_INT8, {4.f / 127}, {0});
+    return;
+  }
+  GeneratedTensor bias;
+  bias.shape = {Input(c, 1).shape[0]};
+  bias.constant = true;
+  std::vector<float> b;
+  for (int32_t i = 0; i < bias.shape[0]; ++i) b.push_back(0.25f - 0.5f * i);
+  Store(bias, b, KILN_TYPE_FLOAT32, {}, {});
+  c->tensors.push_back(std::move(bias));
+  c->inputs.push_back(static_cast<int32_t>(c->tensors.size() - 1));
+  if (change == Change::kFusedRelu) {
+    SetOption(c, KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU);
+  }
+}
+
+// MUL int8 whose rescale input1_scale * input2_scale / output_scale is
+// >= 1 (TFLite's v3): inputs on a coarse scale of 0.25 (x in [-4, 4], y in
+// [-2, 2]: 16 and 8 steps), output scale 0.05 (rescale 1.25; RELU6 output
+// [0, 6] in 120 steps).
+void MulRescale(GeneratedCase* c) {
+  for (size_t i = 0; i < 2; ++i) {
+    Store(Input(c, i), Values(Input(c, i)), KILN_TYPE_INT8, {0.25f}, {0});
+  }
+  Store(Output(c), {}, KILN_TYPE_INT8, {0.05f}, {0});
+}
+
 void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
   switch (v.change) {
     case Change::kQuantized:
@@ -522,19 +758,10 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
                   : std::vector<int32_t>{3, 1, 1});
       Reshape(c, 0, {2, 1, 3, 2, 2});
       break;
-    case Change::kRank5: {
-      // [2,3] -> [1,2,1,3,1], the paddings of the two real axes kept.
-      Reshape(c, 0, {1, 2, 1, 3, 1});
-      GeneratedTensor& pads = Input(c, 1);
-      std::vector<int32_t> p(4);
-      std::memcpy(p.data(), pads.bytes.data(), sizeof(int32_t) * 4);
-      const std::vector<int32_t> padded = {0, 0,    p[0], p[1], 0,
-                                           1, p[2], p[3], 1,    0};
-      pads.shape = {5, 2};
-      const auto* bytes = reinterpret_cast<const uint8_t*>(padded.data());
-      pads.bytes.assign(bytes, bytes + padded.size() * sizeof(int32_t));
+    case Change::kRank5:
+    case Change::kRank6:
+      HigherRank(op, v.change == Change::kRank6, c);
       break;
-    }
     case Change::kDilation:
       SetOption(c, KILN_OPTION_DILATION_W, 2);
       SetOption(c, KILN_OPTION_DILATION_H, 2);
@@ -557,6 +784,32 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
       break;
     case Change::kHalfPixelCenters:
       SetOption(c, KILN_OPTION_HALF_PIXEL_CENTERS, 1);
+      break;
+    case Change::kBool:
+      ToBool(c);
+      break;
+    case Change::kMulRescale:
+      MulRescale(c);
+      break;
+    case Change::kEllipsisNewAxis:
+    case Change::kOffset:
+      StridedSliceOptions(v.change, c);
+      break;
+    case Change::kBatchDims:
+      BatchDims(c);
+      break;
+    case Change::kIndicesInt16:
+      IndicesInt16(c);
+      break;
+    case Change::kCastTo:
+      CastTo(v.type, c);
+      break;
+    case Change::kTransposeConvInt8:
+    case Change::kBias:
+    case Change::kFusedRelu:
+      TransposeConv(v.change, c);
+      break;
+    case Change::kSameInputs:
       break;
   }
   c->exercises_version = v.version;
@@ -599,6 +852,31 @@ std::string ChangeName(const VersionInputs& v) {
       return "the first version TFLite registers; version-1 inputs";
     case Change::kHalfPixelCenters:
       return "half_pixel_centers";
+    case Change::kBool:
+      return "bool";
+    case Change::kMulRescale:
+      return "int8 with input1_scale * input2_scale / output_scale >= 1";
+    case Change::kRank6:
+      return "input of rank 6";
+    case Change::kEllipsisNewAxis:
+      return "ellipsis_mask and new_axis_mask";
+    case Change::kOffset:
+      return "offset (end relative to begin)";
+    case Change::kBatchDims:
+      return "batch_dims 1";
+    case Change::kIndicesInt16:
+      return "int16 indices";
+    case Change::kCastTo:
+      return absl::StrCat("float32 -> ", type);
+    case Change::kTransposeConvInt8:
+      return "int8 activations, int8 weights per channel";
+    case Change::kBias:
+      return "bias input";
+    case Change::kFusedRelu:
+      return "bias and fused RELU";
+    case Change::kSameInputs:
+      return "float32 (TFLite's v1 is int32; the version-1 case is float "
+             "already)";
   }
   return "";
 }
@@ -623,6 +901,20 @@ std::vector<int32_t> InputVersions(int32_t builtin_code) {
     if (v.op == builtin_code && v.version != 1) out.push_back(v.version);
   }
   return out;
+}
+
+bool HasVersionInputs(int32_t builtin_code, int32_t version) {
+  const VersionInputs* v = Find(builtin_code, version);
+  return v != nullptr && v->version == version;
+}
+
+const char* VersionInputsGap(int32_t builtin_code, int32_t version) {
+  for (const VersionGap& g : kVersionGaps) {
+    if (g.op == builtin_code && g.first <= version && version <= g.last) {
+      return g.why;
+    }
+  }
+  return nullptr;
 }
 
 std::vector<std::string> DescribeVersionInputs() {

@@ -23,6 +23,13 @@ namespace kiln::conformance {
 void ApplyVersionInputs(int32_t builtin_code, int32_t version,
                         GeneratedCase* c);
 
+// Whether `version` of the op has inputs of its own (what exactly that
+// version introduced), not an older version's.
+bool HasVersionInputs(int32_t builtin_code, int32_t version);
+// Why the generators have no version-true inputs for `version` of the op
+// (a listed gap), or null.
+const char* VersionInputsGap(int32_t builtin_code, int32_t version);
+
 // One line per listed op version ("CONV_2D v3: int8 activations, int8
 // per-channel weights, int32 bias"), for the documentation and reports.
 std::vector<std::string> DescribeVersionInputs();

@@ -160,6 +160,24 @@ TEST(KilnConformanceBadPluginTest, FloatOnlyAddClaimingV1To4Fails) {
   }
 }
 
+TEST(KilnConformanceBadPluginTest, StridedSliceClaimingV8WithTheV3PathFails) {
+  // TFLite's STRIDED_SLICE v2 int8, v3 bool (element copies: the old path
+  // handles them), v4 rank 5, v6 ellipsis_mask / new_axis_mask, v8 offset:
+  // the kernel refuses rank 5 and ignores the masks and the offset.
+  const ConformanceRun run =
+      RunConformance(BadPlugin("strided_slice_old_path"), kQuick);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  for (const char* v : {"v1", "v2", "v3"}) {
+    ExpectCheck(run, std::string("execute:STRIDED_SLICE/") + v + "@1.2", "pass",
+                "matches LiteRT");
+  }
+  ExpectCheck(run, "execute:STRIDED_SLICE/v4@1.2", "fail", "rank <= 4");
+  ExpectCheck(run, "execute:STRIDED_SLICE/v5@1.2", "fail", "rank <= 4");
+  ExpectCheck(run, "execute:STRIDED_SLICE/v6@1.2", "fail", "output shape");
+  ExpectCheck(run, "execute:STRIDED_SLICE/v7@1.2", "fail", "output shape");
+  ExpectCheck(run, "execute:STRIDED_SLICE/v8@1.2", "fail", "output shape");
+}
+
 TEST(KilnConformanceBadPluginTest, CustomOpThatAlwaysFailsFails) {
   const ConformanceRun run =
       RunConformance(BadPlugin("custom_always_fails"), kQuick);
