@@ -163,7 +163,7 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
             ok = (r.returncode == 0 and " loaded 0 " in line and
                   "1.1" in line and "1.0" in line)
         else:
-            ok = r.returncode == 0 and f" loaded 1 " in line and \
+            ok = r.returncode == 0 and " loaded 1 " in line and \
                 f"negotiated {expected}" in line
         cells.append({
             "host": host, "host_is_real": True, "built_from_history": True,

@@ -193,6 +193,38 @@ absl::StatusOr<GeneratedGraph> MakeGraph(const std::string& kind, int32_t op,
   return g;
 }
 
+namespace {
+
+// `t` (rank 2, dense bytes) as TFLite sparse data: rows DENSE, columns
+// SPARSE_CSR over the elements with a non-zero byte; returns the values the
+// traversal reaches.
+std::vector<uint8_t> SparseCsr(const GeneratedTensor& t, SparsitySpec* spec) {
+  const size_t rows = static_cast<size_t>(t.shape.at(0));
+  const size_t cols = static_cast<size_t>(t.shape.at(1));
+  const size_t element = t.bytes.size() / (rows * cols);
+  SparsitySpec::Level dense, csr;
+  dense.dense_size = static_cast<int32_t>(rows);
+  csr.compressed = true;
+  csr.segments.push_back(0);
+  std::vector<uint8_t> values;
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t c = 0; c < cols; ++c) {
+      const uint8_t* e = t.bytes.data() + (r * cols + c) * element;
+      if (std::all_of(e, e + element, [](uint8_t b) { return b == 0; })) {
+        continue;
+      }
+      csr.indices.push_back(static_cast<int32_t>(c));
+      values.insert(values.end(), e, e + element);
+    }
+    csr.segments.push_back(static_cast<int32_t>(csr.indices.size()));
+  }
+  spec->traversal_order = {0, 1};
+  spec->levels = {dense, csr};
+  return values;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<uint8_t>> BuildGraphModel(const GeneratedGraph& g) {
   ModelBuilder builder;
   SubgraphBuilder& main = builder.AddSubgraph("main");
@@ -205,8 +237,9 @@ absl::StatusOr<std::vector<uint8_t>> BuildGraphModel(const GeneratedGraph& g) {
     spec.quantization = t.quantization;
     if (t.constant) {
       spec.shape = t.shape;
-      index.push_back(
-          main.AddConstantTensor(spec, t.bytes.data(), t.bytes.size()));
+      const std::vector<uint8_t> data =
+          t.sparse_csr ? SparseCsr(t, &spec.sparsity) : t.bytes;
+      index.push_back(main.AddConstantTensor(spec, data.data(), data.size()));
       continue;
     }
     if (!t.bytes.empty() || !t.shape.empty()) {
@@ -435,6 +468,7 @@ std::string GraphHash(const GeneratedGraph& g) {
     i64(static_cast<int64_t>(t.quantization.scales.size()));
     for (float s : t.quantization.scales) bytes(&s, sizeof(s));
     for (int64_t z : t.quantization.zero_points) i64(z);
+    if (t.sparse_csr) i64(0x435352);  // "CSR": only sparse cases change
   }
   i64(static_cast<int64_t>(g.nodes.size()));
   for (const GeneratedNode& n : g.nodes) {

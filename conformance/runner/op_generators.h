@@ -21,6 +21,10 @@ struct GeneratedTensor {
   std::vector<uint8_t> bytes;  // empty: an output, sized by prepare
   bool constant = false;
   Quantization quantization;  // per-tensor; empty: not quantized
+  // A rank-2 constant the case models store as TFLite sparse weights (rows
+  // DENSE, columns SPARSE_CSR over the non-zero elements); `bytes` stay the
+  // dense tensor, which is what Kiln's model loader hands a kernel.
+  bool sparse_csr = false;
 };
 
 struct GeneratedCase {

@@ -43,6 +43,7 @@ enum class Change {
   kFusedRelu,          // TRANSPOSE_CONV: a bias and a fused RELU
   kSameInputs,         // the version-1 case already has what this version
                        // introduced (FLOOR_DIV v2: float32)
+  kSparseWeights,      // FULLY_CONNECTED: weights stored sparse (CSR)
 };
 
 struct VersionInputs {
@@ -112,6 +113,7 @@ constexpr VersionInputs kVersionInputs[] = {
     {KILN_OP_FULLY_CONNECTED, 5, Change::kKeepNumDims},
     {KILN_OP_FULLY_CONNECTED, 6, Change::kNoBias},
     {KILN_OP_FULLY_CONNECTED, 7, Change::kInteger, kI16},
+    {KILN_OP_FULLY_CONNECTED, 8, Change::kSparseWeights},
     {KILN_OP_FULLY_CONNECTED, 9, Change::kAsymmetricHybrid},
     {KILN_OP_FULLY_CONNECTED, 12, Change::kHybridPerChannel},
     {KILN_OP_SOFTMAX, 2, kQ, kI8},
@@ -230,11 +232,6 @@ struct VersionGap {
   const char* why;
 };
 constexpr VersionGap kVersionGaps[] = {
-    {KILN_OP_FULLY_CONNECTED, 8, 8,
-     "sparse weights (Tensor.sparsity): Kiln's model loader densifies them "
-     "(host/src/model/sparsity.cc), so a kernel sees the dense v1 path; the "
-     "case models cannot carry sparsity yet (ModelBuilder), so no LiteRT "
-     "reference of a sparse model exists"},
     {KILN_OP_LSTM, 1, 5, "no input generator for LSTM at any version"},
     {KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, 5,
      "no input generator for UNIDIRECTIONAL_SEQUENCE_LSTM at any version"},
@@ -732,6 +729,20 @@ void MulRescale(GeneratedCase* c) {
   Store(Output(c), {}, KILN_TYPE_INT8, {0.05f}, {0});
 }
 
+// FULLY_CONNECTED v8: about 40% of the weights zero, the rest stored as
+// TFLite sparse data (rows DENSE, columns SPARSE_CSR) in the case model;
+// the kernel sees the dense weights Kiln's loader makes of them.
+void SparseWeights(GeneratedCase* c) {
+  GeneratedTensor& w = Input(c, 1);
+  std::vector<float> v = Values(w);
+  const size_t cols = static_cast<size_t>(w.shape[1]);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if ((i / cols * 7 + i % cols * 3) % 5 < 2) v[i] = 0;
+  }
+  Store(w, v, KILN_TYPE_FLOAT32, {}, {});
+  w.sparse_csr = true;
+}
+
 void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
   switch (v.change) {
     case Change::kQuantized:
@@ -811,6 +822,9 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
       break;
     case Change::kSameInputs:
       break;
+    case Change::kSparseWeights:
+      SparseWeights(c);
+      break;
   }
   c->exercises_version = v.version;
 }
@@ -874,6 +888,8 @@ std::string ChangeName(const VersionInputs& v) {
       return "bias input";
     case Change::kFusedRelu:
       return "bias and fused RELU";
+    case Change::kSparseWeights:
+      return "sparse weights (rows DENSE, columns SPARSE_CSR)";
     case Change::kSameInputs:
       return "float32 (TFLite's v1 is int32; the version-1 case is float "
              "already)";

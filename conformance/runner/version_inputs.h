@@ -1,10 +1,13 @@
 // Version-true inputs: what each TFLite op version introduced (per
 // tensorflow/lite/tools/versioning/op_version.cc), applied to the version-1
-// case of the op: element types (int8/int16/int32/int64, quantized or not),
-// per-channel quantization, hybrid (float activations, int8 weights) and
-// integer kernels (int8/int16 activations, int8 weights, int32/int64 bias),
-// broadcasting or padding of rank 5, and options (dilation, keep_num_dims,
-// no bias, asymmetric_quantize_inputs, pot_scale_int16).
+// case of the op: element types (bool, int8/int16/int32/int64, uint16/uint32
+// and float64 outputs, quantized or not, int16 indices), per-channel
+// quantization, hybrid (float activations, int8 weights) and integer kernels
+// (int8/int16 activations, int8 weights, int32/int64 bias), sparse weights,
+// rank 5 and 6, and options (dilation, keep_num_dims, no bias,
+// asymmetric_quantize_inputs, pot_scale_int16, STRIDED_SLICE masks and
+// offset, batch_dims, a bias and fused activation). Versions the generators
+// cannot make inputs for are listed with the reason (VersionInputsGap).
 #ifndef KILN_CONFORMANCE_RUNNER_VERSION_INPUTS_H_
 #define KILN_CONFORMANCE_RUNNER_VERSION_INPUTS_H_
 

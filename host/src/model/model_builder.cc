@@ -266,10 +266,35 @@ class ModelSerializer {
     }
     const auto signature =
         s.shape_signature.empty() ? 0 : fbb_.CreateVector(s.shape_signature);
-    return fb::CreateTensor(fbb_, fbb_.CreateVector(s.shape),
-                            static_cast<fb::TensorType>(s.type), t.buffer,
-                            fbb_.CreateString(s.name), quantization,
-                            s.is_variable, 0, signature, s.has_rank);
+    return fb::CreateTensor(
+        fbb_, fbb_.CreateVector(s.shape), static_cast<fb::TensorType>(s.type),
+        t.buffer, fbb_.CreateString(s.name), quantization, s.is_variable,
+        WriteSparsity(s.sparsity), signature, s.has_rank);
+  }
+
+  flatbuffers::Offset<fb::SparsityParameters> WriteSparsity(
+      const SparsitySpec& s) {
+    if (s.levels.empty()) return 0;
+    std::vector<flatbuffers::Offset<fb::DimensionMetadata>> levels;
+    for (const SparsitySpec::Level& l : s.levels) {
+      if (!l.compressed) {
+        levels.push_back(fb::CreateDimensionMetadata(
+            fbb_, fb::DimensionType::DENSE, l.dense_size));
+        continue;
+      }
+      const auto segments =
+          fb::CreateInt32Vector(fbb_, fbb_.CreateVector(l.segments));
+      const auto indices =
+          fb::CreateInt32Vector(fbb_, fbb_.CreateVector(l.indices));
+      levels.push_back(fb::CreateDimensionMetadata(
+          fbb_, fb::DimensionType::SPARSE_CSR, 0,
+          fb::SparseIndexVector::Int32Vector, segments.Union(),
+          fb::SparseIndexVector::Int32Vector, indices.Union()));
+    }
+    return fb::CreateSparsityParameters(
+        fbb_, fbb_.CreateVector(s.traversal_order),
+        s.block_map.empty() ? 0 : fbb_.CreateVector(s.block_map),
+        fbb_.CreateVector(levels));
   }
 
   // The operator's options table, in the union its layout names.

@@ -44,6 +44,20 @@ OptionValue OptionFloat(float value);
 OptionValue OptionIntArray(std::vector<int32_t> values);
 OptionValue OptionString(std::string value);  // host-private keys only
 
+// TFLite's Tensor.sparsity (host/src/model/sparsity.h describes the
+// format); written only when `levels` is non-empty, and then the constant's
+// data holds the values the traversal reaches, not the dense tensor.
+struct SparsitySpec {
+  struct Level {
+    bool compressed = false;                 // SPARSE_CSR, else DENSE
+    int32_t dense_size = 0;                  // DENSE only
+    std::vector<int32_t> segments, indices;  // SPARSE_CSR only
+  };
+  std::vector<int32_t> traversal_order;
+  std::vector<int32_t> block_map;
+  std::vector<Level> levels;
+};
+
 struct TensorSpec {
   std::string name;
   KilnTensorType type = KILN_TYPE_FLOAT32;
@@ -54,6 +68,7 @@ struct TensorSpec {
   bool has_rank = true;
   Quantization quantization;  // not quantized when scales is empty
   bool is_variable = false;
+  SparsitySpec sparsity;  // not sparse when levels is empty
 };
 
 // A float32 TensorSpec of `shape` (rank known).

@@ -307,6 +307,36 @@ TEST(ModelBuilderTest, WriteToFileThenMapUsesWeightsInPlace) {
   EXPECT_EQ(static_cast<const float*>(t.data)[3], 4.0f);
 }
 
+// A constant with TensorSpec.sparsity is written as Tensor.sparsity with
+// the compressed values; the loader densifies it back (the hand-computed
+// matrix of sparsity_test.cc's CsrRowsDensify).
+TEST(ModelBuilderTest, SparseConstantRoundTripsDense) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  TensorSpec spec = FloatTensor("w", {4, 4});
+  spec.sparsity.traversal_order = {0, 1};
+  SparsitySpec::Level rows, cols;
+  rows.dense_size = 4;
+  cols.compressed = true;
+  cols.segments = {0, 2, 2, 3, 5};
+  cols.indices = {0, 2, 1, 0, 3};
+  spec.sparsity.levels = {rows, cols};
+  const int32_t w =
+      g.AddConstantTensor(spec, std::vector<float>{1, 2, 3, 4, 5});
+  const int32_t out = g.AddTensor(FloatTensor("out", {4, 4}));
+  g.AddOperator(KILN_OP_DENSIFY, 1, {w}, {out});
+  g.SetOutputs({out});
+  absl::StatusOr<std::vector<uint8_t>> bytes = builder.Build();
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  std::shared_ptr<const Model> model = Load(*bytes);
+  ASSERT_NE(model, nullptr);
+  const Tensor& t = model->graph(0).tensors[static_cast<size_t>(w)];
+  std::vector<float> dense(t.bytes / sizeof(float));
+  std::memcpy(dense.data(), t.data, t.bytes);
+  EXPECT_THAT(dense,
+              ElementsAre(1, 0, 2, 0, 0, 0, 0, 0, 0, 3, 0, 0, 4, 0, 0, 5));
+}
+
 TEST(ModelBuilderTest, LargeWeightsModelLoads) {
   absl::StatusOr<std::vector<uint8_t>> bytes = BuildLargeWeightsModel(1, true);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
