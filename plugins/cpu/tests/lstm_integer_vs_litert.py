@@ -41,6 +41,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import litert_single_op as lso  # noqa: E402
+import lstm_vs_litert as lstm_float  # noqa: E402
 
 INVOKES = 5
 
@@ -248,47 +249,29 @@ class Case:
             ins += [omit] * 4
         out_shape = self.input_shape()[:-1] + [no]
         out = lso.T("int8", out_shape, scale=state_scale, zero_point=state_zp)
-        if self.seq:
-            opts = schema.UnidirectionalSequenceLSTMOptionsT()
-            opts.timeMajor = self.time_major
-            op, opts_type = (
-                schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM,
-                schema.BuiltinOptions.UnidirectionalSequenceLSTMOptions)
-        else:
-            opts = schema.LSTMOptionsT()
-            op, opts_type = (schema.BuiltinOperator.LSTM,
-                             schema.BuiltinOptions.LSTMOptions)
-        opts.fusedActivationFunction = 4  # TANH
-        opts.cellClip = self.cell_clip
-        opts.projClip = self.proj_clip
-        raw = lso.build_model(op, 2, ins, [out], opts_type, opts)
-        m = schema.ModelT.InitFromPackedBuf(raw, 0)
-        g = m.subgraphs[0]
-        node = g.operators[0]
-        states = [node.inputs[18], node.inputs[19]]
-        for s in states:
-            g.tensors[s].isVariable = True
-        g.inputs = [i for i in g.inputs if i not in states]
-        # The intermediates: four layer-norm inputs (int16) and the hidden
-        # state (int8), as the quantizer writes them.
-        inter = []
-        for i, (dtype, scale, zp) in enumerate(
-                [(schema.TensorType.INT16, 6 / 32768, 0)] * 4 +
-                [(schema.TensorType.INT8, hidden_scale, self.hidden_zp)]):
-            t = schema.TensorT()
-            t.name = f"intermediate_{i}"
-            t.shape = [0]
-            t.type = dtype
-            t.buffer = 0
-            q = schema.QuantizationParametersT()
-            q.scale, q.zeroPoint = [float(scale)], [int(zp)]
-            t.quantization = q
-            g.tensors.append(t)
-            inter.append(len(g.tensors) - 1)
-        node.intermediates = inter
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+
+        def add_intermediates(m):
+            # Four layer-norm inputs (int16) and the hidden state (int8), as
+            # the quantizer writes them.
+            g = m.subgraphs[0]
+            inter = []
+            for i, (dtype, scale, zp) in enumerate(
+                    [(schema.TensorType.INT16, 6 / 32768, 0)] * 4 +
+                    [(schema.TensorType.INT8, hidden_scale, self.hidden_zp)]):
+                t = schema.TensorT()
+                t.name = f"intermediate_{i}"
+                t.shape = [0]
+                t.type = dtype
+                t.buffer = 0
+                q = schema.QuantizationParametersT()
+                q.scale, q.zeroPoint = [float(scale)], [int(zp)]
+                t.quantization = q
+                g.tensors.append(t)
+                inter.append(len(g.tensors) - 1)
+            g.operators[0].intermediates = inter
+        return lstm_float.build_lstm(self.seq, self.time_major, 2, ins, out,
+                                     4, self.cell_clip, self.proj_clip,
+                                     edit=add_intermediates)  # 4: TANH
 
 
 def synthetic_cases():
@@ -303,6 +286,15 @@ def synthetic_cases():
                   peephole=True, cell_scale_log2=-12))
     c.append(Case("lstm_ln_peephole", peephole=True, hidden_zp=-128,
                   cell_scale_log2=-9))
+    # The hidden state's zero point, at the int8 extremes, with and
+    # without a projection (LiteRT applies it differently; see
+    # lstm_integer.cc).
+    c.append(Case("lstm_ln_proj_hidden_zp_min", projection=True, n_output=3,
+                  hidden_zp=-128))
+    c.append(Case("lstm_ln_proj_hidden_zp_high", projection=True, n_output=2,
+                  hidden_zp=100, batch=3))
+    c.append(Case("lstm_plain_hidden_zp_high", layer_norm=False,
+                  hidden_zp=110))
     c.append(Case("useq_time_major_ln_proj", seq=True, steps=3,
                   projection=True, n_output=5, n_cell=6, n_input=4))
     c.append(Case("useq_batch_major_plain", seq=True, time_major=False,

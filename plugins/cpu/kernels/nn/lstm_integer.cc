@@ -341,7 +341,7 @@ void Step(const LstmLayout& l, IntegerLstm& s, const IntegerWeights& w,
   for (int32_t i = 0; i < n_cell; ++i) {
     int32_t v = MultiplyByQuantizedMultiplier(
         int32_t{gates[kOutputGate][i]} * int32_t{s.cell_tanh[i]}, s.hidden);
-    v += s.hidden_zero_point;
+    v -= s.hidden_offset;
     s.hidden_q[i] = static_cast<int8_t>(Clamp8(v));
   }
   if (l.projection) {
@@ -480,7 +480,12 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
                   cell_scale);
   }
   s->output_state_zero_point = state_zp;
-  s->hidden_zero_point = inter_zp[4];
+  // The hidden state's zero point z as LiteRT (ai_edge_litert 2.3's
+  // reference kernels) applies it, measured against it: with a projection
+  // the requantized hidden value is v - z and the projection's effective
+  // bias adds z times the weights' row sums (TFLite's lstm_eval); without
+  // one the hidden value, which is the output, is v + z.
+  s->hidden_offset = l.projection ? inter_zp[4] : -inter_zp[4];
 
   // The effective scales, in float arithmetic as LiteRT computes them.
   for (int g = 0; g < kLstmGates; ++g) {
@@ -566,8 +571,8 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
                     ": the projection weights or bias have no data at "
                     "prepare; the integer LSTM needs constant weights");
     }
-    s->projection_bias = ZeroPointTimesWeightWithBias(
-        w, l.n_output, l.n_cell, -s->hidden_zero_point, bias);
+    s->projection_bias = ZeroPointTimesWeightWithBias(w, l.n_output, l.n_cell,
+                                                      s->hidden_offset, bias);
   }
   s->gates.assign(static_cast<size_t>(kLstmGates) * l.n_cell, 0);
   s->cell_tanh.assign(static_cast<size_t>(l.n_cell), 0);

@@ -89,7 +89,9 @@ struct IntegerLstm {
   QuantizedMultiplier layer_norm[kLstmGates];  // coefficient scales
   int32_t variance_guard[kLstmGates] = {};
   QuantizedMultiplier hidden, projection;
-  int32_t hidden_zero_point = 0, output_state_zero_point = 0;
+  // Subtracted from the requantized hidden state (see prepare).
+  int32_t hidden_offset = 0;
+  int32_t output_state_zero_point = 0;
   int32_t cell_scale_log2 = 0;  // the cell state's scale is 2^cell_scale_log2
   int16_t cell_clip = 0;        // 0: none
   int8_t proj_clip = 0;         // 0: none
