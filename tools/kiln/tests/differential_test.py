@@ -72,6 +72,13 @@ KILN_RUNS_WHAT_LITERT_REFUSES = {
         "never sizes a tensor no node uses. The float LSTM (peephole, no "
         "projection) runs; that cell is compared with LiteRT in "
         "plugins/cpu/tests/lstm_vs_litert.py",
+    "quantization-testdata/lstm_quantized2.bin":
+        "tensor 23 ('output_gate_ln_weights-1') has shape [-1] but no node "
+        "reads it; LiteRT's loader refuses the -1 (BytesRequired overflow), "
+        "Kiln accepts it and never sizes the tensor. The full-integer LSTM "
+        "(peephole, no layer norm, no projection) runs; with tensor 23 given "
+        "shape [0] LiteRT runs it too and Kiln matches it bit for bit "
+        "(plugins/cpu/tests/lstm_integer_vs_litert.py)",
     "quantization-testdata/single_conv_no_bias.bin":
         "CONV_2D lists its bias as omitted (tensor -1); LiteRT's conv "
         "insists on a bias tensor when a node has 3 inputs, Kiln treats an "
