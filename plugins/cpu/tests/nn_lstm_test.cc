@@ -174,9 +174,10 @@ TEST_F(CpuKernelTest, LstmRefusals) {
   }
 }
 
-TEST_F(CpuKernelTest, LstmDeclaresTheFloatAndHybridVersions) {
+TEST_F(CpuKernelTest, LstmDeclaresTheFloatHybridAndIntegerVersions) {
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 1));
-  EXPECT_FALSE(Covers(KILN_OP_LSTM, 2));  // BASIC kernel
+  // FULL kernel (float or full integer); BASIC is refused in prepare.
+  EXPECT_TRUE(Covers(KILN_OP_LSTM, 2));
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 3));   // hybrid
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 4));   // hybrid, asymmetric inputs
   EXPECT_FALSE(Covers(KILN_OP_LSTM, 5));  // int16x8
