@@ -15,8 +15,9 @@ LiteRT loads it (peephole, no layer norm, no projection), and seeded
 single-op models over the integer cell's optional parts (CIFG, peephole,
 layer norm, projection with and without bias, cell and projection clips,
 cell-state scales, time-major and batch-major sequences, batch > 1).
-Also checks that an instance capped at extension API 1.2, which does not
-pass on node intermediates, refuses the integer LSTM with the reason.
+Also checks Kiln's refusals and their reasons: an instance capped at
+extension API 1.2, which does not pass on node intermediates, and a node
+with 12 intermediates (LiteRT's 8x8_8 kernel, not implemented).
 
 Exit status: 0 all agree; 1 a mismatch or refusal; 77 (skip) when
 ai_edge_litert or the corpus is missing.
@@ -407,21 +408,35 @@ def main():
             else:
                 failures += 1
                 print(f"FAIL     {name}: {result}")
-        # A host capped at 1.2 does not pass on intermediates: a clean
-        # refusal naming the missing host function.
+        # Kiln's refusals, each with its reason: a host capped at 1.2 does
+        # not pass on intermediates; 12 intermediates is the 8x8_8 kernel.
         name, path = next(corpus_cases(args.models))
-        try:
-            kiln.run(path, [], [], max_abi=(1 << 22) | (2 << 12))
-            failures += 1
-            print(f"FAIL     {name} at extension API 1.2: ran, expected a "
-                  "refusal")
-        except RuntimeError as e:
-            if "node_intermediate" in str(e):
-                print(f"refused  {name} at extension API 1.2: "
-                      f"{str(e).splitlines()[-1][:160]}")
-            else:
+        eight = os.path.join(work, "lstm_12_intermediates.tflite")
+        with open(path, "rb") as f:
+            m = schema.ModelT.InitFromPackedBuf(f.read(), 0)
+        node = next(op for op in m.subgraphs[0].operators
+                    if op.intermediates is not None)
+        node.intermediates = list(node.intermediates) + [
+            int(node.intermediates[4])] * 7
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        with open(eight, "wb") as f:
+            f.write(bytes(b.Output()))
+        for what, model, max_abi, expected in [
+                (f"{name} at extension API 1.2", path,
+                 (1 << 22) | (2 << 12), "node_intermediate"),
+                (f"{name} with 12 intermediates", eight, 0, "8x8_8")]:
+            try:
+                kiln.run(model, [], [], max_abi=max_abi)
                 failures += 1
-                print(f"FAIL     {name} at extension API 1.2: {e}")
+                print(f"FAIL     {what}: ran, expected a refusal")
+            except RuntimeError as e:
+                if expected in str(e):
+                    print(f"refused  {what}: "
+                          f"{str(e).splitlines()[-1][:200]}")
+                else:
+                    failures += 1
+                    print(f"FAIL     {what}: {e}")
     print(f"{failures} failure(s)")
     return 1 if failures else 0
 
