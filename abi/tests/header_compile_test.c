@@ -50,6 +50,12 @@ int main(void) {
         "1.1 field is outside the 1.0 host table");
   Check(KILN_HOST_API_STRUCT_SIZE_1_0 < KILN_HOST_API_STRUCT_SIZE_1_1,
         "1.1 host table grew");
+  Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE_1_2,
+                               node_num_intermediates),
+        "1.3 field is outside the 1.2 host table");
+  Check(KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE_1_3,
+                              node_intermediate),
+        "the 1.3 host table ends at node_intermediate");
   Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, 8, report_error),
         "KILN_STRUCT_HAS_FIELD on a truncated size");
   Check(KILN_OP_STABLEHLO_COMPOSITE == 206, "op codes follow the schema");

@@ -34,14 +34,16 @@ class SdkChecksTest : public ::testing::Test {
  protected:
   // Runs `body` as the prepare of a kernel for the runner's node, in a load
   // instance on this host's newest table.
+  // `abi_version` picks the host table the instance is served.
   static absl::Status Prepare(SingleNodeRunner& r,
-                              std::function<KilnStatus(KernelContext&)> body) {
+                              std::function<KilnStatus(KernelContext&)> body,
+                              uint32_t abi_version = KILN_EXT_API_VERSION) {
     Body() = std::move(body);
     sdk::PluginDefinition definition("checks_test", "1.0.0");
     definition.AddKernel(sdk::MakeKernel<RunBody, NoInvoke>(
         r.node().builtin_code, 1, 1, r.node().custom_name.c_str()));
-    const sdk_test::TestInstance instance(
-        HostApiForVersion(KILN_EXT_API_VERSION), definition.descriptor());
+    const sdk_test::TestInstance instance(HostApiForVersion(abi_version),
+                                          definition.descriptor());
     return r.Run(instance.kernel(0));
   }
   static std::string Prefixed(const std::string& message) {
@@ -55,6 +57,30 @@ void AddNode(SingleNodeRunner& r) {
   r.AddTensor<int8_t>(KILN_TYPE_INT8, {3}, {1, 2, 3});
   r.AddTensor(KILN_TYPE_FLOAT32, {2, 3});
   r.SetOp(KILN_OP_ADD, 1, {0, 1}, {2});
+}
+
+// KernelContext::num_intermediates / intermediate (extension API 1.3): a
+// 1.3 table serves the node's intermediates; on a 1.2 table the kernel sees
+// none, never a null function.
+TEST_F(SdkChecksTest, IntermediatesFromExtensionApi13On) {
+  for (const uint32_t minor : {3u, 2u}) {
+    SingleNodeRunner r;
+    AddNode(r);
+    r.node().intermediates = {r.AddTensor(KILN_TYPE_INT16, {})};
+    int32_t count = -1;
+    std::string name = "(absent)";
+    const absl::Status s = Prepare(
+        r,
+        [&](KernelContext& k) {
+          count = k.num_intermediates();
+          if (k.intermediate(0).present()) name = k.intermediate(0).name();
+          return KILN_STATUS_OK;
+        },
+        KILN_MAKE_VERSION(1, minor, 0));
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(count, minor == 3 ? 1 : 0) << "1." << minor;
+    EXPECT_EQ(name, minor == 3 ? "t3" : "(absent)") << "1." << minor;
+  }
 }
 
 TEST(SdkTypeSetTest, ContainsAndPrintsInTypeOrder) {

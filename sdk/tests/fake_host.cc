@@ -141,7 +141,9 @@ const KilnHostApi kTable = {
     /*tensor_quantization=*/nullptr,
     // 1.2
     /*tensor_set_buffer_handle=*/nullptr, /*tensor_buffer_handle=*/nullptr,
-    /*tensor_set_type=*/nullptr};
+    /*tensor_set_type=*/nullptr,
+    // 1.3
+    /*node_num_intermediates=*/nullptr, /*node_intermediate=*/nullptr};
 
 }  // namespace
 

@@ -452,6 +452,19 @@ typedef struct KilnHostApi {
    * reason through report_error. */
   KilnStatus (*tensor_set_type)(KilnOpaqueContext* context,
                                 KilnOpaqueTensor* tensor, KilnTensorType type);
+
+  /* ---- Extension API 1.3 ---- */
+
+  /* Number of the node's intermediate tensors (the model operator's
+   * `intermediates`: scratch tensors whose quantization carries scales a
+   * kernel needs, such as a quantized LSTM's gate and hidden-state scales);
+   * 0 when it has none, -1 for a NULL node. */
+  int32_t (*node_num_intermediates)(const KilnOpaqueNode* node);
+  /* Intermediate tensor `index` of the node; NULL when index is out of
+   * range or the model omits it (index -1). Lifetime as node_input. */
+  KilnOpaqueTensor* (*node_intermediate)(KilnOpaqueContext* context,
+                                         const KilnOpaqueNode* node,
+                                         int32_t index);
 } KilnHostApi;
 /* Size of the host table in each released minor version. */
 #define KILN_HOST_API_STRUCT_SIZE_1_0 \
@@ -460,10 +473,9 @@ typedef struct KilnHostApi {
   KILN_STRUCT_SIZE(KilnHostApi, tensor_quantization)
 #define KILN_HOST_API_STRUCT_SIZE_1_2 \
   KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
-/* 1.3 adds no KilnHostApi function so far (its additions are host
- * extensions); a 1.3 function appended to the table moves this to it. */
+/* 1.3 appends node_num_intermediates and node_intermediate. */
 #define KILN_HOST_API_STRUCT_SIZE_1_3 \
-  KILN_STRUCT_SIZE(KilnHostApi, tensor_set_type)
+  KILN_STRUCT_SIZE(KilnHostApi, node_intermediate)
 #define KILN_HOST_API_STRUCT_SIZE KILN_HOST_API_STRUCT_SIZE_1_3
 
 KILN_EXTERN_C_END

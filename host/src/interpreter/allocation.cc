@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <vector>
@@ -92,6 +93,13 @@ void ResetTensors(SubgraphState& s) {
       const size_t need = t.RequiredBytes();
       if (t.storage != TensorStorage::kOwned || t.bytes != need) {
         t.AllocateOwned(need);
+        // As TFLite's ResetVariableTensor: an int8 variable starts at its
+        // zero point (real 0), any other type at 0 (a quantized LSTM's
+        // output state is such a variable).
+        const Quantization& q = t.desc->quantization;
+        if (t.desc->type == KILN_TYPE_INT8 && q.zero_points.size() == 1) {
+          std::memset(t.owned.data(), static_cast<int>(q.zero_points[0]), need);
+        }
       }
       continue;
     }

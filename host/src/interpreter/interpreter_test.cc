@@ -76,6 +76,49 @@ TEST(InterpreterTest, SmallTensorsAreAlignedTo64Bytes) {
   EXPECT_EQ((*interp)->arena_bytes(), 4u * 64u);
 }
 
+// Variable tensors start as TFLite's ResetVariableTensor leaves them: an
+// INT8 one at its zero point (real 0), any other at 0; a later
+// AllocateTensors keeps their values.
+TEST(InterpreterTest, VariablesStartAtRealZeroAndKeepTheirValues) {
+  ModelBuilder b;
+  SubgraphBuilder& g = b.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {2}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {2}));
+  TensorSpec q8;
+  q8.name = "state_i8";
+  q8.type = KILN_TYPE_INT8;
+  q8.shape = {3};
+  q8.quantization.scales = {0.5f};
+  q8.quantization.zero_points = {-5};
+  q8.is_variable = true;
+  TensorSpec q16 = q8;
+  q16.name = "state_i16";
+  q16.type = KILN_TYPE_INT16;
+  q16.shape = {2};
+  q16.quantization.scales = {0.25f};
+  q16.quantization.zero_points = {0};
+  q16.is_variable = true;
+  const int32_t v8 = g.AddTensor(q8);
+  const int32_t v16 = g.AddTensor(q16);
+  g.AddOperator(KILN_OP_ADD, 1, {x, x}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  auto model = LoadBuilt(b);
+  ASSERT_TRUE(model.ok()) << model.status();
+  auto interp = Interpreter::Create(*model, CpuOnlyOptions());
+  ASSERT_TRUE(interp.ok()) << interp.status();
+  Interpreter& it = **interp;
+  KILN_ASSERT_OK(it.AllocateTensors());
+  const auto* i8 = static_cast<const int8_t*>(it.tensor(0, v8)->data);
+  const auto* i16 = static_cast<const int16_t*>(it.tensor(0, v16)->data);
+  ASSERT_TRUE(i8 != nullptr && i16 != nullptr);
+  EXPECT_THAT(std::vector<int8_t>(i8, i8 + 3), ElementsAre(-5, -5, -5));
+  EXPECT_THAT(std::vector<int16_t>(i16, i16 + 2), ElementsAre(0, 0));
+  static_cast<int8_t*>(it.tensor(0, v8)->data)[1] = 7;
+  KILN_ASSERT_OK(it.AllocateTensors());
+  EXPECT_EQ(static_cast<const int8_t*>(it.tensor(0, v8)->data)[1], 7);
+}
+
 TEST(InterpreterTest, InvokeBeforeAllocateFails) {
   auto model = AddChain({1, 4});
   ASSERT_NE(model, nullptr);

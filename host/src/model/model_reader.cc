@@ -152,6 +152,7 @@ class GraphBuilder {
     node.version = code.version;
     node.inputs = ToVector(op.inputs());
     node.outputs = ToVector(op.outputs());
+    node.intermediates = ToVector(op.intermediates());
     if (op.custom_options() != nullptr) {
       node.custom_options = op.custom_options()->data();
       node.custom_options_size = op.custom_options()->size();

@@ -185,6 +185,9 @@ struct NodeDesc {
   int32_t version = 1;
   std::vector<int32_t> inputs;  // tensor indices, -1 = omitted
   std::vector<int32_t> outputs;
+  // The operator's intermediate tensors (KilnHostApi.node_intermediate),
+  // -1 = omitted; the host neither plans nor fills them.
+  std::vector<int32_t> intermediates;
   std::vector<std::pair<uint32_t, OptionValue>> options;  // few; linear scan
   const uint8_t* custom_options = nullptr;
   uint64_t custom_options_size = 0;

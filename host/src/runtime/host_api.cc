@@ -152,6 +152,15 @@ KilnOpaqueTensor* NodeOutput(KilnOpaqueContext* context,
                              const KilnOpaqueNode* n, int32_t index) {
   return TensorAt(context, FromOpaque(n)->outputs, index);
 }
+int32_t NodeNumIntermediates(const KilnOpaqueNode* n) {
+  if (n == nullptr) return -1;
+  return static_cast<int32_t>(FromOpaque(n)->intermediates.size());
+}
+KilnOpaqueTensor* NodeIntermediate(KilnOpaqueContext* context,
+                                   const KilnOpaqueNode* n, int32_t index) {
+  if (n == nullptr) return nullptr;
+  return TensorAt(context, FromOpaque(n)->intermediates, index);
+}
 KilnStatus NodeOptionInt(const KilnOpaqueNode* n, uint32_t key,
                          int64_t* value) {
   const OptionValue* o = FromOpaque(n)->FindOption(key);
@@ -424,6 +433,9 @@ KilnHostApi MakeFullTable() {
   api.tensor_set_buffer_handle = TensorSetBufferHandle;
   api.tensor_buffer_handle = TensorBufferHandle;
   api.tensor_set_type = TensorSetType;
+  // Extension API 1.3
+  api.node_num_intermediates = NodeNumIntermediates;
+  api.node_intermediate = NodeIntermediate;
   return api;
 }
 

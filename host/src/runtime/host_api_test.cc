@@ -1,6 +1,6 @@
 // The host table as plugins see it: what each served version contains,
-// tensor_set_type's rules, the placeholder buffer-handle functions, host
-// extensions by id, and the plugin log sink.
+// tensor_set_type's rules, node intermediates, the placeholder buffer-handle
+// functions, host extensions by id, and the plugin log sink.
 #include "runtime/host_api.h"
 
 #include <cstring>
@@ -43,6 +43,15 @@ TEST(HostApiTablesTest, EachVersionHasExactlyItsFunctions) {
   ASSERT_NE(v13, nullptr);
   EXPECT_EQ(v13->struct_size, KILN_HOST_API_STRUCT_SIZE_1_3);
   EXPECT_EQ(v13->abi_version, KILN_MAKE_VERSION(1, 3, 0));
+  // 1.3 appends the node intermediates; a table capped at 1.2 has neither.
+  EXPECT_NE(v13->node_num_intermediates, nullptr);
+  EXPECT_NE(v13->node_intermediate, nullptr);
+  EXPECT_EQ(v12->node_num_intermediates, nullptr);
+  EXPECT_EQ(v12->node_intermediate, nullptr);
+  EXPECT_FALSE(KILN_STRUCT_HAS_FIELD(KilnHostApi, v12->struct_size,
+                                     node_num_intermediates));
+  EXPECT_TRUE(
+      KILN_STRUCT_HAS_FIELD(KilnHostApi, v13->struct_size, node_intermediate));
   EXPECT_EQ(HostApiForVersion(KILN_MAKE_VERSION(1, 4, 0)), nullptr);
   EXPECT_EQ(HostApiSizeForVersion(KILN_MAKE_VERSION(2, 0, 0)), 0u);
 }
@@ -191,6 +200,35 @@ TEST_F(TensorSetTypeTest, TheDeclaredTypeAgainClearsTheOverride) {
   r_.tensor(out_).type_override = KILN_TYPE_INT8;
   ASSERT_TRUE(SetTypeInPrepare(false, KILN_TYPE_FLOAT16).ok());
   EXPECT_FALSE(r_.tensor(out_).type_override.has_value());
+}
+
+TEST(NodeIntermediatesTest, ByIndexWithOmittedAndOutOfRangeAsNull) {
+  SingleNodeRunner r;
+  const int in = r.AddTensor<float>(KILN_TYPE_FLOAT32, {1}, {1});
+  const int out = r.AddTensor(KILN_TYPE_FLOAT32, {1});
+  const int scratch = r.AddTensor(KILN_TYPE_INT16, {});
+  r.SetOp(KILN_OP_CUSTOM, 1, {in}, {out}, "Test");
+  r.node().intermediates = {scratch, -1};
+  int32_t count = -2;
+  std::vector<const KilnOpaqueTensor*> seen;
+  PrepareBody() = [&](KilnOpaqueContext* c, KilnOpaqueNode* n) {
+    count = Api().node_num_intermediates(n);
+    for (int32_t i : {0, 1, 2, -1}) {
+      seen.push_back(Api().node_intermediate(c, n, i));
+    }
+    return KILN_STATUS_OK;
+  };
+  InvokeBody() = nullptr;
+  ASSERT_TRUE(r.Run(TestKernel()).ok());
+  EXPECT_EQ(count, 2);
+  ASSERT_EQ(seen.size(), 4u);
+  ASSERT_NE(seen[0], nullptr);
+  EXPECT_STREQ(Api().tensor_name(seen[0]), "t2");
+  EXPECT_EQ(Api().tensor_type(seen[0]), KILN_TYPE_INT16);
+  EXPECT_EQ(seen[1], nullptr);  // omitted (-1)
+  EXPECT_EQ(seen[2], nullptr);  // past the end
+  EXPECT_EQ(seen[3], nullptr);  // negative
+  EXPECT_EQ(Api().node_num_intermediates(nullptr), -1);
 }
 
 TEST(BufferHandleTest, KernelMayNotBindABufferHandle) {

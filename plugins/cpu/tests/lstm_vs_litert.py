@@ -39,6 +39,40 @@ TOLERANCE = 1e-5
 TANH, RELU, RELU_N1_TO_1, RELU6 = 4, 1, 2, 3
 
 
+def build_lstm(seq, time_major, version, inputs, output, activation,
+               cell_clip, proj_clip, asymmetric=False, edit=None):
+    """The bytes of a one-node LSTM (UNIDIRECTIONAL_SEQUENCE_LSTM when
+    `seq`) model whose states (inputs 18 and 19) are variable tensors, not
+    graph inputs, as converters write them; `edit(model)` may change the
+    schema.ModelT before it is packed."""
+    if seq:
+        opts = schema.UnidirectionalSequenceLSTMOptionsT()
+        opts.timeMajor = time_major
+        op, opts_type = (
+            schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM,
+            schema.BuiltinOptions.UnidirectionalSequenceLSTMOptions)
+    else:
+        opts = schema.LSTMOptionsT()
+        op, opts_type = (schema.BuiltinOperator.LSTM,
+                         schema.BuiltinOptions.LSTMOptions)
+    opts.fusedActivationFunction = activation
+    opts.cellClip = cell_clip
+    opts.projClip = proj_clip
+    opts.asymmetricQuantizeInputs = asymmetric
+    raw = lso.build_model(op, version, inputs, [output], opts_type, opts)
+    m = schema.ModelT.InitFromPackedBuf(raw, 0)
+    g = m.subgraphs[0]
+    states = [g.operators[0].inputs[18], g.operators[0].inputs[19]]
+    for s in states:
+        g.tensors[s].isVariable = True
+    g.inputs = [i for i in g.inputs if i not in states]
+    if edit is not None:
+        edit(m)
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
 class Case:
     def __init__(self, name, seq=False, time_major=True, batch=2, steps=1,
                  n_input=3, n_cell=4, n_output=None, cifg=False,
@@ -108,33 +142,9 @@ class Case:
         if self.layer_norm:
             ins += [omit if self.cifg else w(nc)] + [w(nc) for _ in range(3)]
         out_shape = self.input_shape()[:-1] + [no]
-        if self.seq:
-            opts = schema.UnidirectionalSequenceLSTMOptionsT()
-            opts.timeMajor = self.time_major
-            op, opts_type = (
-                schema.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM,
-                schema.BuiltinOptions.UnidirectionalSequenceLSTMOptions)
-        else:
-            opts = schema.LSTMOptionsT()
-            op, opts_type = (schema.BuiltinOperator.LSTM,
-                             schema.BuiltinOptions.LSTMOptions)
-        opts.fusedActivationFunction = self.activation
-        opts.cellClip = self.cell_clip
-        opts.projClip = self.proj_clip
-        opts.asymmetricQuantizeInputs = self.asymmetric
-        raw = lso.build_model(op, self.version(), ins, [lso.T("float32", out_shape)],
-                              opts_type, opts)
-        # The states (inputs 18 and 19) are variable tensors, not graph
-        # inputs.
-        m = schema.ModelT.InitFromPackedBuf(raw, 0)
-        g = m.subgraphs[0]
-        states = [g.operators[0].inputs[18], g.operators[0].inputs[19]]
-        for s in states:
-            g.tensors[s].isVariable = True
-        g.inputs = [i for i in g.inputs if i not in states]
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        return build_lstm(self.seq, self.time_major, self.version(), ins,
+                          lso.T("float32", out_shape), self.activation,
+                          self.cell_clip, self.proj_clip, self.asymmetric)
 
 
 def all_cases():

@@ -158,13 +158,13 @@ TEST_F(CpuKernelTest, LstmRefusals) {
                 HasSubstr("INT8 but no quantization parameters"));
   }
   {
-    // An int8 input: the full-integer form.
+    // An int8 input (the full-integer form) with float32 weights.
     SingleNodeRunner r;
     const LstmNode n = BuildLstm(r, KILN_TYPE_FLOAT32, false);
     r.tensor(n.input).type_override = KILN_TYPE_INT8;
     const absl::Status s = r.Run(Kernel(KILN_OP_LSTM));
     EXPECT_THAT(std::string(s.message()),
-                HasSubstr("integer LSTM (INT8 input) is not implemented"));
+                HasSubstr("an int8 input needs int8 weights"));
   }
   {
     SingleNodeRunner r;
@@ -174,9 +174,10 @@ TEST_F(CpuKernelTest, LstmRefusals) {
   }
 }
 
-TEST_F(CpuKernelTest, LstmDeclaresTheFloatAndHybridVersions) {
+TEST_F(CpuKernelTest, LstmDeclaresTheFloatHybridAndIntegerVersions) {
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 1));
-  EXPECT_FALSE(Covers(KILN_OP_LSTM, 2));  // BASIC kernel
+  // FULL kernel (float or full integer); BASIC is refused in prepare.
+  EXPECT_TRUE(Covers(KILN_OP_LSTM, 2));
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 3));   // hybrid
   EXPECT_TRUE(Covers(KILN_OP_LSTM, 4));   // hybrid, asymmetric inputs
   EXPECT_FALSE(Covers(KILN_OP_LSTM, 5));  // int16x8

@@ -57,22 +57,10 @@ except ImportError:  # Reported as Skipped in main(): the oracle needs numpy.
 SKIP_EXIT_CODE = 77
 
 
-def _integer_lstm(op):
-    return (f"full-integer {op} (int8 activations and weights, int16 cell "
-            "state, layer-norm and hidden scales in the node's intermediate "
-            "tensors) is not implemented; the extension API does not give "
-            "kernels a node's intermediates (the float and hybrid LSTMs run)",
-            rf"no kernel for builtin op '{op}'|{op}: integer LSTM")
-
-
 # model (path relative to --models) -> (reason, regex Kiln's message must
 # match). Kiln refuses these models today; each entry says why. Remove an
 # entry when the model starts running (the test reports it as stale).
-EXPECTED_KILN_REFUSALS = {
-    "quantization-testdata/lstm_quantized.bin": _integer_lstm("LSTM"),
-    "quantization-testdata/unidirectional_sequence_lstm_quantized.bin":
-        _integer_lstm("UNIDIRECTIONAL_SEQUENCE_LSTM"),
-}
+EXPECTED_KILN_REFUSALS = {}
 
 # model -> reason Kiln may run a model that LiteRT refuses.
 KILN_RUNS_WHAT_LITERT_REFUSES = {

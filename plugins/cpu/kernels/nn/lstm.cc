@@ -13,11 +13,14 @@
 // projection are quantized per batch row and time step, symmetrically or
 // (asymmetric_quantize_inputs) asymmetrically, as LiteRT's hybrid kernel.
 //
-// Not implemented (not declared, refused in prepare naming the cause): the
-// BASIC kernel type (LSTM v2), diagonal recurrent weights
-// (UNIDIRECTIONAL_SEQUENCE_LSTM v4) and integer activations (the int8/int16
-// forms, whose scales live in the node's intermediate tensors, which the
-// extension API does not give kernels).
+// Full integer (int8 input, LSTM v1/v2, UNIDIRECTIONAL_SEQUENCE_LSTM
+// v1/v2 as converters write them): lstm_integer.cc, bit-exact with
+// LiteRT's EvalInteger8x8_16.
+//
+// Not implemented (refused in prepare naming the cause): the BASIC kernel
+// type (LSTM v2 with kernel_type BASIC), diagonal recurrent weights
+// (UNIDIRECTIONAL_SEQUENCE_LSTM v4, not declared), the integer 8x8_8 form
+// (12 intermediates) and int16 activations (LSTM v5, not declared).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -28,39 +31,12 @@
 #include <vector>
 
 #include "kernels/nn/hybrid.h"
+#include "kernels/nn/lstm_integer.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
 namespace {
-
-// Operand indices, as in TFLite's lstm_shared.h.
-enum : int32_t {
-  kInput = 0,
-  kInputToInputWeights = 1,  // optional (CIFG when absent)
-  kInputToForgetWeights = 2,
-  kInputToCellWeights = 3,
-  kInputToOutputWeights = 4,
-  kRecurrentToInputWeights = 5,  // optional (CIFG when absent)
-  kRecurrentToForgetWeights = 6,
-  kRecurrentToCellWeights = 7,
-  kRecurrentToOutputWeights = 8,
-  kCellToInputWeights = 9,  // optional (peephole)
-  kCellToForgetWeights = 10,
-  kCellToOutputWeights = 11,
-  kInputGateBias = 12,  // optional (CIFG when absent)
-  kForgetGateBias = 13,
-  kCellGateBias = 14,
-  kOutputGateBias = 15,
-  kProjectionWeights = 16,  // optional
-  kProjectionBias = 17,     // optional
-  kOutputState = 18,        // variable
-  kCellState = 19,          // variable
-  kInputLayerNorm = 20,     // optional (layer norm LSTM, inputs 20..23)
-  kForgetLayerNorm = 21,
-  kCellLayerNorm = 22,
-  kOutputLayerNorm = 23,
-};
 
 constexpr const char* kRoles[] = {
     "input",
@@ -117,18 +93,13 @@ bool IsRequired(int32_t index) {
   }
 }
 
-// The four gates, in the order of their weight operands.
-constexpr int kGates = 4;
-enum Gate { kInputGate = 0, kForgetGate = 1, kCellGate = 2, kOutputGate = 3 };
+constexpr int kGates = kLstmGates;
 
-struct LstmState {
-  bool sequence = false;  // UNIDIRECTIONAL_SEQUENCE_LSTM
-  bool time_major = true;
-  int32_t n_batch = 0, n_time = 1, n_input = 0, n_cell = 0, n_output = 0;
-  bool cifg = false, peephole = false, layer_norm = false;
-  bool projection = false, projection_bias = false;
+struct LstmState : LstmLayout {
   int64_t activation = KILN_ACTIVATION_TANH;
-  float cell_clip = 0.f, proj_clip = 0.f;
+  // Full integer: int8 input, weights and output state, int16 cell state.
+  bool integer = false;
+  IntegerLstm integer_lstm;
   // Hybrid: int8 weight matrices and peephole weights (per-tensor scales),
   // float activations quantized per batch row on the fly.
   bool hybrid = false, asymmetric = false;
@@ -168,8 +139,9 @@ KilnStatus ReadFloatOption(const KernelContext& k, uint32_t key,
 KilnStatus ReadOptions(KernelContext& k, LstmState& s) {
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ReadFusedActivation(k, KILN_TYPE_FLOAT32, &s.activation));
-  if (s.activation == KILN_ACTIVATION_NONE ||
-      s.activation == KILN_ACTIVATION_SIGN_BIT) {
+  // The integer cell always uses tanh (LiteRT ignores the option there).
+  if (!s.integer && (s.activation == KILN_ACTIVATION_NONE ||
+                     s.activation == KILN_ACTIVATION_SIGN_BIT)) {
     // TFLite's cell output with NONE reads a scratch buffer it never wrote.
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k),
                   ": fused activation ", sdk::ActivationName(s.activation),
@@ -201,7 +173,31 @@ KilnStatus ReadOptions(KernelContext& k, LstmState& s) {
   return KILN_STATUS_OK;
 }
 
-// Optional operand `index`: absent, or a float32 tensor of shape `shape`.
+// The element type of operand `index` in a full-integer LSTM: int8 weight
+// matrices (one scale, zero point 0), int16 peephole and layer-norm
+// weights, int32 biases.
+KilnStatus CheckIntegerOperand(const KernelContext& k, int32_t index,
+                               const sdk::Operand& o) {
+  const bool matrix =
+      (index >= kInputToInputWeights && index <= kRecurrentToOutputWeights) ||
+      index == kProjectionWeights;
+  const bool int16 =
+      (index >= kCellToInputWeights && index <= kCellToOutputWeights) ||
+      index >= kInputLayerNorm;
+  const KilnTensorType type = matrix  ? KILN_TYPE_INT8
+                              : int16 ? KILN_TYPE_INT16
+                                      : KILN_TYPE_INT32;
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, o, {type},
+      "a full-integer LSTM has int8 weight matrices, int16 peephole and "
+      "layer-norm weights and int32 biases"));
+  if (type == KILN_TYPE_INT32) return KILN_STATUS_OK;
+  sdk::TensorQuantization q;
+  return sdk::ReadQuantization(k, o, sdk::kPerTensorSymmetric, &q);
+}
+
+// Optional operand `index`: absent, or a tensor of shape `shape` and the
+// type of its role (float32, hybrid or integer).
 KilnStatus CheckOperand(const KernelContext& k, LstmState& s, int32_t index,
                         const std::vector<int32_t>& shape, bool required,
                         const char* role) {
@@ -212,7 +208,9 @@ KilnStatus CheckOperand(const KernelContext& k, LstmState& s, int32_t index,
                   " is missing; ", sdk::OpName(k), " requires the ", role);
   }
   const sdk::Operand o = sdk::Input(index, role);
-  if (s.hybrid && IsHybridWeight(index)) {
+  if (s.integer) {
+    KILN_SDK_RETURN_IF_ERROR(CheckIntegerOperand(k, index, o));
+  } else if (s.hybrid && IsHybridWeight(index)) {
     KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
         k, o, {KILN_TYPE_INT8},
         "a hybrid LSTM has int8 weight matrices and peephole weights"));
@@ -268,9 +266,9 @@ KilnStatus GateGroup(const KernelContext& k, bool cifg, int32_t input_gate,
 // hybrid (int8), from the input and the forget-gate weights.
 KilnStatus ReadSizes(KernelContext& k, LstmState& s) {
   std::vector<int32_t> in_shape;
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Input(kInput), {KILN_TYPE_FLOAT32},
-                      "integer LSTMs are not implemented"));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Input(kInput), {KILN_TYPE_FLOAT32, KILN_TYPE_INT8},
+      "float32 (float or hybrid LSTM) or int8 (full-integer LSTM)"));
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectRank(k, sdk::Input(kInput), s.sequence ? 3 : 2));
   KILN_SDK_RETURN_IF_ERROR(
@@ -284,10 +282,17 @@ KilnStatus ReadSizes(KernelContext& k, LstmState& s) {
   }
   s.n_input = in_shape.back();
   std::vector<int32_t> w;
-  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
-      k, sdk::Input(kInputToForgetWeights, "input_to_forget_weights"),
-      {KILN_TYPE_FLOAT32, KILN_TYPE_INT8}));
-  s.hybrid = k.input(kInputToForgetWeights).type() == KILN_TYPE_INT8;
+  if (s.integer) {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+        k, sdk::Input(kInputToForgetWeights, "input_to_forget_weights"),
+        {KILN_TYPE_INT8}, "an int8 input needs int8 weights"));
+  } else {
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+        k, sdk::Input(kInputToForgetWeights, "input_to_forget_weights"),
+        {KILN_TYPE_FLOAT32, KILN_TYPE_INT8}));
+  }
+  s.hybrid =
+      !s.integer && k.input(kInputToForgetWeights).type() == KILN_TYPE_INT8;
   s.asymmetric =
       s.hybrid && k.OptionInt(KILN_OPTION_ASYMMETRIC_QUANTIZE_INPUTS, 0) != 0;
   KILN_SDK_RETURN_IF_ERROR(
@@ -359,7 +364,10 @@ KilnStatus CheckStates(KernelContext& k, const LstmState& s) {
        {std::tuple{kOutputState, "output_state", n_out},
         {kCellState, "cell_state", n_cell}}) {
     const sdk::Operand o = sdk::Input(index, role);
-    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, o, {KILN_TYPE_FLOAT32}));
+    const KilnTensorType type = !s.integer              ? KILN_TYPE_FLOAT32
+                                : index == kOutputState ? KILN_TYPE_INT8
+                                                        : KILN_TYPE_INT16;
+    KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(k, o, {type}));
     const Tensor t = k.input(index);
     if (t.is_constant()) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, InputText(k, index),
@@ -394,18 +402,17 @@ KilnStatus LstmPrepare(KernelContext& k, LstmState& s) {
   }
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectOutputCount(k, 1));
   KILN_SDK_RETURN_IF_ERROR(sdk::ExpectPresent(k, sdk::Input(kInput)));
-  if (k.input(kInput).type() != KILN_TYPE_FLOAT32) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k), ": integer LSTM (",
-                  KilnTensorTypeName(k.input(kInput).type()),
-                  " input) is not implemented: its gate and hidden scales are "
-                  "in the node's intermediate tensors, which the extension API "
-                  "does not give kernels; float32 and hybrid (int8 weights, "
-                  "float32 input) LSTMs run");
-  }
-  KILN_SDK_RETURN_IF_ERROR(
-      sdk::ExpectType(k, sdk::Output(0), {KILN_TYPE_FLOAT32}));
+  s.integer = k.input(kInput).type() == KILN_TYPE_INT8;
   KILN_SDK_RETURN_IF_ERROR(ReadOptions(k, s));
   KILN_SDK_RETURN_IF_ERROR(ReadShapes(k, s));
+  KILN_SDK_RETURN_IF_ERROR(sdk::ExpectType(
+      k, sdk::Output(0), {s.integer ? KILN_TYPE_INT8 : KILN_TYPE_FLOAT32}));
+  std::vector<int32_t> out_shape = k.input(kInput).shape();
+  out_shape.back() = s.n_output;
+  if (s.integer) {
+    KILN_SDK_RETURN_IF_ERROR(PrepareIntegerLstm(k, s, &s.integer_lstm));
+    return k.Resize(k.output(0), out_shape);
+  }
   s.gates.assign(static_cast<size_t>(kGates) * s.n_cell, 0.f);
   s.hidden.assign(static_cast<size_t>(s.n_cell), 0.f);
   if (s.hybrid) {
@@ -413,8 +420,6 @@ KilnStatus LstmPrepare(KernelContext& k, LstmState& s) {
     s.q_state.assign(static_cast<size_t>(s.n_output), 0);
     s.q_hidden.assign(static_cast<size_t>(s.n_cell), 0);
   }
-  std::vector<int32_t> out_shape = k.input(kInput).shape();
-  out_shape.back() = s.n_output;
   return k.Resize(k.output(0), out_shape);
 }
 
@@ -630,6 +635,7 @@ const float* PeepholeOf(const KernelContext& k, LstmState& s, int32_t index,
 }
 
 KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
+  if (s.integer) return InvokeIntegerLstm(k, s, s.integer_lstm);
   LstmWeights w{};
   for (int g = 0; g < kGates; ++g) {
     w.input_to[g] = MatrixOf(k, s, kInputToInputWeights + g);
@@ -665,21 +671,13 @@ KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
                   ": the input, a state, the projection or the output has "
                   "no data at invoke");
   }
-  // Row (batch b, step t) of the input and output.
-  const int64_t in_step =
-      s.time_major ? int64_t{s.n_batch} * s.n_input : s.n_input;
-  const int64_t in_batch =
-      s.time_major ? s.n_input : int64_t{s.n_time} * s.n_input;
-  const int64_t out_step =
-      s.time_major ? int64_t{s.n_batch} * s.n_output : s.n_output;
-  const int64_t out_batch =
-      s.time_major ? s.n_output : int64_t{s.n_time} * s.n_output;
+  const LstmRowStrides r = RowStrides(s);
   for (int32_t t = 0; t < s.n_time; ++t) {
     for (int32_t b = 0; b < s.n_batch; ++b) {
-      LstmStep(s, w, input + t * in_step + b * in_batch,
+      LstmStep(s, w, input + t * r.in_step + b * r.in_batch,
                h + static_cast<int64_t>(b) * s.n_output,
                c + static_cast<int64_t>(b) * s.n_cell,
-               out + t * out_step + b * out_batch);
+               out + t * r.out_step + b * r.out_batch);
     }
   }
   return KILN_STATUS_OK;
@@ -688,17 +686,20 @@ KilnStatus LstmInvoke(KernelContext& k, LstmState& s) {
 }  // namespace
 
 void RegisterLstmKernels(sdk::PluginDefinition& def) {
-  // LSTM v1: float32 with the FULL kernel; v3: hybrid (int8 weights,
-  // float activations); v4: hybrid with asymmetric_quantize_inputs. Not
-  // declared: v2 (BASIC kernel). UNIDIRECTIONAL_SEQUENCE_LSTM v1: float32;
-  // v2, v3: hybrid, symmetric and asymmetric. Not declared: v4 (diagonal
-  // recurrent weights). The kernel dispatches on the weights' type, as
-  // LiteRT's. The node state holds only what prepare derives from the
-  // options and shapes (the recurrent state lives in the variable
-  // tensors), so one per input signature is correct.
+  // LSTM v1: float32 with the FULL kernel; v2: the FULL kernel (float or
+  // full integer; the BASIC kernel type, also v2, is refused in prepare);
+  // v3: hybrid (int8 weights, float activations); v4: hybrid with
+  // asymmetric_quantize_inputs. UNIDIRECTIONAL_SEQUENCE_LSTM v1: float32;
+  // v2, v3: hybrid, symmetric and asymmetric. A full-integer (int8 input)
+  // LSTM runs at any of these versions: TFLite's op_version gives it 1 (its
+  // quantizer writes 2), and the kernel dispatches on the tensor types, as
+  // LiteRT's. Not declared: LSTM v5 (int16 activations),
+  // UNIDIRECTIONAL_SEQUENCE_LSTM v4 (diagonal recurrent weights). The node
+  // state holds only what prepare derives from the options, shapes and
+  // constant weights (the recurrent state lives in the variable tensors),
+  // so one per input signature is correct.
   for (const auto& [code, min_version, max_version] :
-       {std::tuple{KILN_OP_LSTM, 1, 1},
-        {KILN_OP_LSTM, 3, 4},
+       {std::tuple{KILN_OP_LSTM, 1, 4},
         {KILN_OP_UNIDIRECTIONAL_SEQUENCE_LSTM, 1, 3}}) {
     def.AddKernel(sdk::StatePerShapeSignature(
         sdk::MakeStatefulKernel<LstmState, LstmPrepare, LstmInvoke>(

@@ -125,6 +125,19 @@ class KernelContext {
   Tensor output(int32_t i) const {
     return Tensor(*host_, host().node_output(context_, node_, i));
   }
+  // The node's intermediate tensors (extension API 1.3,
+  // KilnHostApi.node_num_intermediates / node_intermediate): 0 and absent
+  // tensors on an older host, which does not pass them on.
+  int32_t num_intermediates() const {
+    return HostHas(&KilnHostApi::node_num_intermediates)
+               ? host().node_num_intermediates(node_)
+               : 0;
+  }
+  Tensor intermediate(int32_t i) const {
+    return HostHas(&KilnHostApi::node_intermediate)
+               ? Tensor(*host_, host().node_intermediate(context_, node_, i))
+               : Tensor(*host_, nullptr);
+  }
 
   int64_t OptionInt(uint32_t key, int64_t fallback) const {
     int64_t v = fallback;
