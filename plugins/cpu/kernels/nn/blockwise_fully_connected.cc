@@ -11,13 +11,8 @@ constexpr const char* kOp = "FULLY_CONNECTED";
 constexpr const char* kFloatNote =
     "with INT4 weights and a float32 input, the output and bias are float32";
 
-// The signed value of nibble i of LiteRT's packed INT4 data (low nibble
-// first).
-int8_t Nibble(const uint8_t* packed, int64_t i) {
-  const uint8_t byte = packed[i / 2];
-  const int v = (i % 2 == 0) ? (byte & 0xF) : (byte >> 4);
-  return static_cast<int8_t>((v ^ 0x8) - 0x8);
-}
+// Sign-extends a 4-bit value.
+int8_t SignExtend4(int v) { return static_cast<int8_t>((v ^ 0x8) - 0x8); }
 
 // Reads the weights' blockwise quantization into s (block, scales) after
 // checking what this kernel implements.
@@ -69,10 +64,14 @@ KilnStatus ReadBlockwiseWeights(KernelContext& k, const Tensor& weights,
 // Unpacks the weights and sums each row's blocks into kfsum as LiteRT does:
 // in block order, kfsum += scale * float(block sum).
 void UnpackWeights(BlockwiseFullyConnectedState& s, const uint8_t* packed) {
+  // Two values a byte, low nibble first (depth is even: rows start on a
+  // byte).
   const int64_t n = static_cast<int64_t>(s.units) * s.depth;
   s.weights.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    s.weights[static_cast<size_t>(i)] = Nibble(packed, i);
+  for (int64_t i = 0; i < n / 2; ++i) {
+    s.weights[static_cast<size_t>(2 * i)] = SignExtend4(packed[i] & 0xF);
+    s.weights[static_cast<size_t>(2 * i + 1)] = SignExtend4(packed[i] >> 4);
+  }
   const int32_t blocks = s.depth / s.block;
   s.kfsum.assign(static_cast<size_t>(s.units), 0.f);
   for (int32_t u = 0; u < s.units; ++u) {
