@@ -56,6 +56,16 @@ int main(void) {
   Check(KILN_STRUCT_HAS_FIELD(KilnHostApi, KILN_HOST_API_STRUCT_SIZE_1_3,
                               node_intermediate),
         "the 1.3 host table ends at node_intermediate");
+  Check(KILN_QUANTIZATION_PARAMS_STRUCT_SIZE ==
+            KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_3,
+        "KilnQuantizationParams current size is 1.3's");
+  Check(KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1 ==
+            offsetof(KilnQuantizationParams, block_size),
+        "1.3 KilnQuantizationParams fields start after 1.1's");
+  Check(!KILN_STRUCT_HAS_FIELD(KilnQuantizationParams,
+                               KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1,
+                               block_dimension),
+        "1.3 field is outside the 1.1 quantization struct");
   Check(!KILN_STRUCT_HAS_FIELD(KilnHostApi, 8, report_error),
         "KILN_STRUCT_HAS_FIELD on a truncated size");
   Check(KILN_OP_STABLEHLO_COMPOSITE == 206, "op codes follow the schema");

@@ -299,6 +299,8 @@ const char* DtypeName(KilnTensorType type) {
       return "int16";
     case KILN_TYPE_INT8:
       return "int8";
+    case KILN_TYPE_INT4:
+      return "int4";  // two a byte
     case KILN_TYPE_UINT8:
       return "uint8";
     case KILN_TYPE_UINT16:

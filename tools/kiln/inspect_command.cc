@@ -42,6 +42,8 @@ struct TensorFacts {
   bool quantized = false;
   size_t num_scales = 0;  // when quantized
   int32_t quantized_dimension = 0;
+  int32_t block_size = 0;  // blockwise quantization: > 0
+  size_t num_blocks = 0;   // scales of a blockwise tensor
 };
 
 // Whether the requested delegates claim a node, and why not.
@@ -212,6 +214,8 @@ TensorFacts CollectTensor(const Tensor& x, size_t index) {
   t.quantized = x.quantization.quantized();
   t.num_scales = x.quantization.scales.size();
   t.quantized_dimension = x.quantization.quantized_dimension;
+  t.block_size = x.quantization.block_size;
+  t.num_blocks = x.quantization.block_scales.size();
   return t;
 }
 
@@ -362,6 +366,11 @@ Json TensorToJson(const TensorFacts& t) {
     j["quantization"] = {{"scales", t.num_scales},
                          {"quantized_dimension", t.quantized_dimension}};
   }
+  if (t.block_size > 0) {
+    j["quantization"] = {{"scales", t.num_blocks},
+                         {"block_size", t.block_size},
+                         {"block_dimension", 1}};
+  }
   return j;
 }
 
@@ -451,7 +460,12 @@ std::string TensorToText(const TensorFacts& t) {
   return absl::StrCat("  t", t.index, " ", t.dtype, " ",
                       t.shape ? CompactList(*t.shape) : "(unknown rank)",
                       t.constant ? " const" : "", t.variable ? " variable" : "",
-                      t.quantized ? " quantized" : "", " '", t.name, "'\n");
+                      t.quantized ? " quantized" : "",
+                      t.block_size > 0
+                          ? absl::StrCat(" blockwise-quantized (", t.num_blocks,
+                                         " blocks of ", t.block_size, ")")
+                          : "",
+                      " '", t.name, "'\n");
 }
 
 std::string NodeToText(const NodeFacts& n) {

@@ -292,7 +292,8 @@ typedef struct KilnDelegateInterface {
 /* Quantization parameters of a tensor (extension API 1.1).
  * real_value = scale * (quantized_value - zero_point). Per-tensor
  * quantization has num_channels == 1; per-channel quantization has one scale
- * and zero point per index of dimension quantized_dimension. */
+ * and zero point per index of dimension quantized_dimension; blockwise
+ * quantization (1.3, block_size > 0) has one per block, described below. */
 typedef struct KilnQuantizationParams {
   /* In: the caller's KILN_QUANTIZATION_PARAMS_STRUCT_SIZE. The host fills
    * only fields inside it. */
@@ -304,9 +305,35 @@ typedef struct KilnQuantizationParams {
    * the tensor handle. NULL when num_channels is 0. */
   const float* scales;
   const int64_t* zero_points;
+
+  /* ---- Extension API 1.3 ---- */
+
+  /* 0 unless the tensor is quantized blockwise (a model's
+   * BlockwiseQuantization details, as ai-edge-quantizer writes for INT4
+   * FULLY_CONNECTED weights). Blockwise tensors have rank 2, [rows, cols]
+   * (the host refuses other ranks at load), and cols is a multiple of
+   * block_size: each row is split into cols / block_size blocks of block_size
+   * consecutive elements, each block with its own scale and zero point.
+   * Then quantized_dimension is 0 (one row of blocks per index of dimension
+   * 0), block_dimension is 1 (the dimension the blocks run along),
+   * num_channels is rows * (cols / block_size), and scales and zero_points
+   * are laid out row-major over [rows, cols / block_size]: element (r, c)
+   * has scale scales[r * (cols / block_size) + c / block_size]. The host
+   * converts the model's scale tensor (FLOAT16 or FLOAT32) to float32 once
+   * at load; zero_points are all 0 when the model gives none (symmetric).
+   * block_dimension is 0 when block_size is 0. */
+  int32_t block_size;
+  int32_t block_dimension;
 } KilnQuantizationParams;
-#define KILN_QUANTIZATION_PARAMS_STRUCT_SIZE \
+/* Size of the struct in each minor version that changed it. A blockwise
+ * tensor is reported only to callers whose struct_size holds
+ * block_dimension (see KilnHostApi.tensor_quantization). */
+#define KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1 \
   KILN_STRUCT_SIZE(KilnQuantizationParams, zero_points)
+#define KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_3 \
+  KILN_STRUCT_SIZE(KilnQuantizationParams, block_dimension)
+#define KILN_QUANTIZATION_PARAMS_STRUCT_SIZE \
+  KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_3
 
 /* ---- Host services -------------------------------------------------------
  * The table the host hands a plugin at entry (and, negotiated, at
@@ -417,7 +444,12 @@ typedef struct KilnHostApi {
   /* Fills `params` (up to params->struct_size) with the tensor's
    * quantization. Returns INVALID_ARGUMENT if params is NULL or its
    * struct_size is smaller than the 1.1 struct; on failure params is
-   * untouched. A tensor that is not quantized yields num_channels == 0. */
+   * untouched. A tensor that is not quantized yields num_channels == 0.
+   * (1.3) A blockwise-quantized tensor with a struct_size that does not hold
+   * block_dimension (a caller built for 1.1 or 1.2, which would read the
+   * block scales as per-channel scales) returns UNIMPLEMENTED, params
+   * untouched; hosts older than 1.3 do not read blockwise quantization and
+   * report such a tensor as not quantized (num_channels == 0). */
   KilnStatus (*tensor_quantization)(const KilnOpaqueTensor* tensor,
                                     KilnQuantizationParams* params);
 

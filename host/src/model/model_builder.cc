@@ -258,11 +258,28 @@ class ModelSerializer {
       const SubgraphBuilder::TensorEntry& t) {
     const TensorSpec& s = t.spec;
     flatbuffers::Offset<fb::QuantizationParameters> quantization = 0;
-    if (s.quantization.quantized()) {
+    const TensorSpec::Blockwise& b = s.blockwise;
+    if (s.quantization.quantized() || b.written()) {
+      flatbuffers::Offset<flatbuffers::Vector<float>> scales;
+      flatbuffers::Offset<flatbuffers::Vector<int64_t>> zero_points;
+      if (s.quantization.quantized()) {
+        scales = fbb_.CreateVector(s.quantization.scales);
+        zero_points = fbb_.CreateVector(s.quantization.zero_points);
+      }
+      flatbuffers::Offset<void> details;
+      if (b.written()) {
+        flatbuffers::Offset<flatbuffers::Vector<int32_t>> block_shape;
+        if (!b.block_shape.empty())
+          block_shape = fbb_.CreateVector(b.block_shape);
+        details = fb::CreateBlockwiseQuantization(fbb_, b.scales, b.zero_points,
+                                                  b.block_size, block_shape)
+                      .Union();
+      }
       quantization = fb::CreateQuantizationParameters(
-          fbb_, 0, 0, fbb_.CreateVector(s.quantization.scales),
-          fbb_.CreateVector(s.quantization.zero_points),
-          fb::QuantizationDetails::NONE, 0, s.quantization.quantized_dimension);
+          fbb_, 0, 0, scales, zero_points,
+          b.written() ? fb::QuantizationDetails::BlockwiseQuantization
+                      : fb::QuantizationDetails::NONE,
+          details, s.quantization.quantized_dimension);
     }
     const auto signature =
         s.shape_signature.empty() ? 0 : fbb_.CreateVector(s.shape_signature);

@@ -67,6 +67,17 @@ struct TensorSpec {
   // false with an empty shape: rank unknown. Written as Tensor.has_rank.
   bool has_rank = true;
   Quantization quantization;  // not quantized when scales is empty
+  // BlockwiseQuantization details, written unless scales is -1 and
+  // block_size 0: indices of the scale and zero-point tensors (-1: none) in
+  // the same subgraph.
+  struct Blockwise {
+    int32_t scales = -1;
+    int32_t zero_points = -1;
+    int32_t block_size = 0;
+    std::vector<int32_t> block_shape;  // written when non-empty
+    bool written() const { return scales != -1 || block_size != 0; }
+  };
+  Blockwise blockwise;
   bool is_variable = false;
   SparsitySpec sparsity;  // not sparse when levels is empty
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -159,6 +160,7 @@ class Checker {
     }
     KILN_RETURN_IF_ERROR(CheckTensorShape(where, t, type));
     KILN_RETURN_IF_ERROR(CheckQuantization(where, t));
+    KILN_RETURN_IF_ERROR(CheckBlockwise(where, sg, t));
     const std::optional<ByteSpan> bytes =
         ConstantBufferBytes(model_, t->buffer(), file_);
     if (!bytes) {
@@ -291,6 +293,101 @@ class Checker {
                    " scales but dimension ", dim, " of shape ",
                    ShapeString(t->shape()), " has ", channels,
                    " entries; they must match. ", kReexport);
+    }
+    return absl::OkStatus();
+  }
+
+  // BlockwiseQuantization details (kiln_extension.h, KilnQuantizationParams):
+  // a rank-2 tensor [rows, cols] without per-tensor scales, block_size > 0
+  // dividing cols, a constant FLOAT16 or FLOAT32 scale tensor [rows,
+  // cols / block_size] and an optional (-1) constant integer zero-point
+  // tensor of the same shape.
+  absl::Status CheckBlockwise(const std::string& where, const fb::SubGraph* sg,
+                              const fb::Tensor* t) const {
+    const fb::QuantizationParameters* q = t->quantization();
+    const fb::BlockwiseQuantization* b =
+        q != nullptr ? q->details_as_BlockwiseQuantization() : nullptr;
+    if (b == nullptr) return absl::OkStatus();
+    const std::string what = absl::StrCat(where, "blockwise quantization ");
+    if (Size(q->scale()) > 0) {
+      return Error(what, "comes with ", Size(q->scale()),
+                   " per-tensor or per-channel scales as well; a tensor has "
+                   "one or the other. ",
+                   kReexport);
+    }
+    const int rank = Size(t->shape());
+    if (rank != 2 || t->shape()->Get(0) < 0 || t->shape()->Get(1) < 0) {
+      return Error(what, "on a tensor of shape ", ShapeString(t->shape()),
+                   "; Kiln reads it on rank-2 tensors [rows, cols] with known "
+                   "dimensions (FULLY_CONNECTED weights) only. Quantize this "
+                   "tensor per channel instead.");
+    }
+    const int32_t rows = t->shape()->Get(0), cols = t->shape()->Get(1);
+    const int32_t block = b->block_size();
+    if (block <= 0 || cols % block != 0) {
+      return Error(what, "has block_size ", block,
+                   ", which must be positive and divide the last dimension ",
+                   cols, " of shape ", ShapeString(t->shape()), ". ",
+                   kReexport);
+    }
+    const auto* block_shape = b->block_shape();
+    if (Size(block_shape) > 0 &&
+        !(Size(block_shape) == 2 && block_shape->Get(0) == 1 &&
+          block_shape->Get(1) == block)) {
+      return Error(what, "has block_shape ", ShapeString(block_shape),
+                   "; Kiln reads blocks of block_size along the last "
+                   "dimension only ([1, ",
+                   block, "]). Quantize with blocks along the last dimension.");
+    }
+    const std::vector<int32_t> grid = {rows, cols / block};
+    KILN_RETURN_IF_ERROR(CheckBlockParameters(
+        what + "scales", sg, b->scales(), grid,
+        {KILN_TYPE_FLOAT16, KILN_TYPE_FLOAT32}, "FLOAT16 or FLOAT32"));
+    if (b->zero_points() == -1) return absl::OkStatus();
+    return CheckBlockParameters(
+        what + "zero_points", sg, b->zero_points(), grid,
+        {KILN_TYPE_INT8, KILN_TYPE_INT16, KILN_TYPE_INT32, KILN_TYPE_INT64},
+        "INT8, INT16, INT32 or INT64 (or -1 for none)");
+  }
+
+  // Tensor `index`, named by the blockwise field `field`: in the subgraph, a
+  // dense constant of one of `types` with shape `grid` and its bytes.
+  absl::Status CheckBlockParameters(const std::string& field,
+                                    const fb::SubGraph* sg, int32_t index,
+                                    const std::vector<int32_t>& grid,
+                                    std::initializer_list<KilnTensorType> types,
+                                    const char* type_names) const {
+    const int num_tensors = Size(sg->tensors());
+    if (index < 0 || index >= num_tensors) {
+      return Error(field, " is tensor ", index, " but the subgraph has ",
+                   num_tensors, " tensors. ", kReexport);
+    }
+    const fb::Tensor* p = sg->tensors()->Get(index);
+    const auto type = static_cast<KilnTensorType>(p->type());
+    if (std::find(types.begin(), types.end(), type) == types.end()) {
+      return Error(field, " is tensor ", index, " of type ", TypeName(type),
+                   "; it must be ", type_names, ". ", kReexport);
+    }
+    const std::vector<int32_t> shape =
+        p->shape() != nullptr
+            ? std::vector<int32_t>(p->shape()->begin(), p->shape()->end())
+            : std::vector<int32_t>{};
+    if (shape != grid) {
+      return Error(field, " is tensor ", index, " of shape ",
+                   ShapeString(p->shape()), "; it must be [", grid[0], ",",
+                   grid[1], "] (rows, cols / block_size). ", kReexport);
+    }
+    const std::optional<ByteSpan> bytes =
+        p->buffer() < static_cast<uint32_t>(NumBuffers())
+            ? ConstantBufferBytes(model_, p->buffer(), file_)
+            : std::nullopt;
+    const uint64_t needed =
+        static_cast<uint64_t>(grid[0]) * grid[1] * ElementSize(type);
+    if (!bytes || p->sparsity() != nullptr || p->is_variable() ||
+        bytes->size != needed) {
+      return Error(field, " is tensor ", index,
+                   ", which must be a dense constant of ", needed,
+                   " bytes (its values are read at load). ", kReexport);
     }
     return absl::OkStatus();
   }

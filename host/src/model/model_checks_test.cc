@@ -618,5 +618,181 @@ TEST(ModelChecksTest, MisalignedInt64ConstantIsCopiedAligned) {
   EXPECT_EQ(static_cast<const float*>(f32.data)[1], 2.5f);
 }
 
+// ---- Blockwise quantization ------------------------------------------------
+
+// x [2,64] -> FULLY_CONNECTED(w, bias) -> y [2,16] with INT4 weights w
+// [16,64] quantized blockwise as ai-edge-quantizer's dynamic_wi4b32_afp32
+// recipe writes them: tensors x 0, scales 1 (a FLOAT16 constant [16,2]), w 2,
+// bias 3, y 4, and zero points 5 when `zero_point_type` is set.
+struct BlockwiseFcOptions {
+  TensorSpec::Blockwise blockwise{/*scales=*/1,
+                                  /*zero_points=*/-1,
+                                  /*block_size=*/32,
+                                  {}};
+  std::vector<int32_t> weight_shape = {16, 64};
+  KilnTensorType scale_type = KILN_TYPE_FLOAT16;
+  std::vector<int32_t> scale_shape = {16, 2};
+  bool scales_constant = true;
+  std::vector<float> per_channel_scales;  // written as well when non-empty
+  KilnTensorType zero_point_type = -1;    // -1: no zero-point tensor
+};
+
+std::vector<uint8_t> BlockwiseFcModel(const BlockwiseFcOptions& o) {
+  ModelBuilder builder;
+  SubgraphBuilder& g = builder.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {2, 64}));
+  TensorSpec scale_spec = FloatTensor("w_scales", o.scale_shape);
+  scale_spec.type = o.scale_type;
+  int64_t blocks = 1;
+  for (int32_t d : o.scale_shape) blocks *= d;
+  if (!o.scales_constant) {
+    g.AddTensor(scale_spec);
+  } else if (o.scale_type == KILN_TYPE_FLOAT32) {
+    std::vector<float> scales(static_cast<size_t>(blocks), 0.5f);
+    scales[1] = 2.f;
+    g.AddConstantTensor(scale_spec, scales);
+  } else {  // FLOAT16 bits (or another 2-byte type): 0.5, 2.0, then 0.5s
+    std::vector<uint16_t> scales(static_cast<size_t>(blocks), 0x3800);
+    scales[1] = 0x4000;
+    scales.back() = 0x3C00;  // 1.0
+    g.AddConstantTensor(scale_spec, scales);
+  }
+  TensorSpec w_spec = FloatTensor("w", o.weight_shape);
+  w_spec.type = KILN_TYPE_INT4;
+  w_spec.blockwise = o.blockwise;
+  if (!o.per_channel_scales.empty()) {
+    w_spec.quantization.scales = o.per_channel_scales;
+    w_spec.quantization.zero_points.assign(o.per_channel_scales.size(), 0);
+  }
+  int64_t weights = 1;
+  for (int32_t d : o.weight_shape) weights *= d;
+  const int32_t w = g.AddConstantTensor(
+      w_spec,
+      std::vector<uint8_t>(static_cast<size_t>((weights + 1) / 2), 0x21));
+  const int32_t bias = g.AddConstantTensor(FloatTensor("bias", {16}),
+                                           std::vector<float>(16, 0.f));
+  const int32_t y = g.AddTensor(FloatTensor("y", {2, 16}));
+  if (o.zero_point_type != -1) {
+    TensorSpec zp_spec = FloatTensor("w_zero_points", o.scale_shape);
+    zp_spec.type = o.zero_point_type;
+    std::vector<int8_t> zp(
+        static_cast<size_t>(blocks) * ElementSize(o.zero_point_type), 0);
+    zp[4 * ElementSize(o.zero_point_type)] = -3;
+    if (ElementSize(o.zero_point_type) > 1) {
+      for (size_t i = 1; i < ElementSize(o.zero_point_type); ++i) {
+        zp[4 * ElementSize(o.zero_point_type) + i] = -1;  // sign-extend -3
+      }
+    }
+    g.AddConstantTensor(zp_spec, zp);
+  }
+  g.AddOperator(KILN_OP_FULLY_CONNECTED, 1, {x, w, bias}, {y});
+  g.SetInputs({x});
+  g.SetOutputs({y});
+  return Unchecked(builder);
+}
+
+TEST(ModelChecksTest, BlockwiseWeightsLoadWithTheirScalesConverted) {
+  const std::vector<uint8_t> bytes = BlockwiseFcModel({});
+  auto model = Model::FromBuffer(bytes.data(), bytes.size());
+  ASSERT_TRUE(model.ok()) << model.status();
+  const Quantization& q = (*model)->graph(0).tensors[2].quantization;
+  EXPECT_TRUE(q.blockwise());
+  EXPECT_FALSE(q.quantized());  // no per-tensor or per-channel scales
+  EXPECT_EQ(q.block_size, 32);
+  ASSERT_EQ(q.block_scales.size(), 32u);
+  EXPECT_EQ(q.block_scales[0], 0.5f);
+  EXPECT_EQ(q.block_scales[1], 2.f);
+  EXPECT_EQ(q.block_scales[31], 1.f);
+  EXPECT_EQ(q.block_zero_points, std::vector<int64_t>(32, 0));
+}
+
+TEST(ModelChecksTest, BlockwiseFloat32ScalesAndZeroPointTensors) {
+  BlockwiseFcOptions o;
+  o.scale_type = KILN_TYPE_FLOAT32;
+  o.blockwise.zero_points = 5;
+  for (KilnTensorType zp_type :
+       {KILN_TYPE_INT8, KILN_TYPE_INT16, KILN_TYPE_INT32, KILN_TYPE_INT64}) {
+    o.zero_point_type = zp_type;
+    const std::vector<uint8_t> bytes = BlockwiseFcModel(o);
+    auto model = Model::FromBuffer(bytes.data(), bytes.size());
+    ASSERT_TRUE(model.ok()) << model.status();
+    const Quantization& q = (*model)->graph(0).tensors[2].quantization;
+    EXPECT_EQ(q.block_scales[1], 2.f);
+    ASSERT_EQ(q.block_zero_points.size(), 32u);
+    EXPECT_EQ(q.block_zero_points[4], -3) << TypeName(zp_type);
+    EXPECT_EQ(q.block_zero_points[5], 0);
+  }
+}
+
+TEST(ModelChecksTest, BlockwiseScalesMustBeAConstantFloatTensorOfTheGrid) {
+  BlockwiseFcOptions o;
+  o.blockwise.scales = 9;
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("tensor 2 ('w'): blockwise quantization scales is "
+                        "tensor 9 but the subgraph has 5 tensors"));
+  o = {};
+  o.scale_type = KILN_TYPE_INT16;
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization scales is tensor 1 of type "
+                        "INT16; it must be FLOAT16 or FLOAT32"));
+  o = {};
+  o.scale_shape = {16, 4};
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization scales is tensor 1 of shape "
+                        "[16,4]; it must be [16,2] (rows, cols / block_size)"));
+  o = {};
+  o.scales_constant = false;
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization scales is tensor 1, which "
+                        "must be a dense constant of 64 bytes"));
+}
+
+TEST(ModelChecksTest, BlockwiseBlockSizeMustDivideTheLastDimension) {
+  for (int32_t block : {0, -32, 24}) {
+    BlockwiseFcOptions o;
+    o.blockwise.block_size = block;
+    o.scale_shape = {16, 2};
+    EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+                HasSubstr("blockwise quantization has block_size " +
+                          std::to_string(block) +
+                          ", which must be positive and divide the last "
+                          "dimension 64"));
+  }
+}
+
+TEST(ModelChecksTest, BlockwiseOnRank2TensorsWithBlocksAlongTheLastDimension) {
+  BlockwiseFcOptions o;
+  o.weight_shape = {16, 2, 32};
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization on a tensor of shape "
+                        "[16,2,32]; Kiln reads it on rank-2 tensors"));
+  o = {};
+  o.blockwise.block_shape = {2, 32};
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization has block_shape [2,32]"));
+  o.blockwise.block_shape = {1, 32};
+  EXPECT_TRUE(LoadStatus(BlockwiseFcModel(o)).ok());
+}
+
+TEST(ModelChecksTest, BlockwiseZeroPointsAndPerChannelScales) {
+  BlockwiseFcOptions o;
+  o.blockwise.zero_points = 5;
+  o.zero_point_type = KILN_TYPE_FLOAT32;
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization zero_points is tensor 5 of "
+                        "type FLOAT32; it must be INT8, INT16, INT32 or INT64 "
+                        "(or -1 for none)"));
+  o = {};
+  o.blockwise.zero_points = 7;
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization zero_points is tensor 7 but "
+                        "the subgraph has 5 tensors"));
+  o = {};
+  o.per_channel_scales.assign(16, 0.5f);
+  EXPECT_THAT(LoadStatus(BlockwiseFcModel(o)).message(),
+              HasSubstr("blockwise quantization comes with 16 per-tensor or "
+                        "per-channel scales as well"));
+}
+
 }  // namespace
 }  // namespace kiln

@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "kiln/kiln_builtin_ops.h"
 #include "kiln/kiln_version.h"
+#include "kiln/sdk/float16.h"
 #include "model/model_checks.h"
 #include "model/op_options.h"
 #include "model/sparsity.h"
@@ -67,6 +68,9 @@ class GraphBuilder {
       for (const fb::Tensor* t : *sg.tensors()) {
         graph.tensors.push_back(BuildTensor(*t));
       }
+      for (size_t i = 0; i < sg.tensors()->size(); ++i) {
+        ReadBlockwise(*sg.tensors()->Get(i), &graph.tensors, i);
+      }
     }
     if (sg.operators() != nullptr) {
       graph.nodes.reserve(sg.operators()->size());
@@ -106,6 +110,64 @@ class GraphBuilder {
       tensor.has_rank = t.has_rank() || !tensor.shape.empty();
     }
     return tensor;
+  }
+
+  // Tensor `index`'s BlockwiseQuantization details (checked by
+  // model_checks.cc): the block scales converted to float32 once, the zero
+  // points widened to int64 (0 when the model gives none).
+  static void ReadBlockwise(const fb::Tensor& t, std::vector<Tensor>* tensors,
+                            size_t index) {
+    const fb::QuantizationParameters* q = t.quantization();
+    const fb::BlockwiseQuantization* b =
+        q != nullptr ? q->details_as_BlockwiseQuantization() : nullptr;
+    if (b == nullptr) return;
+    const Tensor& scales = (*tensors)[b->scales()];
+    const size_t blocks = scales.bytes / ElementSize(scales.type);
+    const auto* scale_bytes = static_cast<const uint8_t*>(scales.data);
+    Quantization& out = (*tensors)[index].quantization;
+    out.block_size = b->block_size();
+    out.quantized_dimension = 0;
+    out.block_scales.resize(blocks);
+    for (size_t i = 0; i < blocks; ++i) {
+      if (scales.type == KILN_TYPE_FLOAT16) {
+        uint16_t half;
+        std::memcpy(&half, scale_bytes + 2 * i, sizeof half);
+        out.block_scales[i] = sdk::HalfToFloat(half);
+      } else {
+        std::memcpy(&out.block_scales[i], scale_bytes + 4 * i, sizeof(float));
+      }
+    }
+    out.block_zero_points.assign(blocks, 0);
+    if (b->zero_points() < 0) return;
+    const Tensor& zp = (*tensors)[b->zero_points()];
+    const size_t width = ElementSize(zp.type);
+    const auto* zp_bytes = static_cast<const uint8_t*>(zp.data);
+    for (size_t i = 0; i < blocks; ++i) {
+      out.block_zero_points[i] = ReadSignedInt(zp_bytes + width * i, width);
+    }
+  }
+
+  // A little-endian signed integer of `width` (1, 2, 4 or 8) bytes.
+  static int64_t ReadSignedInt(const uint8_t* p, size_t width) {
+    switch (width) {
+      case 1:
+        return static_cast<int8_t>(*p);
+      case 2: {
+        int16_t v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+      }
+      case 4: {
+        int32_t v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+      }
+      default: {
+        int64_t v;
+        std::memcpy(&v, p, sizeof v);
+        return v;
+      }
+    }
   }
 
   // `bytes` itself, or an aligned copy owned by the model when the file

@@ -47,10 +47,20 @@ enum class TensorStorage {
 };
 
 struct Quantization {
-  std::vector<float> scales;  // empty: not quantized
+  // Per-tensor or per-channel; empty: not quantized that way.
+  std::vector<float> scales;
   std::vector<int64_t> zero_points;
   int32_t quantized_dimension = 0;
+  // Blockwise (a model's BlockwiseQuantization details, checked by
+  // model_checks.cc): block_size > 0 on a rank-2 tensor [rows, cols], one
+  // scale (converted to float32 at load) and zero point (0 when the model
+  // gives none) per block, row-major over [rows, cols / block_size], as
+  // KilnQuantizationParams describes. `scales` above is then empty.
+  int32_t block_size = 0;
+  std::vector<float> block_scales;
+  std::vector<int64_t> block_zero_points;
   bool quantized() const { return !scales.empty(); }
+  bool blockwise() const { return block_size > 0; }
 };
 
 // What a model says about a tensor besides its shape and bytes.

@@ -278,16 +278,32 @@ const void* GetHostExtension(const char* id) {
 // Extension API 1.1
 KilnStatus TensorQuantization(const KilnOpaqueTensor* t,
                               KilnQuantizationParams* params) {
-  constexpr uint32_t kSize_1_1 =
-      KILN_STRUCT_SIZE(KilnQuantizationParams, zero_points);
-  if (t == nullptr || params == nullptr || params->struct_size < kSize_1_1) {
+  if (t == nullptr || params == nullptr ||
+      params->struct_size < KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1) {
     return KILN_STATUS_INVALID_ARGUMENT;
   }
   const Quantization& q = FromOpaque(t)->desc->quantization;
+  const bool holds_blocks = KILN_STRUCT_HAS_FIELD(
+      KilnQuantizationParams, params->struct_size, block_dimension);
+  if (q.blockwise()) {
+    // A 1.1/1.2 caller would read the block scales as channel scales.
+    if (!holds_blocks) return KILN_STATUS_UNIMPLEMENTED;
+    params->num_channels = static_cast<int32_t>(q.block_scales.size());
+    params->quantized_dimension = 0;
+    params->scales = q.block_scales.data();
+    params->zero_points = q.block_zero_points.data();
+    params->block_size = q.block_size;
+    params->block_dimension = 1;
+    return KILN_STATUS_OK;
+  }
   params->num_channels = static_cast<int32_t>(q.scales.size());
   params->quantized_dimension = q.quantized_dimension;
   params->scales = q.scales.empty() ? nullptr : q.scales.data();
   params->zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
+  if (holds_blocks) {
+    params->block_size = 0;
+    params->block_dimension = 0;
+  }
   return KILN_STATUS_OK;
 }
 

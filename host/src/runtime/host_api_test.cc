@@ -231,6 +231,78 @@ TEST(NodeIntermediatesTest, ByIndexWithOmittedAndOutOfRangeAsNull) {
   EXPECT_EQ(Api().node_num_intermediates(nullptr), -1);
 }
 
+// tensor_quantization of a blockwise-quantized input (2 rows of 4 values in
+// blocks of 2) and of a per-channel one, as a caller of `struct_size` sees
+// them; fields the host does not fill keep their 0x5A filler.
+struct SeenQuantization {
+  KilnStatus status = KILN_STATUS_INTERNAL;
+  KilnQuantizationParams params;
+};
+std::vector<SeenQuantization> QuantizationSeenBy(uint32_t struct_size) {
+  SingleNodeRunner r;
+  const int blockwise =
+      r.AddTensor<int8_t>(KILN_TYPE_INT8, {2, 4}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const int channels = r.AddTensor<int8_t>(KILN_TYPE_INT8, {2}, {1, 2});
+  const int out = r.AddTensor(KILN_TYPE_FLOAT32, {1});
+  Quantization& b = r.tensor(blockwise).quantization;
+  b.block_size = 2;
+  b.block_scales = {0.5f, 0.25f, 2.f, 4.f};
+  b.block_zero_points = {0, 0, 0, -1};
+  Quantization& c = r.tensor(channels).quantization;
+  c.scales = {0.5f, 0.25f};
+  c.zero_points = {0, 0};
+  r.SetOp(KILN_OP_CUSTOM, 1, {blockwise, channels}, {out}, "Test");
+  std::vector<SeenQuantization> seen(2);
+  PrepareBody() = [&](KilnOpaqueContext* ctx, KilnOpaqueNode* n) {
+    for (int i = 0; i < 2; ++i) {
+      KilnQuantizationParams& p = seen[static_cast<size_t>(i)].params;
+      std::memset(&p, 0x5A, sizeof p);
+      p.struct_size = struct_size;
+      seen[static_cast<size_t>(i)].status =
+          Api().tensor_quantization(Api().node_input(ctx, n, i), &p);
+    }
+    return KILN_STATUS_OK;
+  };
+  InvokeBody() = nullptr;
+  const absl::Status s = r.Run(TestKernel());
+  EXPECT_TRUE(s.ok()) << s;
+  PrepareBody() = nullptr;
+  return seen;
+}
+
+TEST(TensorQuantizationTest, A13CallerSeesOneScalePerBlock) {
+  const std::vector<SeenQuantization> seen =
+      QuantizationSeenBy(KILN_QUANTIZATION_PARAMS_STRUCT_SIZE);
+  const KilnQuantizationParams& b = seen[0].params;
+  ASSERT_EQ(seen[0].status, KILN_STATUS_OK);
+  EXPECT_EQ(b.block_size, 2);
+  EXPECT_EQ(b.block_dimension, 1);
+  EXPECT_EQ(b.quantized_dimension, 0);
+  ASSERT_EQ(b.num_channels, 4);
+  EXPECT_EQ(b.scales[3], 4.f);
+  EXPECT_EQ(b.zero_points[3], -1);
+  const KilnQuantizationParams& c = seen[1].params;
+  ASSERT_EQ(seen[1].status, KILN_STATUS_OK);
+  EXPECT_EQ(c.num_channels, 2);
+  EXPECT_EQ(c.block_size, 0);
+  EXPECT_EQ(c.block_dimension, 0);
+}
+
+TEST(TensorQuantizationTest, An11CallerIsRefusedABlockwiseTensorUntouched) {
+  const std::vector<SeenQuantization> seen =
+      QuantizationSeenBy(KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1);
+  EXPECT_EQ(seen[0].status, KILN_STATUS_UNIMPLEMENTED);
+  KilnQuantizationParams untouched;
+  std::memset(&untouched, 0x5A, sizeof untouched);
+  untouched.struct_size = KILN_QUANTIZATION_PARAMS_STRUCT_SIZE_1_1;
+  EXPECT_EQ(std::memcmp(&seen[0].params, &untouched, sizeof untouched), 0);
+  // Per-channel tensors as before, and nothing written past its struct.
+  ASSERT_EQ(seen[1].status, KILN_STATUS_OK);
+  EXPECT_EQ(seen[1].params.num_channels, 2);
+  EXPECT_EQ(seen[1].params.block_size, 0x5A5A5A5A);
+  EXPECT_EQ(seen[1].params.block_dimension, 0x5A5A5A5A);
+}
+
 TEST(BufferHandleTest, KernelMayNotBindABufferHandle) {
   SingleNodeRunner r;
   const int t = r.AddTensor(KILN_TYPE_FLOAT32, {1});

@@ -606,6 +606,82 @@ TEST_F(CpuKernelTest, FullyConnectedWideGemvMatchesNaive) {
   EXPECT_THAT(r.Values<float>(out), Pointwise(FloatNear(2e-3f), expected));
 }
 
+// Blockwise INT4 weights [2, 4] in blocks of 2, codes (low nibble first)
+// unit 0: 1, -2, 3, 7 and unit 1: -8, 0, 5, -1, block scales
+// {0.5, 0.25} and {2, 1}, bias {0.1, -0.2}; `edit` may change the node.
+struct BlockwiseFc {
+  SingleNodeRunner r;
+  int x = -1, w = -1, out = -1;
+  explicit BlockwiseFc(const std::vector<float>& input) {
+    x = r.AddTensor<float>(KILN_TYPE_FLOAT32,
+                           {static_cast<int32_t>(input.size() / 4), 4}, input);
+    w = r.AddTensor<uint8_t>(KILN_TYPE_INT4, {2, 4}, {0xE1, 0x73, 0x08, 0xF5},
+                             true);
+    const int b =
+        r.AddTensor<float>(KILN_TYPE_FLOAT32, {2}, {0.1f, -0.2f}, true);
+    out = r.AddTensor(KILN_TYPE_FLOAT32, {});
+    Quantization& q = r.tensor(w).quantization;
+    q.block_size = 2;
+    q.block_scales = {0.5f, 0.25f, 2.f, 1.f};
+    q.block_zero_points = {0, 0, 0, 0};
+    r.SetOp(KILN_OP_FULLY_CONNECTED, 1, {x, w, b}, {out});
+  }
+};
+
+TEST_F(CpuKernelTest, FullyConnectedBlockwiseInt4Weights) {
+  // A row of equal values c > 0 quantizes to 127 with zero point -128, so
+  // each output is c * sum over blocks of scale * (sum of codes) + bias:
+  // unit 0: 0.5 * (1 - 2) + 0.25 * (3 + 7) = 2, unit 1: 2 * (-8 + 0) +
+  // 1 * (5 - 1) = -12. A zero row gives the bias.
+  BlockwiseFc fc({1, 1, 1, 1, 2, 2, 2, 2, 0, 0, 0, 0});
+  const absl::Status s = fc.r.Run(Kernel(KILN_OP_FULLY_CONNECTED, 1));
+  ASSERT_TRUE(s.ok()) << s;
+  EXPECT_THAT(fc.r.tensor(fc.out).shape, ElementsAre(3, 2));
+  EXPECT_THAT(
+      fc.r.Values<float>(fc.out),
+      Pointwise(FloatNear(1e-5f), {2.1f, -12.2f, 4.1f, -24.2f, 0.1f, -0.2f}));
+}
+
+TEST_F(CpuKernelTest, FullyConnectedBlockwiseRefusals) {
+  {
+    BlockwiseFc fc({1, 1, 1, 1});
+    fc.r.node().SetInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU);
+    EXPECT_THAT(fc.r.Run(Kernel(KILN_OP_FULLY_CONNECTED, 1)).message(),
+                HasSubstr("fused activation RELU with blockwise INT4 weights "
+                          "is refused"));
+  }
+  {
+    BlockwiseFc fc({1, 1, 1, 1});
+    fc.r.tensor(fc.w).quantization.block_zero_points[2] = 3;
+    EXPECT_THAT(fc.r.Run(Kernel(KILN_OP_FULLY_CONNECTED, 1)).message(),
+                HasSubstr("have zero point 3 in block 2"));
+  }
+  {
+    BlockwiseFc fc({1, 1, 1, 1});
+    fc.r.tensor(fc.w).quantization = Quantization();
+    fc.r.tensor(fc.w).quantization.scales = {0.5f};
+    fc.r.tensor(fc.w).quantization.zero_points = {0};
+    EXPECT_THAT(fc.r.Run(Kernel(KILN_OP_FULLY_CONNECTED, 1)).message(),
+                HasSubstr("are quantized per tensor or per channel"));
+  }
+  {
+    // Other ops never read block scales as channel scales.
+    SingleNodeRunner r;
+    int x = r.AddTensor<int8_t>(KILN_TYPE_INT8, {2, 2}, {1, 2, 3, 4});
+    int out = r.AddTensor(KILN_TYPE_INT8, {});
+    r.tensor(x).quantization.block_size = 2;
+    r.tensor(x).quantization.block_scales = {0.5f, 0.25f};
+    r.tensor(x).quantization.block_zero_points = {0, 0};
+    r.tensor(out).quantization.scales = {0.5f};
+    r.tensor(out).quantization.zero_points = {0};
+    r.SetOp(KILN_OP_RELU, 1, {x}, {out});
+    EXPECT_THAT(r.Run(Kernel(KILN_OP_RELU, 1)).message(),
+                HasSubstr("is quantized blockwise (blocks of 2 along "
+                          "dimension 1), which this kernel does not "
+                          "implement"));
+  }
+}
+
 TEST_F(CpuKernelTest, FullyConnectedRefusesShuffledWeights) {
   // Version 2 (shuffled uint8 weights) is not implemented, so not declared;
   // the option is still refused on a node of a declared version.

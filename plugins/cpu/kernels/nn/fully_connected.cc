@@ -6,6 +6,7 @@
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/batch_matmul.h"
+#include "kernels/nn/blockwise_fully_connected.h"
 #include "kernels/nn/fully_connected_quantized.h"
 #include "kernels/nn/gemm.h"
 #include "kernels/nn/hybrid.h"
@@ -18,7 +19,8 @@ namespace {
 
 constexpr const char* kQuantNote =
     "integer inputs take the integer kernel, int8 weights with a float "
-    "input the hybrid one";
+    "input the hybrid one, blockwise INT4 weights with a float input the "
+    "blockwise one";
 
 bool IsStatic(const Tensor& t) {
   return !t.present() || (t.is_constant() && t.data<float>() != nullptr);
@@ -82,10 +84,30 @@ KilnStatus FullyConnectedInvoke(KernelContext& k, FullyConnectedState& s) {
   return KILN_STATUS_OK;
 }
 
+// The float slot of FULLY_CONNECTED's variants also takes INT4 weights with
+// a float32 input (VariantOf gives the hybrid variant for int8 weights
+// only): the blockwise kernel.
+struct FloatOrBlockwiseState {
+  bool blockwise = false;
+  FullyConnectedState f;
+  BlockwiseFullyConnectedState b;
+};
+
+KilnStatus FloatOrBlockwisePrepare(KernelContext& k, FloatOrBlockwiseState& s) {
+  s.blockwise = IsBlockwiseFullyConnected(k);
+  return s.blockwise ? BlockwiseFullyConnectedPrepare(k, s.b)
+                     : FullyConnectedPrepare(k, s.f);
+}
+
+KilnStatus FloatOrBlockwiseInvoke(KernelContext& k, FloatOrBlockwiseState& s) {
+  return s.blockwise ? BlockwiseFullyConnectedInvoke(k, s.b)
+                     : FullyConnectedInvoke(k, s.f);
+}
+
 using FullyConnectedOps =
-    OpVariants<FullyConnectedState, QuantizedFullyConnectedState,
-               HybridFullyConnectedState, FullyConnectedPrepare,
-               FullyConnectedInvoke, QuantizedFullyConnectedPrepare,
+    OpVariants<FloatOrBlockwiseState, QuantizedFullyConnectedState,
+               HybridFullyConnectedState, FloatOrBlockwisePrepare,
+               FloatOrBlockwiseInvoke, QuantizedFullyConnectedPrepare,
                QuantizedFullyConnectedInvoke, HybridFullyConnectedPrepare,
                HybridFullyConnectedInvoke, 2, 3, 0, 1>;
 
@@ -181,8 +203,11 @@ void RegisterFullyConnectedKernels(sdk::PluginDefinition& def) {
   // weights); v5: keep_num_dims; v6: bias omitted; v7: int16x8; v9: hybrid
   // with asymmetric_quantize_inputs; v8: sparse weights (the model loader
   // densifies them); v12: hybrid with per-channel weights. The kernel
-  // dispatches on the input and weight types. Not declared: v2 (shuffled
-  // uint8 weights), v10 (int4 weights), v11 (int16x8 with an int32 bias).
+  // dispatches on the input and weight types. Version 1 also runs INT4
+  // weights with blockwise quantization and a float32 input, which
+  // ai-edge-quantizer leaves at v1 (blockwise_fully_connected.h). Not
+  // declared: v2 (shuffled uint8 weights), v10 (int4 weights), v11 (int16x8
+  // with an int32 bias).
   for (const auto& [min_version, max_version] :
        {std::pair{1, 1}, {3, 9}, {12, 12}}) {
     def.AddKernel(sdk::StatePerShapeSignature(VariantKernel<FullyConnectedOps>(

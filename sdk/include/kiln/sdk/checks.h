@@ -658,7 +658,8 @@ inline KilnStatus CheckQuantizationValues(const KernelContext& k, Operand o,
 // Reads and validates operand `o`'s quantization parameters (extension API
 // 1.1) into *out: present, channel layout allowed by `rule`, scales finite
 // and positive, zero points in the storage type's range (and 0 when
-// `rule.symmetric`). *out is unspecified on failure.
+// `rule.symmetric`); blockwise quantization (1.3) is refused. *out is
+// unspecified on failure.
 inline KilnStatus ReadQuantization(const KernelContext& k, Operand o,
                                    QuantizationRule rule,
                                    TensorQuantization* out) {

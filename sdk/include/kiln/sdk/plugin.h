@@ -170,11 +170,20 @@ class KernelContext {
     return {data, size};
   }
 
+  // Whether Quantization() hands a blockwise-quantized tensor (extension API
+  // 1.3, KilnQuantizationParams.block_size > 0) to the caller.
+  enum class Blockwise { kRefuse, kAccept };
+
   // Reads a tensor's quantization parameters (extension API 1.1). On a host
   // older than 1.1 this reports which host function is missing and returns
-  // KILN_STATUS_UNIMPLEMENTED; *params is then untouched.
-  KilnStatus Quantization(const Tensor& tensor,
-                          KilnQuantizationParams* params) const {
+  // KILN_STATUS_UNIMPLEMENTED; *params is then untouched. A blockwise-
+  // quantized tensor (one scale per block of a row, not per tensor or
+  // channel) is refused with KILN_STATUS_UNIMPLEMENTED and a message naming
+  // it unless `blockwise` is kAccept, so that a kernel written for per-tensor
+  // or per-channel scales never reads block scales as channel scales; hosts
+  // older than 1.3 report such a tensor as not quantized.
+  KilnStatus Quantization(const Tensor& tensor, KilnQuantizationParams* params,
+                          Blockwise blockwise = Blockwise::kRefuse) const {
     if (!HostHas(&KilnHostApi::tensor_quantization)) {
       return Unserved("reading quantization parameters",
                       "1.1 (KilnHostApi.tensor_quantization)");
@@ -184,6 +193,13 @@ class KernelContext {
     if (s != KILN_STATUS_OK) {
       return Fail(s, "tensor_quantization failed for tensor '", tensor.name(),
                   "'");
+    }
+    if (params->block_size > 0 && blockwise == Blockwise::kRefuse) {
+      return Fail(KILN_STATUS_UNIMPLEMENTED, "tensor '", tensor.name(),
+                  "' is quantized blockwise (blocks of ", params->block_size,
+                  " along dimension ", params->block_dimension,
+                  "), which this kernel does not implement; it supports "
+                  "per-tensor and per-channel quantization only");
     }
     return KILN_STATUS_OK;
   }
