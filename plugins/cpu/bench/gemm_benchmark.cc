@@ -44,37 +44,28 @@ struct GemmCase {
   }
 };
 
-void SetGflops(benchmark::State& state, int64_t m, int64_t k, int64_t n) {
+// `portable`: GemmPortable instead of Gemm (the kernel chosen at load).
+void RunGemm(benchmark::State& state, bool portable) {
+  const int32_t m = static_cast<int32_t>(state.range(0));
+  const int32_t k = static_cast<int32_t>(state.range(1));
+  const int32_t n = static_cast<int32_t>(state.range(2));
+  GemmCase g(m, k, n);
+  for (auto _ : state) {
+    if (portable) {
+      GemmPortable(g.a.data(), k, m, g.packed, 0, g.packed.num_panels(), 0.f,
+                   6.f, g.c.data(), n, false);
+    } else {
+      Gemm(g.a.data(), k, m, g.packed, KILN_ACTIVATION_RELU6, g.c.data(), n);
+    }
+    benchmark::DoNotOptimize(g.c.data());
+    benchmark::ClobberMemory();
+  }
   state.counters["GFLOPS"] = benchmark::Counter(
       2.0 * m * k * n * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-void BM_Gemm(benchmark::State& state) {
-  const int32_t m = static_cast<int32_t>(state.range(0));
-  const int32_t k = static_cast<int32_t>(state.range(1));
-  const int32_t n = static_cast<int32_t>(state.range(2));
-  GemmCase g(m, k, n);
-  for (auto _ : state) {
-    Gemm(g.a.data(), k, m, g.packed, KILN_ACTIVATION_RELU6, g.c.data(), n);
-    benchmark::DoNotOptimize(g.c.data());
-    benchmark::ClobberMemory();
-  }
-  SetGflops(state, m, k, n);
-}
-
-void BM_GemmPortable(benchmark::State& state) {
-  const int32_t m = static_cast<int32_t>(state.range(0));
-  const int32_t k = static_cast<int32_t>(state.range(1));
-  const int32_t n = static_cast<int32_t>(state.range(2));
-  GemmCase g(m, k, n);
-  for (auto _ : state) {
-    GemmPortable(g.a.data(), k, m, g.packed, 0, g.packed.num_panels(), 0.f, 6.f,
-                 g.c.data(), n, false);
-    benchmark::DoNotOptimize(g.c.data());
-    benchmark::ClobberMemory();
-  }
-  SetGflops(state, m, k, n);
-}
+void BM_Gemm(benchmark::State& state) { RunGemm(state, false); }
+void BM_GemmPortable(benchmark::State& state) { RunGemm(state, true); }
 
 void GemmShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N"});

@@ -180,6 +180,27 @@ void ForEachRow(KernelContext& k, Fn&& fn) {
 KilnStatus SoftmaxInvoke(KernelContext& k) {
   const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
   const auto exp_sum = GetVecMathKernels().exp_sum;
+  const Tensor input = k.input(0);
+  const int64_t depth = input.rank() > 0 ? input.shape().back() : 0;
+  if (depth > 0 && depth < 8) {
+    // Short rows (U-Net's 2-class SOFTMAX): x - max per row, then all the
+    // exponentials in one vector pass, then each row's sum in order. The
+    // same values as the per-row path: exp((x - max - 0) * beta).
+    const int64_t total = input.num_elements();
+    const float* x = input.data<float>();
+    float* y = k.output(0).data<float>();
+    for (int64_t r = 0; r < total; r += depth) {
+      const float max = *std::max_element(x + r, x + r + depth);
+      for (int64_t i = r; i < r + depth; ++i) y[i] = x[i] - max;
+    }
+    exp_sum(y, 0.f, beta, y, total);
+    for (int64_t r = 0; r < total; r += depth) {
+      float sum = 0.f;
+      for (int64_t i = r; i < r + depth; ++i) sum += y[i];
+      vec::Scale(y + r, 1.f / sum, depth);
+    }
+    return KILN_STATUS_OK;
+  }
   ForEachRow(k, [&](const float* x, float* y, int64_t n) {
     const float max = *std::max_element(x, x + n);
     const float sum = exp_sum(x, max, beta, y, n);
