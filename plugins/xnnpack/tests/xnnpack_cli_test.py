@@ -14,7 +14,8 @@
    SQUARED_DIFFERENCE saying they are float32 only.
 3. Threads: `--threads 1` and `--threads 2` give the same outputs on int8
    and float32 MobileNetV2 (XNNPACK splits work across threads, never one
-   sum).
+   sum), with load_aware_threads=false so that two threads run even on a
+   busy machine; an unknown option value is refused.
 4. Constant folding: on the float16-weight model every DEQUANTIZE is folded
    at creation and the delegate claims the convolutions that read them.
 5. Plugin missing: a plugin directory whose libkiln_xnnpack.so cannot load
@@ -139,9 +140,12 @@ def main():
                                  for n in ns),
                       f"int8 {op} is declined as float32 only")
 
-        # 3. Threads.
-        for model, extra in ((mobilenet8, []),
-                             (mobilenet, ["--delegate", "xnnpack:float32=true"])):
+        # 3. Threads (load_aware_threads=false: the pool's two threads even
+        # on a busy machine, where the delegate would otherwise run on one).
+        for model, extra in (
+                (mobilenet8, ["--delegate", "xnnpack:load_aware_threads=false"]),
+                (mobilenet, ["--delegate",
+                             "xnnpack:float32=true,load_aware_threads=false"])):
             one, _ = run_outputs(args, model, os.path.join(tmp, "t1"),
                                  plugins + extra + ["--threads", "1"])
             two, _ = run_outputs(args, model, os.path.join(tmp, "t2"),
@@ -150,6 +154,12 @@ def main():
                   all(np.array_equal(a, b) for a, b in zip(one, two)),
                   f"{os.path.basename(model)}: --threads 1 and --threads 2 "
                   "give the same outputs")
+
+        p = kiln(args, ["run", mobilenet8, "--input", "random", "--output-dir",
+                        os.path.join(tmp, "bad"), "--delegate",
+                        "xnnpack:load_aware_threads=maybe"] + plugins)
+        check(p.returncode != 0 and "load_aware_threads='maybe'" in p.stderr,
+              "load_aware_threads=maybe is refused, naming the option")
 
         # 4. Constant folding of the float16 weights.
         p = kiln(args, ["inspect", fp16, "--json", "--delegate",
