@@ -180,6 +180,19 @@ NodeSupport ClampActivation(const NodeView& node) {
   return NodeSupport::Supported();
 }
 
+// An 8-bit node whose output has its input 0's scale and zero point (float32
+// nodes pass).
+NodeSupport SameQuantization(const NodeView& node) {
+  if (!IsQuantized8(DataType(node))) return NodeSupport::Supported();
+  const Quant in = ReadQuant(node, node.input(0)),
+              out = ReadQuant(node, node.output(0));
+  if (in.scales != out.scales || in.zero_points != out.zero_points) {
+    return NodeSupport::Unsupported(OpName(node),
+                                    " input and output quantization differ");
+  }
+  return NodeSupport::Supported();
+}
+
 NodeSupport ExpectRank(const NodeView& node, const Tensor& t, const char* what,
                        int32_t rank) {
   if (t.rank() != rank) {
@@ -362,14 +375,7 @@ NodeSupport CheckPool(const GraphNode& node, bool average) {
         OpName(node), " has a ", fh, "x", fw,
         " window, which XNNPACK's pooling does not accept");
   }
-  if (!average) {
-    const Quant in = ReadQuant(node, input),
-                out = ReadQuant(node, node.output(0));
-    if (in.scales != out.scales || in.zero_points != out.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
+  if (!average) KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   return NodeSupport::Supported();
 }
 
@@ -457,14 +463,7 @@ NodeSupport CheckPad(const GraphNode& node) {
   const Tensor input = node.input(0);
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, input, "input"));
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.output(0), "output"));
-  if (IsQuantized8(DataType(node))) {
-    const Quant in = ReadQuant(node, input),
-                out = ReadQuant(node, node.output(0));
-    if (in.scales != out.scales || in.zero_points != out.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
+  KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   std::vector<int64_t> pads;
   if (!ReadConstantInts(node.input(1), &pads) ||
       static_cast<int64_t>(pads.size()) != 2 * input.rank()) {
@@ -485,8 +484,12 @@ NodeSupport CheckPad(const GraphNode& node) {
 }
 
 NodeSupport CheckResizeBilinear(const GraphNode& node) {
-  KILN_SDK_RETURN_IF_UNSUPPORTED(FloatOnly(node));
+  // 8-bit too (XNNPACK's s8/u8 bilinear kernels, 11-bit fractions where
+  // TFLite's integer kernel uses 10: within one quantum, as LiteRT's
+  // XNNPACK path), with one quantization in and out as TFLite requires.
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.input(0), "input"));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.output(0), "output"));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   KILN_SDK_RETURN_IF_UNSUPPORTED(ExpectRank(node, node.input(0), "input", 4));
   std::vector<int64_t> size;
   if (!ReadConstantInts(node.input(1), &size) || size.size() != 2) {
@@ -539,14 +542,7 @@ NodeSupport CheckReshape(const GraphNode& node) {
                                       " output shape is not static");
     }
   }
-  if (IsQuantized8(DataType(node))) {
-    const Quant in = ReadQuant(node, node.input(0)), o = ReadQuant(node, out);
-    if (in.scales != o.scales || in.zero_points != o.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
-  return NodeSupport::Supported();
+  return SameQuantization(node);
 }
 
 NodeSupport CheckSoftmax(const GraphNode& node) {
@@ -635,7 +631,7 @@ const std::vector<OpSupport>& SupportedOps() {
       {KILN_OP_RELU6, 1, 1, kF32},
       {KILN_OP_RELU_N1_TO_1, 1, 1, kF32},
       {KILN_OP_RESHAPE, 1, 1, kF32Q8Index},
-      {KILN_OP_RESIZE_BILINEAR, 1, 3, kF32Index},
+      {KILN_OP_RESIZE_BILINEAR, 1, 3, kF32Q8Index},
       {KILN_OP_ROUND, 1, 1, kF32},
       {KILN_OP_SOFTMAX, 1, 2, kF32},
       {KILN_OP_SQRT, 1, 1, kF32},
