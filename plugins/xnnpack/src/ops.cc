@@ -180,6 +180,19 @@ NodeSupport ClampActivation(const NodeView& node) {
   return NodeSupport::Supported();
 }
 
+// An 8-bit node whose output has its input 0's scale and zero point (float32
+// nodes pass).
+NodeSupport SameQuantization(const NodeView& node) {
+  if (!IsQuantized8(DataType(node))) return NodeSupport::Supported();
+  const Quant in = ReadQuant(node, node.input(0)),
+              out = ReadQuant(node, node.output(0));
+  if (in.scales != out.scales || in.zero_points != out.zero_points) {
+    return NodeSupport::Unsupported(OpName(node),
+                                    " input and output quantization differ");
+  }
+  return NodeSupport::Supported();
+}
+
 NodeSupport ExpectRank(const NodeView& node, const Tensor& t, const char* what,
                        int32_t rank) {
   if (t.rank() != rank) {
@@ -202,7 +215,8 @@ NodeSupport ExpectConstant(const NodeView& node, const Tensor& t,
 
 // Filter and bias of a quantized convolution or fully connected node:
 // int8 filter per tensor or per channel along `channel_axis` (-1: per
-// tensor only), zero points 0, int32 bias present.
+// tensor only), zero points 0, an int32 bias or none (zeros are defined
+// then, as TFLite adds none).
 NodeSupport CheckQuantizedWeights(const NodeView& node, const Tensor& filter,
                                   const Tensor& bias, int32_t channel_axis) {
   const KilnTensorType type = DataType(node);
@@ -222,7 +236,8 @@ NodeSupport CheckQuantizedWeights(const NodeView& node, const Tensor& filter,
       return NodeSupport::Unsupported(
           OpName(node),
           " filter is quantized per channel, which this libXNNPACK's subgraph "
-          "API runs only for int8 CONV_2D and DEPTHWISE_CONV_2D");
+          "API runs only for int8 CONV_2D, DEPTHWISE_CONV_2D and "
+          "FULLY_CONNECTED");
     }
     if (q.axis != channel_axis) {
       return NodeSupport::Unsupported(
@@ -239,12 +254,7 @@ NodeSupport CheckQuantizedWeights(const NodeView& node, const Tensor& filter,
       }
     }
   }
-  if (!bias.present()) {
-    return NodeSupport::Unsupported(
-        OpName(node),
-        " has no bias; quantized XNNPACK convolutions need an int32 bias");
-  }
-  if (bias.type() != KILN_TYPE_INT32) {
+  if (bias.present() && bias.type() != KILN_TYPE_INT32) {
     return NodeSupport::Unsupported(OpName(node), " bias has type ",
                                     KilnTensorTypeName(bias.type()),
                                     "; quantized XNNPACK nodes need int32");
@@ -314,7 +324,10 @@ NodeSupport CheckFullyConnected(const GraphNode& node) {
         OpName(node), " has shuffled weights, which XNNPACK does not read");
   }
   KILN_SDK_RETURN_IF_UNSUPPORTED(ExpectRank(node, filter, "filter", 2));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckWeighted(node, 1, 2, -1));
+  // Per-channel int8 filters along the output channels: defined as a 1x1
+  // convolution (XNNPACK's subgraph FULLY_CONNECTED takes per-tensor
+  // filters only).
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckWeighted(node, 1, 2, 0));
   // An input whose last dimension differs is flattened to [-1, input
   // channels] as TFLite does (DefineNode adds the reshape), unless
   // keep_num_dims asks to keep its dimensions.
@@ -362,14 +375,7 @@ NodeSupport CheckPool(const GraphNode& node, bool average) {
         OpName(node), " has a ", fh, "x", fw,
         " window, which XNNPACK's pooling does not accept");
   }
-  if (!average) {
-    const Quant in = ReadQuant(node, input),
-                out = ReadQuant(node, node.output(0));
-    if (in.scales != out.scales || in.zero_points != out.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
+  if (!average) KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   return NodeSupport::Supported();
 }
 
@@ -414,23 +420,41 @@ NodeSupport CheckUnaryFloat(const GraphNode& node) {
   return NodeSupport::Supported();
 }
 
+// The axes a MEAN reduces when they are one run of adjacent dimensions
+// [*first, *last] of its input (any order, repeats and negative axes as
+// TFLite allows); false otherwise.
+bool ReducedRange(const GraphNode& node, int32_t* first, int32_t* last) {
+  const int32_t rank = node.input(0).rank();
+  std::vector<int64_t> axes;
+  if (rank < 1 || !ReadConstantInts(node.input(1), &axes) || axes.empty()) {
+    return false;
+  }
+  std::set<int64_t> set;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) return false;
+    set.insert(a < 0 ? a + rank : a);
+  }
+  *first = static_cast<int32_t>(*set.begin());
+  *last = static_cast<int32_t>(*set.rbegin());
+  return *last - *first + 1 == static_cast<int32_t>(set.size());
+}
+
 NodeSupport CheckMean(const GraphNode& node) {
   const Tensor input = node.input(0);
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, input, "input"));
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.output(0), "output"));
-  KILN_SDK_RETURN_IF_UNSUPPORTED(ExpectRank(node, input, "input", 4));
-  std::vector<int64_t> axes;
-  if (!ReadConstantInts(node.input(1), &axes)) {
-    return NodeSupport::Unsupported(OpName(node),
-                                    " axes are not a constant int32 tensor");
+  if (input.rank() > XNN_MAX_TENSOR_DIMS) {
+    return NodeSupport::Unsupported(OpName(node), " input has rank ",
+                                    input.rank(), "; XNNPACK takes up to ",
+                                    XNN_MAX_TENSOR_DIMS);
   }
-  std::set<int64_t> set;
-  for (int64_t a : axes) set.insert(a < 0 ? a + 4 : a);
-  if (set != std::set<int64_t>{1, 2}) {
+  int32_t first = 0, last = 0;
+  if (!ReducedRange(node, &first, &last)) {
     return NodeSupport::Unsupported(
         OpName(node),
-        " reduces axes other than {1, 2}; XNNPACK runs MEAN only as global "
-        "average pooling over height and width");
+        " axes are not a constant run of adjacent dimensions; XNNPACK runs "
+        "MEAN only as global average pooling (over height and width, or "
+        "adjacent dimensions reshaped to them)");
   }
   return NodeSupport::Supported();
 }
@@ -439,14 +463,7 @@ NodeSupport CheckPad(const GraphNode& node) {
   const Tensor input = node.input(0);
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, input, "input"));
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.output(0), "output"));
-  if (IsQuantized8(DataType(node))) {
-    const Quant in = ReadQuant(node, input),
-                out = ReadQuant(node, node.output(0));
-    if (in.scales != out.scales || in.zero_points != out.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
+  KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   std::vector<int64_t> pads;
   if (!ReadConstantInts(node.input(1), &pads) ||
       static_cast<int64_t>(pads.size()) != 2 * input.rank()) {
@@ -467,8 +484,12 @@ NodeSupport CheckPad(const GraphNode& node) {
 }
 
 NodeSupport CheckResizeBilinear(const GraphNode& node) {
-  KILN_SDK_RETURN_IF_UNSUPPORTED(FloatOnly(node));
+  // 8-bit too (XNNPACK's s8/u8 bilinear kernels, 11-bit fractions where
+  // TFLite's integer kernel uses 10: within one quantum, as LiteRT's
+  // XNNPACK path), with one quantization in and out as TFLite requires.
   KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.input(0), "input"));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(CheckData(node, node.output(0), "output"));
+  KILN_SDK_RETURN_IF_UNSUPPORTED(SameQuantization(node));
   KILN_SDK_RETURN_IF_UNSUPPORTED(ExpectRank(node, node.input(0), "input", 4));
   std::vector<int64_t> size;
   if (!ReadConstantInts(node.input(1), &size) || size.size() != 2) {
@@ -521,14 +542,7 @@ NodeSupport CheckReshape(const GraphNode& node) {
                                       " output shape is not static");
     }
   }
-  if (IsQuantized8(DataType(node))) {
-    const Quant in = ReadQuant(node, node.input(0)), o = ReadQuant(node, out);
-    if (in.scales != o.scales || in.zero_points != o.zero_points) {
-      return NodeSupport::Unsupported(OpName(node),
-                                      " input and output quantization differ");
-    }
-  }
-  return NodeSupport::Supported();
+  return SameQuantization(node);
 }
 
 NodeSupport CheckSoftmax(const GraphNode& node) {
@@ -617,12 +631,12 @@ const std::vector<OpSupport>& SupportedOps() {
       {KILN_OP_RELU6, 1, 1, kF32},
       {KILN_OP_RELU_N1_TO_1, 1, 1, kF32},
       {KILN_OP_RESHAPE, 1, 1, kF32Q8Index},
-      {KILN_OP_RESIZE_BILINEAR, 1, 3, kF32Index},
+      {KILN_OP_RESIZE_BILINEAR, 1, 3, kF32Q8Index},
       {KILN_OP_ROUND, 1, 1, kF32},
-      {KILN_OP_SOFTMAX, 1, 1, kF32},
+      {KILN_OP_SOFTMAX, 1, 2, kF32},
       {KILN_OP_SQRT, 1, 1, kF32},
       {KILN_OP_SQUARE, 1, 1, kF32},
-      {KILN_OP_SQUARED_DIFFERENCE, 1, 1, kF32},
+      {KILN_OP_SQUARED_DIFFERENCE, 1, 2, kF32},
       {KILN_OP_SUB, 1, 2, kF32Q8},
       {KILN_OP_TRANSPOSE_CONV, 1, 3, kF32Index},
   };
@@ -711,11 +725,12 @@ KilnStatus SubgraphBuilder::DefineValue(const NodeView& node, const Tensor& t,
 }
 
 KilnStatus SubgraphBuilder::Value(const NodeView& node, int32_t index,
-                                  uint32_t* id, bool weights) {
+                                  uint32_t* id, bool weights,
+                                  const std::vector<size_t>* dims_as) {
   *id = XNN_INVALID_VALUE_ID;
   if (index < 0) return KILN_STATUS_OK;  // omitted optional input
   auto it = values_.find(index);
-  if (it != values_.end()) {
+  if (it != values_.end() && dims_as == nullptr) {
     if (lent_[index] && !weights) {
       return node.Fail(KILN_STATUS_UNIMPLEMENTED, "constant tensor '",
                        node.tensor(index).name(),
@@ -725,7 +740,8 @@ KilnStatus SubgraphBuilder::Value(const NodeView& node, int32_t index,
     return KILN_STATUS_OK;
   }
   const Tensor t = node.tensor(index);
-  const std::vector<size_t> dims = Dims(t);
+  const std::vector<size_t> dims =
+      dims_as != nullptr && weights && t.is_constant() ? *dims_as : Dims(t);
   const void* data = nullptr;
   uint32_t external_id = XNN_INVALID_VALUE_ID, flags = 0;
   if (t.is_constant()) {
@@ -752,8 +768,36 @@ KilnStatus SubgraphBuilder::Value(const NodeView& node, int32_t index,
   }
   KILN_SDK_RETURN_IF_ERROR(
       DefineValue(node, t, dims, data, external_id, flags, id));
-  values_[index] = *id;
+  if (dims_as == nullptr) values_[index] = *id;
   return KILN_STATUS_OK;
+}
+
+KilnStatus SubgraphBuilder::Bias(const GraphNode& node, int32_t bias_index,
+                                 size_t channels, uint32_t* id) {
+  if (!IsQuantized8(DataType(node)) ||
+      (bias_index < node.num_inputs() && node.input(bias_index).present())) {
+    return Input(node, bias_index, id, /*weights=*/true);
+  }
+  const Quant in = ReadQuant(node, node.input(0)),
+              filter = ReadQuant(node, node.input(1));
+  std::vector<float> scales;
+  for (float f : filter.scales) scales.push_back(in.scales[0] * f);
+  // Zeros: read while XNNPACK packs the weights, kept with the constants.
+  static_data_->emplace_back(channels * sizeof(int32_t) + 16, 0);
+  const void* zeros = static_data_->back().data();
+  const size_t dims[1] = {channels};
+  xnn_status s = xnn_status_success;
+  if (scales.size() > 1) {
+    scales_.push_back(scales);
+    s = xnn_define_channelwise_quantized_tensor_value(
+        subgraph_, xnn_datatype_qcint32, scales_.back().data(), 1, 0, dims,
+        zeros, XNN_INVALID_VALUE_ID, 0, id);
+  } else {
+    s = xnn_define_quantized_tensor_value(subgraph_, xnn_datatype_qint32, 0,
+                                          scales.at(0), 1, dims, zeros,
+                                          XNN_INVALID_VALUE_ID, 0, id);
+  }
+  return Check(node, s, "zero bias definition");
 }
 
 KilnStatus SubgraphBuilder::InternalValue(const NodeView& node, int32_t like,
@@ -774,8 +818,10 @@ KilnStatus SubgraphBuilder::DefineConv(const GraphNode& node, const NodeOut& o,
   uint32_t a = 0, b = 0, c = 0;
   KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
   KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b, /*weights=*/true));
-  KILN_SDK_RETURN_IF_ERROR(Input(node, 2, &c, /*weights=*/true));
   const Tensor input = node.input(0), filter = node.input(1);
+  const bool depthwise = node.builtin_code() == KILN_OP_DEPTHWISE_CONV_2D;
+  KILN_SDK_RETURN_IF_ERROR(
+      Bias(node, 2, static_cast<size_t>(filter.dim(depthwise ? 3 : 0)), &c));
   const int64_t padding =
       node.OptionInt(KILN_OPTION_PADDING, KILN_PADDING_SAME);
   const int32_t
@@ -788,7 +834,7 @@ KilnStatus SubgraphBuilder::DefineConv(const GraphNode& node, const NodeOut& o,
   Padding(padding, input.dim(1), sh, dh, kh, &top, &bottom);
   Padding(padding, input.dim(2), sw, dw, kw, &left, &right);
   const size_t channels = static_cast<size_t>(input.dim(3));
-  if (node.builtin_code() == KILN_OP_CONV_2D) {
+  if (!depthwise) {
     const size_t group_in = static_cast<size_t>(filter.dim(3));
     const size_t groups = channels / group_in;
     *s = xnn_define_convolution_2d(subgraph_, top, right, bottom, left, kh, kw,
@@ -813,16 +859,18 @@ KilnStatus SubgraphBuilder::DefineFullyConnected(const GraphNode& node,
   const Tensor input = node.input(0);
   const int64_t channels = node.input(1).dim(1);
   KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
+  // TFLite flattens the input to [elements / channels, channels].
+  const int64_t n = input.num_elements();
+  if (channels <= 0 || n % channels != 0) {
+    return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node), " input of ",
+                     n, " elements does not split into rows of ", channels,
+                     " input channels");
+  }
+  if (ReadQuant(node, node.input(1)).channels > 1) {
+    return DefineChannelwiseFullyConnected(
+        node, o, a, static_cast<size_t>(n / channels), s);
+  }
   if (input.rank() < 1 || input.dim(input.rank() - 1) != channels) {
-    // TFLite flattens the input to [elements / channels, channels].
-    const int64_t n = input.num_elements();
-    if (channels <= 0 || n % channels != 0) {
-      return node.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(node), " input of ",
-                       n,
-                       " elements does not split into "
-                       "rows of ",
-                       channels, " input channels");
-    }
     const std::vector<size_t> rows = {static_cast<size_t>(n / channels),
                                       static_cast<size_t>(channels)};
     uint32_t flat = 0;
@@ -835,9 +883,47 @@ KilnStatus SubgraphBuilder::DefineFullyConnected(const GraphNode& node,
               "node definition"));
     a = flat;
   }
+  const Tensor filter = node.input(1);
   KILN_SDK_RETURN_IF_ERROR(Input(node, 1, &b, /*weights=*/true));
-  KILN_SDK_RETURN_IF_ERROR(Input(node, 2, &c, /*weights=*/true));
+  KILN_SDK_RETURN_IF_ERROR(
+      Bias(node, 2, static_cast<size_t>(filter.dim(0)), &c));
   *s = xnn_define_fully_connected(subgraph_, o.lo, o.hi, a, b, c, o.out, 0);
+  return KILN_STATUS_OK;
+}
+
+// [rows, K] x [N, K]^T is the 1x1 convolution of [rows, 1, 1, K] with the
+// filter as [N, 1, 1, K] (the same bytes), with the same int32 accumulation
+// and per-channel requantization; the output [rows, 1, 1, N] has the
+// node's output's elements.
+KilnStatus SubgraphBuilder::DefineChannelwiseFullyConnected(
+    const GraphNode& node, const NodeOut& o, uint32_t input, size_t rows,
+    xnn_status* s) {
+  const Tensor filter = node.input(1);
+  const size_t n = static_cast<size_t>(filter.dim(0)),
+               k = static_cast<size_t>(filter.dim(1));
+  const std::vector<size_t> in_dims = {rows, 1, 1, k},
+                            filter_dims = {n, 1, 1, k},
+                            out_dims = {rows, 1, 1, n};
+  uint32_t in4 = 0, b = 0, c = 0, out4 = 0;
+  KILN_SDK_RETURN_IF_ERROR(
+      InternalValue(node, node.input_index(0), in_dims, &in4));
+  KILN_SDK_RETURN_IF_ERROR(Check(
+      node,
+      xnn_define_static_reshape(subgraph_, 4, in_dims.data(), input, in4, 0),
+      "node definition"));
+  KILN_SDK_RETURN_IF_ERROR(
+      Value(node, node.input_index(1), &b, /*weights=*/true, &filter_dims));
+  KILN_SDK_RETURN_IF_ERROR(Bias(node, 2, n, &c));
+  KILN_SDK_RETURN_IF_ERROR(
+      InternalValue(node, node.output_index(0), out_dims, &out4));
+  KILN_SDK_RETURN_IF_ERROR(
+      Check(node,
+            xnn_define_convolution_2d(subgraph_, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1,
+                                      1, k, n, o.lo, o.hi, in4, b, c, out4, 0),
+            "node definition"));
+  const std::vector<size_t> dims = Dims(node.output(0));
+  *s = xnn_define_static_reshape(subgraph_, dims.size(), dims.data(), out4,
+                                 o.out, 0);
   return KILN_STATUS_OK;
 }
 
@@ -946,16 +1032,35 @@ KilnStatus SubgraphBuilder::DefineMean(const GraphNode& node, const NodeOut& o,
   uint32_t a = 0;
   KILN_SDK_RETURN_IF_ERROR(Input(node, 0, &a));
   const Tensor input = node.input(0);
-  if (node.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0) {
+  int32_t first = 0, last = 0;
+  ReducedRange(node, &first, &last);
+  const bool spatial = input.rank() == 4 && first == 1 && last == 2;
+  if (spatial && node.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0) {
     *s = xnn_define_global_average_pooling_2d(
         subgraph_, -std::numeric_limits<float>::infinity(),
         std::numeric_limits<float>::infinity(), a, o.out, 0);
     return KILN_STATUS_OK;
   }
-  // Pool to [N, 1, 1, C], then drop the reduced dimensions.
+  // [before, reduced, after] elements: the input as [before, reduced, 1,
+  // after] (a 4-D input over height and width already is), pooled to
+  // [before, 1, 1, after], then shaped as the output.
+  size_t before = 1, reduced = 1, after = 1;
+  for (int32_t i = 0; i < input.rank(); ++i) {
+    const size_t d = static_cast<size_t>(input.dim(i));
+    (i < first ? before : i <= last ? reduced : after) *= d;
+  }
+  if (!spatial) {
+    const std::vector<size_t> as4 = {before, reduced, 1, after};
+    uint32_t shaped = 0;
+    KILN_SDK_RETURN_IF_ERROR(
+        InternalValue(node, node.input_index(0), as4, &shaped));
+    KILN_SDK_RETURN_IF_ERROR(Check(
+        node, xnn_define_static_reshape(subgraph_, 4, as4.data(), a, shaped, 0),
+        "node definition"));
+    a = shaped;
+  }
   uint32_t pooled = 0;
-  const std::vector<size_t> dims = {static_cast<size_t>(input.dim(0)), 1, 1,
-                                    static_cast<size_t>(input.dim(3))};
+  const std::vector<size_t> dims = {before, 1, 1, after};
   KILN_SDK_RETURN_IF_ERROR(
       InternalValue(node, node.output_index(0), dims, &pooled));
   KILN_SDK_RETURN_IF_ERROR(

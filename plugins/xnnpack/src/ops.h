@@ -65,8 +65,17 @@ class SubgraphBuilder {
   // `weights`: the value is the filter or bias of a convolution or fully
   // connected node, which XNNPACK packs while creating the runtime and
   // never reads again, so a constant's host data is lent, not copied.
+  // `dims` (weights only): define the constant with these dimensions (the
+  // same elements) instead of its own, as a value of its own.
   KilnStatus Value(const sdk::NodeView& node, int32_t index, uint32_t* id,
-                   bool weights = false);
+                   bool weights = false,
+                   const std::vector<size_t>* dims = nullptr);
+  // The bias of a convolution or fully connected node (input 0: data, 1:
+  // filter): input `bias_index` when present or the node is float32 (none:
+  // XNN_INVALID_VALUE_ID), else static zeros of the int32 type and scales
+  // (input scale x filter scale, per channel) quantized XNNPACK nodes need.
+  KilnStatus Bias(const sdk::GraphNode& node, int32_t bias_index,
+                  size_t channels, uint32_t* id);
   // A new internal value of `like`'s type and quantization with `dims`.
   KilnStatus InternalValue(const sdk::NodeView& node, int32_t like,
                            const std::vector<size_t>& dims, uint32_t* id);
@@ -90,6 +99,10 @@ class SubgraphBuilder {
                         xnn_status* s);
   KilnStatus DefineFullyConnected(const sdk::GraphNode& node, const NodeOut& o,
                                   xnn_status* s);
+  // A per-channel int8 FULLY_CONNECTED as the 1x1 convolution it is.
+  KilnStatus DefineChannelwiseFullyConnected(const sdk::GraphNode& node,
+                                             const NodeOut& o, uint32_t input,
+                                             size_t rows, xnn_status* s);
   KilnStatus DefineTransposeConv(const sdk::GraphNode& node, const NodeOut& o,
                                  xnn_status* s);
   KilnStatus DefinePool(const sdk::GraphNode& node, const NodeOut& o,

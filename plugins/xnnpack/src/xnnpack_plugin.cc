@@ -9,6 +9,9 @@
 // What it claims is SupportedOps (ops.cc), checked node by node by
 // Supports; `kiln inspect --delegate xnnpack` shows why a node is declined.
 // Exports only KilnPluginEntry.
+#include <sched.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <deque>
@@ -41,11 +44,33 @@ struct PoolDeleter {
   void operator()(pthreadpool_t p) const { pthreadpool_destroy(p); }
 };
 
+// Whether the machine has idle CPUs for the pool's extra threads: the
+// one-minute load average plus `threads` - 1 fits the CPUs this process may
+// run on (half a CPU of slack). Debian's pthreadpool (2021) spin-waits
+// (1,000,000 x PAUSE, then a futex) in the caller for a preempted worker and
+// in a worker between operators; on an oversubscribed machine that turns a
+// 25 ms int8 MobileNetV2 invoke into 600 ms of mostly spinning
+// (docs/benchmarks.md), so a runtime built then runs on the calling thread.
+bool IdleCpusFor(size_t threads) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  long cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                  ? CPU_COUNT(&set)
+                  : sysconf(_SC_NPROCESSORS_ONLN);
+  double load = 0;
+  if (cpus < 1 || getloadavg(&load, 1) != 1) return true;  // unknown: trust
+  return load + static_cast<double>(threads - 1) <=
+         static_cast<double>(cpus) + 0.5;
+}
+
 // One claimed partition: one XNNPACK runtime, rebuilt when the shapes of
 // the partition's inputs change. Used by one thread at a time.
 class XnnpackPartition : public sdk::PartitionKernel {
  public:
-  explicit XnnpackPartition(pthreadpool_t pool) : pool_(pool) {}
+  // `threads`: the pool's (0: no pool); `load_aware`: use it only while
+  // the machine has idle CPUs for them.
+  XnnpackPartition(pthreadpool_t pool, size_t threads, bool load_aware)
+      : pool_(pool), threads_(threads), load_aware_(load_aware) {}
 
   KilnStatus Prepare(PartitionContext& p) override {
     std::vector<std::vector<int32_t>> shapes;
@@ -140,11 +165,17 @@ class XnnpackPartition : public sdk::PartitionKernel {
       if (builder.Defined(index)) externals_.emplace_back(index, e.id);
     }
     xnn_runtime_t runtime = nullptr;
+    // The pool only while the machine has idle CPUs for its threads (see
+    // IdleCpusFor; decided again whenever the runtime is rebuilt).
+    pthreadpool_t pool = pool_;
+    if (pool != nullptr && load_aware_ && !IdleCpusFor(threads_)) {
+      pool = nullptr;
+    }
     // With a pool, its workers yield to the scheduler after each invoke
-    // instead of spinning until the next one (which starves the calling
-    // thread when the machine has no idle core).
+    // (PTHREADPOOL_FLAG_YIELD_WORKERS on the runtime's last operator)
+    // instead of spinning until the next one.
     s = xnn_create_runtime_v2(
-        raw, pool_, pool_ != nullptr ? XNN_FLAG_YIELD_WORKERS : 0, &runtime);
+        raw, pool, pool != nullptr ? XNN_FLAG_YIELD_WORKERS : 0, &runtime);
     if (s != xnn_status_success) {
       return p.Fail(
           KILN_STATUS_INTERNAL, "xnn_create_runtime_v2 failed (xnn_status ",
@@ -156,6 +187,8 @@ class XnnpackPartition : public sdk::PartitionKernel {
   }
 
   pthreadpool_t pool_;
+  const size_t threads_;
+  const bool load_aware_;
   std::unique_ptr<xnn_runtime, RuntimeDeleter> runtime_;
   // Copies of the constants the runtime reads (XNNPACK keeps pointers).
   std::deque<std::vector<uint8_t>> static_data_;
@@ -166,10 +199,13 @@ class XnnpackPartition : public sdk::PartitionKernel {
 
 class XnnpackDelegate : public sdk::Delegate {
  public:
-  XnnpackDelegate(int32_t min_partition_size, pthreadpool_t pool, bool float32)
+  XnnpackDelegate(int32_t min_partition_size, pthreadpool_t pool,
+                  size_t threads, bool float32, bool load_aware)
       : min_partition_size_(min_partition_size),
         pool_(pool),
-        float32_(float32) {}
+        threads_(threads),
+        float32_(float32),
+        load_aware_(load_aware) {}
 
   NodeSupport Supports(const GraphNode& node) override {
     NodeSupport support = xnnpack::Supports(node);
@@ -185,33 +221,44 @@ class XnnpackDelegate : public sdk::Delegate {
   }
   int32_t min_partition_size() const override { return min_partition_size_; }
   std::unique_ptr<sdk::PartitionKernel> CreatePartitionKernel() override {
-    return std::make_unique<XnnpackPartition>(pool_.get());
+    return std::make_unique<XnnpackPartition>(pool_.get(), threads_,
+                                              load_aware_);
   }
 
  private:
   const int32_t min_partition_size_;
   std::unique_ptr<pthreadpool, PoolDeleter> pool_;
+  const size_t threads_;
   const bool float32_;
+  const bool load_aware_;
 };
+
+// A true/false (1/0) option.
+KilnStatus ParseBool(sdk::DelegateContext& context, const std::string& key,
+                     const std::string& value, bool* out) {
+  if (value != "true" && value != "false" && value != "1" && value != "0") {
+    return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "option ", key, "='",
+                        value, "' is not true/false (1/0)");
+  }
+  *out = value == "true" || value == "1";
+  return KILN_STATUS_OK;
+}
 
 KilnStatus CreateDelegate(sdk::DelegateContext& context,
                           const sdk::DelegateSettings& settings,
                           std::unique_ptr<sdk::Delegate>* delegate) {
   int64_t threads = 1;
-  bool float32 = false;
+  bool float32 = false, load_aware = true;
   for (const auto& [key, value] : settings.options) {
-    if (key == "float32") {
-      if (value != "true" && value != "false" && value != "1" && value != "0") {
-        return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "option float32='",
-                            value, "' is not true/false (1/0)");
-      }
-      float32 = value == "true" || value == "1";
+    if (key == "float32" || key == "load_aware_threads") {
+      KILN_SDK_RETURN_IF_ERROR(ParseBool(
+          context, key, value, key == "float32" ? &float32 : &load_aware));
       continue;
     }
     if (key != "num_threads") {
       return context.Fail(KILN_STATUS_INVALID_ARGUMENT, "unknown option '", key,
-                          "': the xnnpack delegate's options are num_threads "
-                          "and float32");
+                          "': the xnnpack delegate's options are num_threads, "
+                          "float32 and load_aware_threads");
     }
     char* end = nullptr;
     threads = std::strtoll(value.c_str(), &end, 10);
@@ -241,7 +288,7 @@ KilnStatus CreateDelegate(sdk::DelegateContext& context,
   }
   *delegate = std::make_unique<XnnpackDelegate>(
       settings.min_partition_size > 0 ? settings.min_partition_size : 1, pool,
-      float32);
+      pool != nullptr ? static_cast<size_t>(threads) : 0, float32, load_aware);
   return KILN_STATUS_OK;
 }
 

@@ -8,10 +8,14 @@
 2. Declines with reasons: `kiln inspect --delegate xnnpack --json` on the
    transformer block claims its FULLY_CONNECTED nodes and declines ops the
    libXNNPACK subgraph API lacks (BATCH_MATMUL, GELU, ...) with a reason
-   naming the op.
+   naming the op; on the int8 transformer block (the default options) it
+   claims every FULLY_CONNECTED (per-channel filters, as 1x1 convolutions)
+   and MEAN (rank 3, adjacent axes) and declines int8 SOFTMAX and
+   SQUARED_DIFFERENCE saying they are float32 only.
 3. Threads: `--threads 1` and `--threads 2` give the same outputs on int8
    and float32 MobileNetV2 (XNNPACK splits work across threads, never one
-   sum).
+   sum), with load_aware_threads=false so that two threads run even on a
+   busy machine; an unknown option value is refused.
 4. Constant folding: on the float16-weight model every DEQUANTIZE is folded
    at creation and the delegate claims the convolutions that read them.
 5. Plugin missing: a plugin directory whose libkiln_xnnpack.so cannot load
@@ -70,6 +74,7 @@ def main():
     mobilenet8 = os.path.join(conv, "mobilenet_v2_int8.tflite")
     fp16 = os.path.join(conv, "mobilenet_v2_fp16.tflite")
     transformer = os.path.join(conv, "transformer_block_float32.tflite")
+    transformer8 = os.path.join(conv, "transformer_block_int8.tflite")
     for m in (mobilenet, mobilenet8, fp16, transformer):
         if not os.path.exists(m):
             print(f"SKIPPED: {m} is absent (shared model corpus not installed)")
@@ -81,9 +86,10 @@ def main():
         outs, p = run_outputs(args, mobilenet8, os.path.join(tmp, "d"),
                               plugins, env)
         check(outs is not None, "kiln run with the default delegate succeeds")
-        check("delegate 'xnnpack' claims 63 of 65 nodes" in p.stderr,
+        # All but the int8 SOFTMAX (per-channel FULLY_CONNECTED included).
+        check("delegate 'xnnpack' claims 64 of 65 nodes" in p.stderr,
               "the default delegate xnnpack claims int8 MobileNetV2's "
-              "convolutions, adds and mean")
+              "convolutions, adds, mean and fully connected")
         outs_none, p = run_outputs(args, mobilenet8, os.path.join(tmp, "n"),
                                    plugins + ["--delegate", "none"], env)
         check(outs_none is not None and
@@ -118,10 +124,28 @@ def main():
                                      "xnnpack: " + op)
                                  for n in ns),
                       f"{op} is declined with a reason naming it")
+        p = kiln(args, ["inspect", transformer8, "--json", "--delegate",
+                        "xnnpack"] + plugins)
+        check(p.returncode == 0, "kiln inspect int8 transformer succeeds")
+        if p.returncode == 0:
+            nodes = json.loads(p.stdout)["subgraphs"][0]["nodes"]
+            for op in ("FULLY_CONNECTED", "MEAN"):
+                ns = [n for n in nodes if n["op"] == op]
+                check(ns and all(n["delegate"]["claimed"] for n in ns),
+                      f"every int8 {op} is claimed ({len(ns)})")
+            for op in ("SOFTMAX", "SQUARED_DIFFERENCE"):
+                ns = [n for n in nodes if n["op"] == op]
+                check(ns and all(not n["delegate"]["claimed"] and
+                                 "float32 only" in n["delegate"]["reason"]
+                                 for n in ns),
+                      f"int8 {op} is declined as float32 only")
 
-        # 3. Threads.
-        for model, extra in ((mobilenet8, []),
-                             (mobilenet, ["--delegate", "xnnpack:float32=true"])):
+        # 3. Threads (load_aware_threads=false: the pool's two threads even
+        # on a busy machine, where the delegate would otherwise run on one).
+        for model, extra in (
+                (mobilenet8, ["--delegate", "xnnpack:load_aware_threads=false"]),
+                (mobilenet, ["--delegate",
+                             "xnnpack:float32=true,load_aware_threads=false"])):
             one, _ = run_outputs(args, model, os.path.join(tmp, "t1"),
                                  plugins + extra + ["--threads", "1"])
             two, _ = run_outputs(args, model, os.path.join(tmp, "t2"),
@@ -130,6 +154,12 @@ def main():
                   all(np.array_equal(a, b) for a, b in zip(one, two)),
                   f"{os.path.basename(model)}: --threads 1 and --threads 2 "
                   "give the same outputs")
+
+        p = kiln(args, ["run", mobilenet8, "--input", "random", "--output-dir",
+                        os.path.join(tmp, "bad"), "--delegate",
+                        "xnnpack:load_aware_threads=maybe"] + plugins)
+        check(p.returncode != 0 and "load_aware_threads='maybe'" in p.stderr,
+              "load_aware_threads=maybe is refused, naming the option")
 
         # 4. Constant folding of the float16 weights.
         p = kiln(args, ["inspect", fp16, "--json", "--delegate",
