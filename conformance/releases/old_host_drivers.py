@@ -170,6 +170,9 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
             "plugin": os.path.basename(plugin) + (
                 " (today's)" if plugin == new_cpu else
                 " (matrix build with min_host 1.1)"),
+            "plugin_row": ("today's libkiln_cpu.so" if plugin == new_cpu else
+                           os.path.basename(plugin)),
+            "plugin_path": plugin, "required": True,
             "runner": "c_api_host_driver.c through the release's public C "
                       "API (plugin probe)",
             "exit": 0 if ok else 1,
@@ -195,6 +198,8 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
     cells.append({
         "host": host, "host_is_real": True, "built_from_history": True,
         "plugin": f"today's libkiln_cpu.so ({new_cpu})",
+        "plugin_row": "today's libkiln_cpu.so", "plugin_path": new_cpu,
+        "required": True,
         "runner": "release_kernel_driver.cc on the release's host code "
                   "(loader, negotiation, KilnHostApi 1.0); LiteRT "
                   "references",
@@ -223,6 +228,8 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
         cells.append({
             "host": host, "host_is_real": True, "built_from_history": True,
             "plugin": "libbad_plugin_wrong_outputs.so (negative control)",
+            "plugin_row": "libbad_plugin_wrong_outputs.so (negative control)",
+            "plugin_path": wrong, "required": True,
             "runner": "release_kernel_driver.cc; LiteRT references",
             "exit": 0 if ok else 1,
             "summary": ("PASSED: ADD v1 reported wrong: " if ok else
