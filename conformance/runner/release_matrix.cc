@@ -175,7 +175,14 @@ bool ReadCell(FieldReader& f, const Json& j, const std::string& path,
       !f.Strings(j, path, "levels", &cell->levels)) {
     return false;
   }
+  // Files before "plugin_row": the plugin as named, less a "(/path)".
   cell->plugin_row = cell->plugin;
+  const size_t paren = cell->plugin_row.rfind(" (");
+  if (paren != std::string::npos &&
+      cell->plugin_row.find('/', paren) != std::string::npos &&
+      absl::EndsWith(cell->plugin_row, ")")) {
+    cell->plugin_row.resize(paren);
+  }
   cell->required = cell->built_from_history;  // files before "required"
   if (!f.String(j, path, "plugin_row", &cell->plugin_row, false) ||
       !f.Bool(j, path, "required", &cell->required)) {

@@ -50,9 +50,10 @@ TEST(ReleaseMatrixTest, LoadsADirectoryOfMatrices) {
   EXPECT_EQ(probe.release, "0.1.0-ext1.0");
   EXPECT_TRUE(probe.built_from_history);
   // A file written before "required" and "plugin_row": the old host's
-  // cells are required, the row is the plugin as named.
+  // cells are required, the row is the plugin as named, less a path.
   EXPECT_TRUE(probe.required);
   EXPECT_EQ(probe.plugin_row, "libkiln_cpu.so (today's)");
+  EXPECT_EQ((*cells)[2].plugin_row, "today's libkiln_cpu.so");
   const RealHostCell& released = (*cells)[7];
   EXPECT_EQ(released.release, "0.1.0");
   EXPECT_FALSE(released.built_from_history);
@@ -74,16 +75,18 @@ TEST(ReleaseMatrixTest, HtmlShowsRealHostColumnsAndTheirVerdicts) {
                               "API 1.1), built from history</th>"));
   EXPECT_THAT(html, HasSubstr("<th>real host 0.1.0-ext1.0 (09f8af66c81d, "
                               "extension API 1.0), built from history</th>"));
-  EXPECT_THAT(html, HasSubstr("today's host capped to 1.0: capped simulation "
-                              "of today's host"));
+  EXPECT_THAT(html, HasSubstr("today&apos;s host capped to 1.0: capped "
+                              "simulation of today&apos;s host"));
   // Rows: the plugins with the level they were built for.
-  EXPECT_THAT(html, HasSubstr("<th>today's libkiln_cpu.so<br>built for "
+  EXPECT_THAT(html, HasSubstr("<th>today&apos;s libkiln_cpu.so<br>built for "
                               "extension API 1.3.0</th>"));
   EXPECT_THAT(html, HasSubstr("<th>libkiln_cpu.so of 0.1.0<br>built for "
                               "extension API 1.1.0</th>"));
   // Cell verdicts and summaries from the files.
   EXPECT_THAT(html, HasSubstr("PASSED</a>: PASSED: 568 pass, 0 fail, 44 skip"));
-  EXPECT_THAT(html, HasSubstr("FAILED</a>: FAILED: 753 pass, 12 fail"));
+  EXPECT_THAT(html, HasSubstr("<td class=\"fail\">FAILED: 753 pass, 12 "
+                              "fail, 24 skip, 0 no reference (of 789 checks) "
+                              "(reported, not required)</td>"));
   // Per-op/version verdicts and why: the 0.1.0 CPU plugin's FULLY_CONNECTED
   // v3 fails on today's host at 1.1 (and is skipped at 1.0).
   EXPECT_THAT(html, HasSubstr("<tr><th>FULLY_CONNECTED v3</th>"));
