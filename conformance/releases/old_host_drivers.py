@@ -24,6 +24,7 @@ libraries, stand in for its missing CLI:
 """
 import json
 import os
+import re
 import struct
 import subprocess
 
@@ -125,6 +126,12 @@ def run_cases(kernels, plugin, cases, cases_dir, args, out):
     return r, data, verdicts
 
 
+def built_for(probe_line):
+    """The extension API a probed plugin was built for ("" if unknown)."""
+    m = re.search(r"built_for (\d+\.\d+)", probe_line)
+    return m.group(1) if m else ""
+
+
 def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
     """The cells of a release run through the drivers; (cells, failed)."""
     host = f"real host {args.release} ({rel['extension_api']})"
@@ -173,6 +180,7 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
             "plugin_row": ("today's libkiln_cpu.so" if plugin == new_cpu else
                            os.path.basename(plugin)),
             "plugin_path": plugin, "required": True,
+            "plugin_extension_api": built_for(line),
             "runner": "c_api_host_driver.c through the release's public C "
                       "API (plugin probe)",
             "exit": 0 if ok else 1,
