@@ -56,7 +56,7 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
                "merge the cells of a real released host's matrix\n"
                "(build/releases/matrix_<release>.json, written by the\n"
                "release-host tests; a directory: its matrix_*.json) into\n"
-               "the HTML matrix and JUnit report; repeatable")
+               "the HTML matrix, JUnit and JSON reports")
       .Int("--seed", "N", &o.run.seed, "input generator seed (default 1)",
            uint64_t{1})
       .Int("--cycles", "N", &o.run.load_unload_cycles,
