@@ -24,6 +24,7 @@ libraries, stand in for its missing CLI:
 """
 import json
 import os
+import re
 import struct
 import subprocess
 
@@ -125,6 +126,12 @@ def run_cases(kernels, plugin, cases, cases_dir, args, out):
     return r, data, verdicts
 
 
+def built_for(probe_line):
+    """The extension API a probed plugin was built for ("" if unknown)."""
+    m = re.search(r"built_for (\d+\.\d+)", probe_line)
+    return m.group(1) if m else ""
+
+
 def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
     """The cells of a release run through the drivers; (cells, failed)."""
     host = f"real host {args.release} ({rel['extension_api']})"
@@ -170,6 +177,10 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
             "plugin": os.path.basename(plugin) + (
                 " (today's)" if plugin == new_cpu else
                 " (matrix build with min_host 1.1)"),
+            "plugin_row": ("today's libkiln_cpu.so" if plugin == new_cpu else
+                           os.path.basename(plugin)),
+            "plugin_path": plugin, "required": True,
+            "plugin_extension_api": built_for(line),
             "runner": "c_api_host_driver.c through the release's public C "
                       "API (plugin probe)",
             "exit": 0 if ok else 1,
@@ -195,6 +206,8 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
     cells.append({
         "host": host, "host_is_real": True, "built_from_history": True,
         "plugin": f"today's libkiln_cpu.so ({new_cpu})",
+        "plugin_row": "today's libkiln_cpu.so", "plugin_path": new_cpu,
+        "required": True,
         "runner": "release_kernel_driver.cc on the release's host code "
                   "(loader, negotiation, KilnHostApi 1.0); LiteRT "
                   "references",
@@ -223,6 +236,8 @@ def kernel_driver_cells(args, rel, old_build, new_kiln, new_cpu, work):
         cells.append({
             "host": host, "host_is_real": True, "built_from_history": True,
             "plugin": "libbad_plugin_wrong_outputs.so (negative control)",
+            "plugin_row": "libbad_plugin_wrong_outputs.so (negative control)",
+            "plugin_path": wrong, "required": True,
             "runner": "release_kernel_driver.cc; LiteRT references",
             "exit": 0 if ok else 1,
             "summary": ("PASSED: ADD v1 reported wrong: " if ok else

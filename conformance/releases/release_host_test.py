@@ -58,6 +58,24 @@ def run_conformance(kiln, plugin, extra, report):
     return r.returncode, summary[0], data
 
 
+def report_checks(data):
+    """The per-check verdicts of a `kiln conformance` JSON report, for the
+    matrix cell (kiln conformance --release-matrix shows them per op version
+    and level, with why)."""
+    keep = ("name", "category", "verdict", "op", "op_version", "abi_level")
+    checks = []
+    for c in data.get("checks", []):
+        e = {k: c[k] for k in keep if k in c}
+        e["message"] = c.get("message", "")[:300]
+        checks.append(e)
+    return checks
+
+
+def plugin_api(data):
+    """The extension API the plugin was built for, as its report says."""
+    return data.get("plugin", {}).get("abi_version", "")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--release", required=True)
@@ -127,8 +145,11 @@ def conformance_cells(args, rel, old_kiln, old_cpu, new_cpu, work, cells):
                 f"extension API {rel['extension_api']})",
         "host_is_real": True, "built_from_history": True,
         "plugin": f"today's libkiln_cpu.so ({new_cpu})",
+        "plugin_row": "today's libkiln_cpu.so", "plugin_path": new_cpu,
+        "plugin_extension_api": plugin_api(data), "required": True,
         "runner": f"kiln conformance of {args.release}",
-        "levels": levels, "exit": code, "summary": summary})
+        "levels": levels, "exit": code, "summary": summary,
+        "checks": report_checks(data)})
     if code != 0:
         failed = True
         print(f"FAIL: today's CPU plugin on the {args.release} host: {summary}")
@@ -150,6 +171,9 @@ def conformance_cells(args, rel, old_kiln, old_cpu, new_cpu, work, cells):
                     f"{rel['extension_api']})",
             "host_is_real": True, "built_from_history": True,
             "plugin": f"today's acme delegate ({delegate})",
+            "plugin_row": "today's acme delegate (SDK example)",
+            "plugin_path": delegate,
+            "plugin_extension_api": plugin_api(data), "required": True,
             "runner": f"kiln conformance of {args.release}" +
                       ("" if expects_checks else
                        " (no delegate checks in this release's runner)"),
@@ -157,7 +181,8 @@ def conformance_cells(args, rel, old_kiln, old_cpu, new_cpu, work, cells):
             "summary": f"{summary}; {len(passed)} of {len(checks)} delegate "
                        "checks passed",
             "delegate_checks": [c["name"] + ": " + c["verdict"]
-                                for c in checks]})
+                                for c in checks],
+            "checks": report_checks(data)})
         if code != 0 or (expects_checks and not checks):
             failed = True
             print(f"FAIL: today's delegate on the {args.release} host: "
@@ -181,8 +206,15 @@ def released_plugin_cell(args, new_kiln, old_cpu, work, cells):
                 ", ".join(data.get("abi_levels_tested", [])) + ")",
         "host_is_real": True, "built_from_history": False,
         "plugin": f"libkiln_cpu.so of {args.release} ({old_cpu})",
+        "plugin_row": f"libkiln_cpu.so of {args.release}",
+        "plugin_path": old_cpu, "plugin_extension_api": plugin_api(data),
+        # A failure here is a defect of the old release: reported, not
+        # required.
+        "required": False,
         "runner": "today's kiln conformance (LiteRT references)",
-        "exit": code, "summary": summary, "failures": fails[:20]})
+        "levels": data.get("abi_levels_tested", []),
+        "exit": code, "summary": summary, "failures": fails[:20],
+        "checks": report_checks(data)})
 
 
 def write_matrix(args, rel, cells, failed):

@@ -13,9 +13,11 @@
 #include <functional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace kiln::conformance {
 
@@ -63,6 +65,43 @@ struct DelegateInfo {
   std::vector<KernelInfo> ops;
 };
 
+// One cell of a real released host's matrix
+// (build/releases/matrix_<release>.json, written by
+// conformance/releases/release_host_test.py): a plugin on a host, one of
+// them built from git history. `kiln conformance --release-matrix` merges
+// these into its reports (release_matrix.cc).
+struct RealHostCell {
+  std::string source;  // the matrix file it came from
+  // The release of the file: which commit stands for it, its level.
+  std::string release, commit, release_extension_api;
+  std::string host, plugin, runner, summary;
+  // The matrix row (a plugin across hosts), its file and the extension API
+  // it was built for ("" when the file does not say).
+  std::string plugin_row, plugin_path, plugin_extension_api;
+  // built_from_history: the host is the release's (the plugin is today's);
+  // false: the host is today's build (the plugin is the release's).
+  bool host_is_real = false, built_from_history = false;
+  // A failure fails the release-host test (false: reported, e.g. a defect
+  // of the released plugin).
+  bool required = false;
+  int exit_code = 0;
+  std::vector<std::string> levels;  // "1.0", ... as the runner tested them
+  // Named lists of the cell ("failures", "delegate_checks", ...).
+  std::vector<std::pair<std::string, std::vector<std::string>>> lists;
+  // Per-check verdicts where the file has them (abi_level 0: none).
+  std::vector<CheckResult> checks;
+  bool Passed() const { return exit_code == 0; }
+  // "real host 0.2.0 (77595c99fa50, extension API 1.2), built from history"
+  // or "today's host".
+  std::string HostLabel() const;
+};
+
+// Reads release-host matrices: each path is a matrix JSON file or a
+// directory, whose matrix_*.json files are read (sorted). Validates every
+// field used; an error names the file and the field.
+absl::StatusOr<std::vector<RealHostCell>> LoadReleaseMatrices(
+    const std::vector<std::string>& paths);
+
 struct Report {
   std::string plugin_path;
   std::string plugin_name, plugin_version;
@@ -73,6 +112,9 @@ struct Report {
   DelegateInfo delegate;
   std::string reference_dir;  // independent reference outputs
   std::vector<CheckResult> checks;
+  // Cells of real released hosts merged in (--release-matrix); rendered in
+  // the HTML matrix and as JUnit testcases.
+  std::vector<RealHostCell> real_hosts;
   // No check failed and every check that ran was verified (no kFail, no
   // kNoReference).
   bool Passed() const;

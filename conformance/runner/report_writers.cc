@@ -1,6 +1,8 @@
 // JSON, JUnit XML and HTML renderings of a conformance Report.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "conformance_runner.h"
 #include "kiln/kiln_version.h"
 #include "nlohmann/json.hpp"
@@ -136,8 +139,60 @@ std::string ReportToJson(const Report& r) {
     if (c.abi_level != 0) e["abi_level"] = AbiLevelName(c.abi_level);
     j["checks"].push_back(e);
   }
+  if (!r.real_hosts.empty()) {
+    j["real_hosts"] = nlohmann::ordered_json::array();
+    for (const RealHostCell& c : r.real_hosts) {
+      j["real_hosts"].push_back({{"source", c.source},
+                                 {"release", c.release},
+                                 {"host", c.HostLabel()},
+                                 {"plugin", c.plugin},
+                                 {"runner", c.runner},
+                                 {"required", c.required},
+                                 {"exit", c.exit_code},
+                                 {"summary", c.summary}});
+    }
+  }
   return j.dump(2) + "\n";
 }
+
+namespace {
+
+// One testcase per real-host cell (--release-matrix); a failed cell is a
+// failure, with its summary and listed failures.
+void WriteRealHostJUnit(const Report& r, std::ostringstream& x) {
+  if (r.real_hosts.empty()) return;
+  int failed = 0;
+  for (const RealHostCell& c : r.real_hosts) failed += c.Passed() ? 0 : 1;
+  x << absl::StrFormat(
+      "  <testsuite name=\"kiln conformance: real released hosts\" "
+      "tests=\"%d\" failures=\"%d\" skipped=\"0\" errors=\"0\">\n",
+      r.real_hosts.size(), failed);
+  for (const RealHostCell& c : r.real_hosts) {
+    x << "    <testcase classname=\"conformance.real_host." << Escape(c.release)
+      << "\" name=\""
+      << Escape(c.plugin_row + " on " + c.HostLabel() + " [" + c.runner + "]")
+      << "\"";
+    if (c.Passed()) {
+      x << "/>\n";
+      continue;
+    }
+    std::string body = c.summary;
+    for (const auto& [name, list] : c.lists) {
+      if (name != "failures") continue;
+      for (const std::string& f : list) body += "\n" + f;
+    }
+    const std::string message =
+        (c.required ? ""
+                    : "reported, not required by the release-host test "
+                      "(a defect of the released plugin): ") +
+        c.summary + " (" + c.source + ")";
+    x << ">\n      <failure message=\"" << Escape(message) << "\">"
+      << Escape(body) << "</failure>\n    </testcase>\n";
+  }
+  x << "  </testsuite>\n";
+}
+
+}  // namespace
 
 std::string ReportToJUnit(const Report& r) {
   double total = 0;
@@ -177,7 +232,9 @@ std::string ReportToJUnit(const Report& r) {
         break;
     }
   }
-  x << "  </testsuite>\n</testsuites>\n";
+  x << "  </testsuite>\n";
+  WriteRealHostJUnit(r, x);
+  x << "</testsuites>\n";
   return x.str();
 }
 
@@ -220,30 +277,14 @@ void WriteHtmlHeader(const Report& r, std::ostringstream& h) {
     << KILN_EXT_API_VERSION_STRING << "</td></tr></table>\n";
 }
 
-// The ABI-level matrix: rows are negotiation and kernel versions, columns
-// the host levels.
-// Older levels are today's host capped to that level (a simulation);
-// conformance/releases runs real released hosts.
-void WriteHtmlAbiMatrix(const Report& r, std::ostringstream& h) {
-  h << "<h2>Extension API level matrix</h2>\n<p>Columns: the host levels. "
-       "The newest is this host; older ones are this host capped to that "
-       "level (same code, the older host table and negotiation), not a "
-       "released host &mdash; real released hosts run in Kiln's CI "
-       "(conformance/releases).</p>\n<table><tr><th>check</th>";
-  for (uint32_t level : r.abi_levels) {
-    h << "<th>host " << AbiLevelName(level) << "</th>";
-  }
-  h << "</tr>\n<tr><th>host kind</th>";
-  for (uint32_t level : r.abi_levels) {
-    h << "<td>"
-      << (level == r.abi_levels.back() ? "this host (real)"
-                                       : "this host, capped (simulated)")
-      << "</td>";
-  }
-  h << "</tr>\n";
+// Rows of an ABI-level matrix: negotiation and every kernel version of
+// `checks`, one cell per level (the check's verdict, why in its title).
+void WriteCheckRows(const std::vector<CheckResult>& checks,
+                    const std::vector<uint32_t>& levels,
+                    std::ostringstream& h) {
   std::map<std::string, std::map<uint32_t, const CheckResult*>> rows;
   std::vector<std::string> order;
-  for (const CheckResult& c : r.checks) {
+  for (const CheckResult& c : checks) {
     std::string row;
     if (c.category == "negotiation") row = "negotiation";
     if (c.category == "execute" && !c.op.empty()) {
@@ -255,7 +296,7 @@ void WriteHtmlAbiMatrix(const Report& r, std::ostringstream& h) {
   }
   for (const std::string& row : order) {
     h << "<tr><th>" << Escape(row) << "</th>";
-    for (uint32_t level : r.abi_levels) {
+    for (uint32_t level : levels) {
       auto it = rows[row].find(level);
       if (it == rows[row].end()) {
         h << "<td class=\"skip\">not run (refused at this level)</td>";
@@ -267,7 +308,272 @@ void WriteHtmlAbiMatrix(const Report& r, std::ostringstream& h) {
     }
     h << "</tr>\n";
   }
+}
+
+// The ABI-level matrix: rows are negotiation and kernel versions, columns
+// the host levels.
+// Older levels are today's host capped to that level (a simulation);
+// conformance/releases runs real released hosts.
+void WriteHtmlAbiMatrix(const Report& r, std::ostringstream& h) {
+  h << "<h2>Extension API level matrix</h2>\n<p>Columns: the host levels. "
+       "The newest is this host; older ones are this host capped to that "
+       "level (same code, the older host table and negotiation), not a "
+       "released host &mdash; real released hosts run in Kiln's CI "
+       "(conformance/releases; `kiln conformance --release-matrix` adds "
+       "them below).</p>\n<table><tr><th>check</th>";
+  for (uint32_t level : r.abi_levels) {
+    h << "<th>host " << AbiLevelName(level) << "</th>";
+  }
+  h << "</tr>\n<tr><th>host kind</th>";
+  for (uint32_t level : r.abi_levels) {
+    h << "<td>"
+      << (level == r.abi_levels.back() ? "this host (real)"
+                                       : "this host, capped (simulated)")
+      << "</td>";
+  }
+  h << "</tr>\n";
+  WriteCheckRows(r.checks, r.abi_levels, h);
   h << "</table>\n";
+}
+
+// --release-matrix: the plugins x hosts matrix. Columns: each real
+// released host (built from history) and today's host at each level (the
+// older ones a capped simulation); rows: the plugins, with the extension
+// API they were built for. Then every real-host cell in detail.
+struct HostColumn {
+  std::string label;
+  bool real_old = false;  // a released host built from history
+  std::string api;        // real_old: the release's level (sort key)
+  uint32_t level = 0;     // today's host: the level (0: levels unknown)
+};
+
+std::string TodayLevelLabel(uint32_t level, uint32_t newest) {
+  if (level == 0) return "today's host (every level; no per-level verdicts)";
+  return level == newest
+             ? absl::StrCat("today's host ", AbiLevelName(level),
+                            " (this build)")
+             : absl::StrCat("today's host capped to ", AbiLevelName(level),
+                            ": capped simulation of today's host");
+}
+
+// Verdict counts of `checks` at `level`, as "N pass, M fail, ...".
+std::string LevelCounts(const std::vector<const CheckResult*>& checks,
+                        bool* failed) {
+  std::map<Verdict, int> n;
+  for (const CheckResult* c : checks) ++n[c->verdict];
+  *failed = n[Verdict::kFail] + n[Verdict::kNoReference] > 0;
+  return absl::StrCat(n[Verdict::kPass], " pass, ", n[Verdict::kFail],
+                      " fail, ", n[Verdict::kSkip], " skip, ",
+                      n[Verdict::kNoReference], " no reference");
+}
+
+std::string Canonical(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? path : p.string();
+}
+
+void WriteRealHostDetails(const Report& r, std::ostringstream& h);
+
+void WriteHtmlRealHosts(const Report& r, std::ostringstream& h) {
+  if (r.real_hosts.empty()) return;
+  const uint32_t newest = ServedAbiLevels().back();
+  // This run's plugin joins the row of a cell that ran the same file.
+  std::string this_row;
+  const std::string this_path =
+      r.plugin_path.empty() ? "" : Canonical(r.plugin_path);
+  for (const RealHostCell& c : r.real_hosts) {
+    if (!c.plugin_path.empty() && Canonical(c.plugin_path) == this_path) {
+      this_row = c.plugin_row;
+    }
+  }
+  if (this_row.empty()) {
+    this_row = std::filesystem::path(r.plugin_path).filename().string() +
+               " (this run)";
+  }
+  std::vector<std::string> rows = {this_row};
+  std::map<std::string, std::string> row_api = {
+      {this_row,
+       r.plugin_abi_version ? VersionString(r.plugin_abi_version) : ""}};
+  std::vector<HostColumn> columns;
+  std::set<std::string> real_seen;
+  std::set<uint32_t> today_levels(r.abi_levels.begin(), r.abi_levels.end());
+  for (const RealHostCell& c : r.real_hosts) {
+    if (std::find(rows.begin(), rows.end(), c.plugin_row) == rows.end()) {
+      rows.push_back(c.plugin_row);
+    }
+    if (!c.plugin_extension_api.empty()) {
+      row_api[c.plugin_row] = c.plugin_extension_api;
+    }
+    if (c.built_from_history) {
+      if (real_seen.insert(c.HostLabel()).second) {
+        columns.push_back({c.HostLabel(), true, c.release_extension_api, 0});
+      }
+      continue;
+    }
+    bool any_level = false;
+    for (const CheckResult& k : c.checks) {
+      if (k.abi_level) today_levels.insert(k.abi_level);
+      any_level = any_level || k.abi_level != 0;
+    }
+    if (!any_level) today_levels.insert(0);
+  }
+  std::stable_sort(
+      columns.begin(), columns.end(),
+      [](const HostColumn& a, const HostColumn& b) { return a.api < b.api; });
+  for (uint32_t level : today_levels) {
+    columns.push_back({TodayLevelLabel(level, newest), false, "", level});
+  }
+
+  h << "<h2>Plugins on real released hosts and on today's host</h2>\n<p>"
+       "Rows: plugins (the extension API each was built for); columns: real "
+       "released hosts, built from git history by Kiln's release-host tests "
+       "(conformance/releases; the matrix files are listed below each "
+       "cell), and today's host at each level, the older levels being a "
+       "capped simulation of today's host. Cells of a real host link to "
+       "their details.</p>\n<table><tr><th>plugin \\ host</th>";
+  for (const HostColumn& col : columns) {
+    h << "<th>" << Escape(col.label) << "</th>";
+  }
+  h << "</tr>\n";
+  for (const std::string& row : rows) {
+    h << "<tr><th>" << Escape(row) << "<br>built for extension API "
+      << Escape(row_api[row].empty() ? "?" : row_api[row]) << "</th>";
+    for (const HostColumn& col : columns) {
+      std::string text;
+      bool failed = false, any = false;
+      if (col.real_old) {
+        for (size_t i = 0; i < r.real_hosts.size(); ++i) {
+          const RealHostCell& c = r.real_hosts[i];
+          if (c.plugin_row != row || !c.built_from_history ||
+              c.HostLabel() != col.label) {
+            continue;
+          }
+          any = true;
+          failed = failed || !c.Passed();
+          absl::StrAppend(&text, "<a href=\"#real-host-", i, "\">",
+                          c.Passed() ? "PASSED" : "FAILED",
+                          "</a>: ", Escape(c.summary), "<br><small>",
+                          Escape(c.runner), "</small><br>");
+        }
+      } else {
+        std::vector<const CheckResult*> at_level;
+        std::vector<std::string> sources;
+        if (row == this_row) {
+          for (const CheckResult& k : r.checks) {
+            if (k.abi_level == col.level && k.abi_level != 0) {
+              at_level.push_back(&k);
+            }
+          }
+          if (!at_level.empty()) sources.push_back("this run");
+        }
+        for (size_t i = 0; i < r.real_hosts.size(); ++i) {
+          const RealHostCell& c = r.real_hosts[i];
+          if (c.plugin_row != row || c.built_from_history) continue;
+          const size_t before = at_level.size();
+          for (const CheckResult& k : c.checks) {
+            if (k.abi_level == col.level) at_level.push_back(&k);
+          }
+          if (col.level == 0 && c.checks.empty()) {
+            any = true;
+            failed = failed || !c.Passed();
+            absl::StrAppend(&text, "<a href=\"#real-host-", i, "\">",
+                            c.Passed() ? "PASSED" : "FAILED",
+                            "</a>: ", Escape(c.summary), "<br>");
+          } else if (at_level.size() > before) {
+            sources.push_back(absl::StrCat("<a href=\"#real-host-", i, "\">",
+                                           Escape(c.release), " matrix</a>"));
+          }
+        }
+        if (!at_level.empty()) {
+          any = true;
+          bool level_failed = false;
+          absl::StrAppend(&text, LevelCounts(at_level, &level_failed),
+                          "<br><small>", absl::StrJoin(sources, ", "),
+                          "</small>");
+          failed = failed || level_failed;
+        }
+      }
+      if (!any) {
+        h << "<td>&mdash;</td>";
+        continue;
+      }
+      h << "<td class=\"" << (failed ? "fail" : "pass") << "\">" << text
+        << "</td>";
+    }
+    h << "</tr>\n";
+  }
+  h << "</table>\n";
+  WriteRealHostDetails(r, h);
+}
+
+// Every real-host cell: what ran, its verdicts per op version and level
+// where the matrix file has them, and why.
+void WriteRealHostDetails(const Report& r, std::ostringstream& h) {
+  const uint32_t newest = ServedAbiLevels().back();
+  for (size_t i = 0; i < r.real_hosts.size(); ++i) {
+    const RealHostCell& c = r.real_hosts[i];
+    h << "<h3 id=\"real-host-" << i << "\">" << Escape(c.plugin_row) << " on "
+      << Escape(c.HostLabel()) << "</h3>\n<table><tr><th>host</th><td>"
+      << Escape(c.host)
+      << (c.built_from_history
+              ? " &mdash; real host, built from history"
+              : " &mdash; today's host (older levels: capped simulation)")
+      << "</td></tr><tr><th>plugin</th><td>" << Escape(c.plugin)
+      << "</td></tr><tr><th>runner</th><td>" << Escape(c.runner)
+      << "</td></tr><tr><th>result</th><td class=\""
+      << (c.Passed() ? "pass" : "fail") << "\">" << Escape(c.summary)
+      << (c.required ? "" : " (reported, not required)")
+      << "</td></tr><tr><th>matrix file</th><td>" << Escape(c.source)
+      << "</td></tr></table>\n";
+    for (const auto& [name, list] : c.lists) {
+      if (list.empty()) continue;
+      h << "<details><summary>" << Escape(name) << " (" << list.size()
+        << ")</summary><ul>";
+      for (const std::string& item : list)
+        h << "<li>" << Escape(item) << "</li>";
+      h << "</ul></details>\n";
+    }
+    if (c.checks.empty()) continue;
+    std::set<uint32_t> level_set;
+    for (const CheckResult& k : c.checks) {
+      if (k.abi_level) level_set.insert(k.abi_level);
+    }
+    const std::vector<uint32_t> levels(level_set.begin(), level_set.end());
+    h << "<table><tr><th>check</th>";
+    for (uint32_t level : levels) {
+      std::string label;
+      if (!c.built_from_history) {
+        label = TodayLevelLabel(level, newest);
+      } else if (AbiLevelName(level) == c.release_extension_api) {
+        label =
+            absl::StrCat("real host ", c.release, " at ", AbiLevelName(level));
+      } else {
+        label = absl::StrCat("real host ", c.release, " capped to ",
+                             AbiLevelName(level));
+      }
+      h << "<th>" << Escape(label) << "</th>";
+    }
+    h << "</tr>\n";
+    WriteCheckRows(c.checks, levels, h);
+    h << "</table>\n";
+    bool header = false;
+    for (const CheckResult& k : c.checks) {
+      if (k.verdict != Verdict::kFail && k.verdict != Verdict::kNoReference &&
+          k.category != "delegate") {
+        continue;
+      }
+      if (!header) {
+        h << "<table><tr><th>check</th><th>verdict</th><th>why</th></tr>\n";
+        header = true;
+      }
+      h << "<tr><td>" << Escape(k.name)
+        << "</td><td style=\"background:" << Colour(k.verdict) << "\">"
+        << VerdictName(k.verdict) << "</td><td>" << Escape(k.message)
+        << "</td></tr>\n";
+    }
+    if (header) h << "</table>\n";
+  }
 }
 
 // The delegate: one row per declared op version and graph, with why.
@@ -309,6 +615,7 @@ std::string ReportToHtml(const Report& r) {
   std::ostringstream h;
   WriteHtmlHeader(r, h);
   WriteHtmlAbiMatrix(r, h);
+  WriteHtmlRealHosts(r, h);
   WriteHtmlDelegate(r, h);
   WriteHtmlAllChecks(r, h);
   return h.str();

@@ -18,6 +18,7 @@ namespace kiln {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 namespace fs = std::filesystem;
 
 struct ConformanceRun {
@@ -279,6 +280,53 @@ TEST(KilnConformanceInTreeTest, SdkExampleDelegatePasses) {
   EXPECT_THAT(run.html, HasSubstr("Delegate 'acme': declared ops and graphs"));
   EXPECT_THAT(run.html, HasSubstr("this host, capped (simulated)"));
   EXPECT_THAT(run.junit, HasSubstr("name=\"delegate:MUL/v1\""));
+}
+
+// --release-matrix: real released hosts' matrices (conformance/tests/data,
+// real results of 0.1.0 and 0.1.0-ext1.0, trimmed) merged into the reports.
+TEST(KilnConformanceTest, ReleaseMatrixMergesRealHostsIntoTheReports) {
+  const std::string data =
+      std::string(KILN_SOURCE_DIR) + "/conformance/tests/data";
+  const ConformanceRun run = RunConformance(
+      std::string(KILN_CONFORMANCE_BAD_PLUGIN_DIR) + "/libacme_delegate.so",
+      std::string(kQuick) + " --release-matrix '" + data +
+          "/matrix_0.1.0.json' --release-matrix '" + data +
+          "/matrix_0.1.0-ext1.0.json'");
+  // The failing cell (the 0.1.0 CPU plugin on today's host) is not
+  // required, so the run passes.
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("real released hosts: 8 cells merged, 0 "
+                                    "required cells failed"));
+  EXPECT_THAT(run.html, HasSubstr("<th>real host 0.1.0 (aac6f7f6f974, "
+                                  "extension API 1.1), built from history"));
+  EXPECT_THAT(run.html, HasSubstr("capped simulation of today's host"));
+  // The run's own plugin joins the row of the release matrices' acme
+  // delegate only when the file is the same; here it is its own row.
+  EXPECT_THAT(run.html, HasSubstr("<th>libacme_delegate.so (this run)"));
+  EXPECT_THAT(run.junit,
+              HasSubstr("classname=\"conformance.real_host.0.1.0\""));
+  EXPECT_THAT(run.junit, HasSubstr("name=\"delegate:MUL/v1\""));
+  ASSERT_TRUE(run.report.is_object()) << run.output;
+  EXPECT_EQ(run.report["real_hosts"].size(), 8u);
+}
+
+TEST(KilnConformanceTest, MalformedReleaseMatrixIsAClearErrorBeforeAnyCheck) {
+  const std::string bad =
+      (fs::temp_directory_path() /
+       ("kiln_conformance_bad_matrix_" + std::to_string(::getpid()) + ".json"))
+          .string();
+  std::ofstream(bad) << R"({"release": "0.1.0", "commit": "aac6f7f",
+      "extension_api": "1.1", "cells": [{"host": "h", "plugin": "p",
+      "summary": "s", "exit": "zero"}]})";
+  const ConformanceRun run =
+      RunConformance(BadPlugin("wrong_outputs"),
+                     std::string(kQuick) + " --release-matrix '" + bad + "'");
+  fs::remove(bad);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("release matrix '" + bad +
+                                    "': field 'cells[0].exit': expected a "
+                                    "small integer, got \"zero\""));
+  EXPECT_THAT(run.output, Not(HasSubstr("descriptor")));
 }
 
 TEST(KilnConformanceTest, ReportsListEveryLevelAndCheck) {

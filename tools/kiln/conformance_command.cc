@@ -16,6 +16,8 @@ namespace {
 struct ConformanceCliOptions {
   conformance::Options run;
   std::string json_path, junit_path, html_path;  // "" = not written
+  // Real released hosts' matrices (files or directories) to merge in.
+  std::vector<std::string> release_matrices;
 };
 
 FlagParser ConformanceFlags(ConformanceCliOptions& o) {
@@ -50,6 +52,11 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
            "address-space limit of each check process (default 4096;\n"
            "0: none)",
            uint64_t{0})
+      .Strings("--release-matrix", "FILE.json|DIR", &o.release_matrices,
+               "merge the cells of a real released host's matrix\n"
+               "(build/releases/matrix_<release>.json, written by the\n"
+               "release-host tests; a directory: its matrix_*.json) into\n"
+               "the HTML matrix, JUnit and JSON reports")
       .Int("--seed", "N", &o.run.seed, "input generator seed (default 1)",
            uint64_t{1})
       .Int("--cycles", "N", &o.run.load_unload_cycles,
@@ -59,7 +66,8 @@ FlagParser ConformanceFlags(ConformanceCliOptions& o) {
       .Epilog(
           "Exit status: 0 when no check failed and every check that ran was\n"
           "verified against a reference, 1 otherwise (a check without a\n"
-          "reference is not a pass), 2 on a usage error.\n");
+          "reference is not a pass) or when a required real-host cell of\n"
+          "--release-matrix failed, 2 on a usage error.\n");
   return flags;
 }
 
@@ -116,13 +124,30 @@ int ConformanceCommand(std::vector<std::string> args) {
   options.run.self_executable = "/proc/self/exe";
   return CommandMain(
       ConformanceFlags(options), args, [&]() -> absl::StatusOr<int> {
+        // Read (and validate) the matrices before the run, not after it.
+        std::vector<conformance::RealHostCell> real_hosts;
+        if (!options.release_matrices.empty()) {
+          KILN_ASSIGN_OR_RETURN(real_hosts, conformance::LoadReleaseMatrices(
+                                                options.release_matrices));
+        }
         std::cout << "kiln conformance: " << options.run.plugin_path << "\n";
-        const conformance::Report report = conformance::RunConformance(
+        conformance::Report report = conformance::RunConformance(
             options.run,
             [](const std::string& line) { std::cout << line << std::endl; });
+        report.real_hosts = std::move(real_hosts);
         std::cout << SummaryLine(report);
+        int required_failed = 0;
+        for (const conformance::RealHostCell& c : report.real_hosts) {
+          if (c.required && !c.Passed()) ++required_failed;
+        }
+        if (!report.real_hosts.empty()) {
+          std::cout << "real released hosts: " << report.real_hosts.size()
+                    << " cells merged, " << required_failed
+                    << " required cells failed\n";
+        }
         KILN_RETURN_IF_ERROR(WriteReports(options, report));
-        return report.Passed() ? kExitSuccess : kExitFailure;
+        return report.Passed() && required_failed == 0 ? kExitSuccess
+                                                       : kExitFailure;
       });
 }
 
