@@ -10,6 +10,8 @@
 // Differences below diff_min (which TFLite skips in the sum and outputs as
 // the type's minimum) get 0 in the exp tables: adding 0 to the sum changes
 // nothing, and 0 times the row's reciprocal rounds to 0, i.e. the minimum.
+// The zeros are needed: below diff_min the rescaled difference no longer
+// fits Q5.26 (the shift wraps), and the exp computed from it is not 0.
 #ifndef KILN_PLUGINS_CPU_KERNELS_NN_SOFTMAX_EXP_TABLE_H_
 #define KILN_PLUGINS_CPU_KERNELS_NN_SOFTMAX_EXP_TABLE_H_
 
