@@ -9,8 +9,8 @@ namespace kiln::cpu::nn {
 namespace {
 
 constexpr const char* kOp = "SOFTMAX";
-constexpr int kScaledDiffIntegerBits = 5;
-constexpr int kAccumulationIntegerBits = 12;
+constexpr int kScaledDiffIntegerBits = kSoftmaxScaledDiffIntegerBits;
+constexpr int kAccumulationIntegerBits = kSoftmaxAccumulationIntegerBits;
 
 // The fixed output quantization TFLite requires (scale within `tolerance`
 // times itself).
@@ -88,28 +88,27 @@ KilnStatus RunOn8BitRows(KernelContext& k, Fn&& rows_kernel) {
   return KILN_STATUS_OK;
 }
 
-// TFLite's LogSoftmaxQuantized (reference_integer_ops / reference_ops).
+// TFLite's LogSoftmaxQuantized (reference_integer_ops / reference_ops), with
+// the per-difference steps looked up (softmax_exp_table.h).
 template <typename T>
 void LogSoftmax8(const QuantizedLogSoftmaxState& s, const T* in, T* out,
                  int64_t rows, int32_t depth) {
-  using ScaledDiff = Fixed32<kScaledDiffIntegerBits>;
   using Accum = Fixed32<kAccumulationIntegerBits>;
   constexpr int kOutputIntegerBits = 4;
   constexpr int32_t kMin = std::numeric_limits<T>::min();
   constexpr int32_t kMax = std::numeric_limits<T>::max();
   constexpr int32_t kZeroPoint = kMax;  // 127 or 255: output range [-16, 0]
+  const int32_t* scaled_table = s.scaled_table.data();
+  const int32_t* exp_accum = s.exp_accum_table.data();
   for (int64_t r = 0; r < rows; ++r) {
     const T* x = in + r * depth;
     T* y = out + r * depth;
     const int32_t max_in_row = *std::max_element(x, x + depth);
+    // x[c] + offset: the table index of x[c]'s difference to the maximum.
+    const int32_t offset = kSoftmaxMaxDiff - max_in_row;
     Accum sum = Accum::FromRaw(0);
     for (int32_t c = 0; c < depth; ++c) {
-      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
-      if (diff >= s.diff_min) {
-        sum = sum + Rescale<kAccumulationIntegerBits>(ExpOnNegativeValues(
-                        ScaledDiff::FromRaw(MultiplyByQuantizedMultiplier(
-                            diff, s.input_multiplier))));
-      }
+      sum = sum + Accum::FromRaw(exp_accum[x[c] + offset]);
     }
     const int32_t log_sum =
         LogXForXGreaterThanOrEqualTo1<kScaledDiffIntegerBits>(sum).raw;
@@ -124,12 +123,10 @@ void LogSoftmax8(const QuantizedLogSoftmaxState& s, const T* in, T* out,
         y[c] = static_cast<T>(kMin);
         continue;
       }
-      const int32_t scaled =
-          MultiplyByQuantizedMultiplier(diff, s.input_multiplier);
-      const int32_t v =
-          RoundingDivideByPOT(scaled - log_sum, 31 - kScaledDiffIntegerBits -
-                                                    kOutputIntegerBits) +
-          kZeroPoint;
+      const int32_t v = RoundingDivideByPOT(
+                            scaled_table[x[c] + offset] - log_sum,
+                            31 - kScaledDiffIntegerBits - kOutputIntegerBits) +
+                        kZeroPoint;
       y[c] = static_cast<T>(std::max(std::min(v, kMax), kMin));
     }
   }
@@ -214,42 +211,39 @@ KilnStatus PrepareInt16(KernelContext& k, const TensorQuantization& qin,
   return KILN_STATUS_OK;
 }
 
+// TFLite's reference Softmax<In, Out> for 8-bit input, with the fixed-point
+// exp of each difference looked up (softmax_exp_table.h: differences below
+// diff_min have exp 0, so they add nothing and output the minimum).
 template <typename In, typename Out>
 void Softmax8(const QuantizedSoftmaxState& s, const In* in, Out* out,
               int64_t rows, int32_t depth) {
-  using ScaledDiff = Fixed32<kScaledDiffIntegerBits>;
   using Accum = Fixed32<kAccumulationIntegerBits>;
-  const auto exp_of = [&](int32_t diff) {
-    return ExpOnNegativeValues(ScaledDiff::FromRaw(
-        MultiplyByQuantizedMultiplierGreaterThanOne(diff, s.input_multiplier)));
-  };
   constexpr int32_t kOutMin = std::numeric_limits<Out>::min();
   constexpr int32_t kOutMax = std::numeric_limits<Out>::max();
+  const int32_t* exp_table = s.exp_table.data();
+  const int32_t* exp_accum = s.exp_accum_table.data();
   for (int64_t r = 0; r < rows; ++r) {
     const In* x = in + r * depth;
     Out* y = out + r * depth;
     In max_in_row = std::numeric_limits<In>::min();
     for (int32_t c = 0; c < depth; ++c) max_in_row = std::max(max_in_row, x[c]);
+    // x[c] + offset: the table index of x[c]'s difference to the maximum.
+    const int32_t offset = kSoftmaxMaxDiff - max_in_row;
     Accum sum = Accum::FromRaw(0);
     for (int32_t c = 0; c < depth; ++c) {
-      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
-      if (diff >= s.diff_min)
-        sum = sum + Rescale<kAccumulationIntegerBits>(exp_of(diff));
+      sum = sum + Accum::FromRaw(exp_accum[x[c] + offset]);
     }
     int num_bits_over_unit = 0;
-    const Fixed32<0> shifted_scale = Fixed32<0>::FromRaw(
-        GetReciprocal(sum.raw, kAccumulationIntegerBits, &num_bits_over_unit));
+    const int32_t shifted_scale =
+        GetReciprocal(sum.raw, kAccumulationIntegerBits, &num_bits_over_unit);
     const int exponent =
         std::min(31, std::max(0, num_bits_over_unit + 31 -
                                      static_cast<int>(sizeof(Out) * 8)));
     for (int32_t c = 0; c < depth; ++c) {
-      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
-      if (diff < s.diff_min) {
-        y[c] = static_cast<Out>(kOutMin);
-        continue;
-      }
       const int32_t unsat =
-          RoundingDivideByPOT((shifted_scale * exp_of(diff)).raw, exponent);
+          RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(
+                                  shifted_scale, exp_table[x[c] + offset]),
+                              exponent);
       y[c] = static_cast<Out>(
           std::max(kOutMin, std::min(kOutMax, unsat + kOutMin)));
     }
@@ -378,6 +372,8 @@ KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s) {
                                  &s.input_multiplier)) {
       s.diff_min = -CalculateInputRadius(kScaledDiffIntegerBits,
                                          s.input_multiplier.shift);
+      FillSoftmaxExpTables(s.input_multiplier, s.diff_min, &s.exp_table,
+                           &s.exp_accum_table);
     } else {
       PrepareFloatTable(qin, qout, beta, s);  // see softmax_quantized.h
     }
@@ -436,6 +432,8 @@ KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,
   s.reverse_multiplier = QuantizeMultiplier(reverse);
   s.diff_min =
       -CalculateInputRadius(kScaledDiffIntegerBits, s.input_multiplier.shift);
+  FillLogSoftmaxTables(s.input_multiplier, s.diff_min, &s.scaled_table,
+                       &s.exp_accum_table);
   return KILN_STATUS_OK;
 }
 

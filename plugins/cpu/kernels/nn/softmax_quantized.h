@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/softmax_exp_table.h"
 #include "kernels/quantization_util.h"
 
 namespace kiln::cpu::nn {
@@ -23,10 +24,12 @@ namespace kiln::cpu::nn {
 struct QuantizedSoftmaxState {
   KilnTensorType input_type = KILN_TYPE_INT8;
   KilnTensorType output_type = KILN_TYPE_INT8;
-  // 8-bit inputs: beta * input_scale in Q5.26, and the smallest input
-  // difference that still contributes.
+  // 8-bit inputs: beta * input_scale in Q5.26, the smallest input
+  // difference that still contributes, and the fixed-point exp of every
+  // difference in Q0.31 and Q12.19 (FillSoftmaxExpTables).
   QuantizedMultiplier input_multiplier;
   int32_t diff_min = 0;
+  std::vector<int32_t> exp_table, exp_accum_table;
   // int16 inputs: input difference to [-65535, 0] ~ [-10, 0], and the
   // tables of exp and 1 / (1 + x).
   std::vector<int16_t> exp_lut, reciprocal_lut;
@@ -53,6 +56,9 @@ struct QuantizedLogSoftmaxState {
   QuantizedMultiplier input_multiplier;    // beta * input scale, Q5.26
   QuantizedMultiplier reverse_multiplier;  // its inverse (shift <= 0)
   int32_t diff_min = 0;
+  // Every difference scaled to Q5.26 and its exp in Q12.19
+  // (FillLogSoftmaxTables).
+  std::vector<int32_t> scaled_table, exp_accum_table;
 };
 KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,
                                       QuantizedLogSoftmaxState& s);
