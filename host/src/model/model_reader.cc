@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -24,10 +26,21 @@ namespace {
 constexpr size_t kHeaderBytes = 8;
 constexpr char kMinRuntimeVersionKey[] = "min_runtime_version";
 
+// Copies a verified vector of scalars. The FlatBuffers verifier checks the
+// alignment of a vector's length field but not of its elements, so the 8-byte
+// elements of an untrusted file (e.g. zero points) may be misaligned: they
+// are copied bytewise, never loaded through a T*.
 template <typename T>
 std::vector<T> ToVector(const flatbuffers::Vector<T>* v) {
+  static_assert(std::is_arithmetic_v<T>, "scalar vectors only");
   if (v == nullptr) return {};
+#if FLATBUFFERS_LITTLEENDIAN
+  std::vector<T> out(v->size());
+  if (!out.empty()) std::memcpy(out.data(), v->Data(), out.size() * sizeof(T));
+  return out;
+#else
   return std::vector<T>(v->begin(), v->end());
+#endif
 }
 
 std::string ToString(const flatbuffers::String* s) {
