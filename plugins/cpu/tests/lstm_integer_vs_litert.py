@@ -183,11 +183,7 @@ class Case:
         self.cell_scale_log2, self.hidden_zp = cell_scale_log2, hidden_zp
 
     def input_shape(self):
-        if not self.seq:
-            return [self.batch, self.n_input]
-        if self.time_major:
-            return [self.steps, self.batch, self.n_input]
-        return [self.batch, self.steps, self.n_input]
+        return lstm_float.input_shape(self)
 
     def model(self, rng):
         nc, ni, no = self.n_cell, self.n_input, self.n_output

@@ -73,6 +73,17 @@ def build_lstm(seq, time_major, version, inputs, output, activation,
     return bytes(b.Output())
 
 
+def input_shape(case):
+    """The input shape of an LSTM (`seq` False) or a sequence LSTM case
+    (time- or batch-major): any object with seq, time_major, batch, steps
+    and n_input."""
+    if not case.seq:
+        return [case.batch, case.n_input]
+    if case.time_major:
+        return [case.steps, case.batch, case.n_input]
+    return [case.batch, case.steps, case.n_input]
+
+
 class Case:
     def __init__(self, name, seq=False, time_major=True, batch=2, steps=1,
                  n_input=3, n_cell=4, n_output=None, cifg=False,
@@ -105,11 +116,7 @@ class Case:
         return (2 if self.seq else 3) + (1 if self.asymmetric else 0)
 
     def input_shape(self):
-        if not self.seq:
-            return [self.batch, self.n_input]
-        if self.time_major:
-            return [self.steps, self.batch, self.n_input]
-        return [self.batch, self.steps, self.n_input]
+        return input_shape(self)
 
     def model(self, rng):
         def w(*shape, scale=1.0):
