@@ -269,20 +269,21 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
 
 // ---- DEPTHWISE_CONV_2D ---------------------------------------------------
 
+// How DEPTHWISE_CONV_2D computes an output row; fixed by the geometry, so
+// chosen once in prepare.
+enum class DepthwisePath {
+  kRow3x3,   // the AVX2 3x3 row kernel (weights in registers)
+  kPixel,    // the pixel kernel over a list of in-image taps
+  kGeneric,  // multiply-accumulate per tap (depth multiplier > 1, many taps)
+};
+
 struct DepthwiseState {
   ConvGeometry g;
   std::vector<float> zero_bias;
+  DepthwisePath path = DepthwisePath::kGeneric;
+  bool clamp = false;  // the activation is a clamp to [lo, hi]
+  float lo = 0.f, hi = 0.f;
 };
-
-KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
-  const Tensor input = k.input(0), filter = k.input(1);
-  KILN_SDK_RETURN_IF_ERROR(ExpectFloatConv(k, kConvOperands));
-  KILN_SDK_RETURN_IF_ERROR(
-      ReadDepthwiseGeometry(k, "DEPTHWISE_CONV_2D", input, filter, &s.g));
-  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, kConvOperands.bias, s.g.out_c));
-  s.zero_bias.assign(static_cast<size_t>(s.g.out_c), 0.f);
-  return k.Resize(k.output(0), {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
-}
 
 constexpr int32_t kMaxDepthwiseTaps = 64;
 
@@ -314,107 +315,164 @@ void DepthwisePixelPortable(float* out, const float* bias,
   }
 }
 
-KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
-  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
-  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
-  const float* in = input.data<float>();
-  const float* w = filter.data<float>();
-  const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
-  float* o = out.data<float>();
-  const int32_t c = s.g.in_c, oc = s.g.out_c, m = s.g.depth_multiplier;
+DepthwisePixelFn DepthwisePixelKernel() {
   static const DepthwisePixelFn kPixel = [] {
     const DepthwisePixelFn f = DepthwisePixelAvx2Fma();
     return f != nullptr ? f : &DepthwisePixelPortable;
   }();
+  return kPixel;
+}
+
+DepthwiseRow3x3Fn DepthwiseRow3x3Kernel() {
   static const DepthwiseRow3x3Fn kRow3x3 = DepthwiseRow3x3Avx2Fma();
-  float lo, hi;
-  const bool clamp = ActivationClamp(s.g.activation, &lo, &hi);
-  if (!clamp) {  // TANH / SIGN_BIT: applied after the kernel
-    lo = -std::numeric_limits<float>::infinity();
-    hi = std::numeric_limits<float>::infinity();
+  return kRow3x3;
+}
+
+DepthwisePath ChooseDepthwisePath(const ConvGeometry& g, bool clamp) {
+  // The row kernel (weights in registers) is faster with few channels;
+  // with many, the pixel kernel's contiguous channel runs are (see
+  // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
+  if (DepthwiseRow3x3Kernel() != nullptr && g.depth_multiplier == 1 &&
+      g.filter_h == 3 && g.filter_w == 3 && clamp && g.in_c <= 32) {
+    return DepthwisePath::kRow3x3;
   }
+  if (g.depth_multiplier == 1 && g.filter_h * g.filter_w <= kMaxDepthwiseTaps) {
+    return DepthwisePath::kPixel;
+  }
+  return DepthwisePath::kGeneric;
+}
+
+KilnStatus DepthwisePrepare(KernelContext& k, DepthwiseState& s) {
+  const Tensor input = k.input(0), filter = k.input(1);
+  KILN_SDK_RETURN_IF_ERROR(ExpectFloatConv(k, kConvOperands));
+  KILN_SDK_RETURN_IF_ERROR(
+      ReadDepthwiseGeometry(k, "DEPTHWISE_CONV_2D", input, filter, &s.g));
+  KILN_SDK_RETURN_IF_ERROR(CheckBias(k, kConvOperands.bias, s.g.out_c));
+  s.zero_bias.assign(static_cast<size_t>(s.g.out_c), 0.f);
+  s.clamp = ActivationClamp(s.g.activation, &s.lo, &s.hi);
+  if (!s.clamp) {  // TANH / SIGN_BIT: applied after the kernel
+    s.lo = -std::numeric_limits<float>::infinity();
+    s.hi = std::numeric_limits<float>::infinity();
+  }
+  s.path = ChooseDepthwisePath(s.g, s.clamp);
+  return k.Resize(k.output(0), {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
+}
+
+// One invoke's operands and one output row's place in them.
+struct DepthwiseRowArgs {
+  const DepthwiseState& s;
+  const float* in;  // NHWC input
+  const float* w;   // [filter_h][filter_w][out_c]
+  const float* b;   // [out_c]
+  float* o;         // NHWC output
+  // The row: image n, output y oy, that image's data and the input y of
+  // the row's first tap.
+  int32_t n = 0, oy = 0;
+  const float* image = nullptr;
+  int32_t y0 = 0;
+};
+
+float* DepthwiseOut(const DepthwiseRowArgs& a, int32_t ox) {
+  const ConvGeometry& g = a.s.g;
+  return a.o + ((static_cast<int64_t>(a.n) * g.out_h + a.oy) * g.out_w + ox) *
+                   g.out_c;
+}
+
+void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
+  const ConvGeometry& g = a.s.g;
+  const int32_t c = g.in_c;
+  DepthwiseRow3x3 r;
+  for (int32_t fy = 0; fy < 3; ++fy) {
+    const int32_t iy = a.y0 + fy * g.window.dilation_h;
+    r.rows[fy] = iy < 0 || iy >= g.in_h
+                     ? nullptr
+                     : a.image + static_cast<int64_t>(iy) * g.in_w * c;
+  }
+  r.weights = a.w;
+  r.bias = a.b;
+  r.out = DepthwiseOut(a, 0);
+  r.channels = c;
+  r.in_w = g.in_w;
+  r.out_w = g.out_w;
+  r.stride_w = g.window.stride_w;
+  r.dilation_w = g.window.dilation_w;
+  r.pad_w = g.pad_w;
+  r.lo = a.s.lo;
+  r.hi = a.s.hi;
+  DepthwiseRow3x3Kernel()(r);
+}
+
+// fn(x, wt) for each tap of output pixel (row, ox) inside the image, in
+// (fy, fx) order.
+template <typename Fn>
+void ForEachPixelTap(const DepthwiseRowArgs& a, int32_t ox, Fn&& fn) {
+  const ConvGeometry& g = a.s.g;
+  ForEachDepthwiseTap(g, a.image, a.w, a.y0, ox * g.window.stride_w - g.pad_w,
+                      fn);
+}
+
+void DepthwiseRowByPixel(const DepthwiseRowArgs& a) {
+  const ConvGeometry& g = a.s.g;
+  const DepthwisePixelFn pixel = DepthwisePixelKernel();
+  for (int32_t ox = 0; ox < g.out_w; ++ox) {
+    float* acc = DepthwiseOut(a, ox);
+    const float* xs[kMaxDepthwiseTaps];
+    const float* ws[kMaxDepthwiseTaps];
+    int32_t taps = 0;
+    ForEachPixelTap(a, ox, [&](const float* x, const float* wt) {
+      xs[taps] = x;
+      ws[taps++] = wt;
+    });
+    pixel(acc, a.b, xs, ws, taps, g.in_c, a.s.lo, a.s.hi);
+    if (!a.s.clamp) ApplyActivationInPlace(g.activation, acc, g.out_c);
+  }
+}
+
+void DepthwiseRowGeneric(const DepthwiseRowArgs& a) {
+  const ConvGeometry& g = a.s.g;
+  const int32_t c = g.in_c, oc = g.out_c, m = g.depth_multiplier;
+  for (int32_t ox = 0; ox < g.out_w; ++ox) {
+    float* acc = DepthwiseOut(a, ox);
+    std::copy(a.b, a.b + oc, acc);
+    ForEachPixelTap(a, ox, [&](const float* x, const float* wt) {
+      if (m == 1) {
+        vec::MulAcc(acc, x, wt, c);
+        return;
+      }
+      for (int32_t ic = 0; ic < c; ++ic) {
+        const float v = x[ic];
+        for (int32_t j = 0; j < m; ++j) {
+          acc[ic * m + j] += v * wt[ic * m + j];
+        }
+      }
+    });
+    ApplyActivationInPlace(g.activation, acc, oc);
+  }
+}
+
+KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
+  const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
+  const Tensor bias = k.num_inputs() > 2 ? k.input(2) : Tensor();
+  const float* b = bias.present() ? bias.data<float>() : s.zero_bias.data();
+  const DepthwiseRowArgs a{s, input.data<float>(), filter.data<float>(), b,
+                           out.data<float>()};
+  void (*const row_fn)(const DepthwiseRowArgs&) =
+      s.path == DepthwisePath::kRow3x3  ? &DepthwiseRowByRow3x3
+      : s.path == DepthwisePath::kPixel ? &DepthwiseRowByPixel
+                                        : &DepthwiseRowGeneric;
   // Output rows (batch x out_h) on the host's pool; each row is computed
   // the same way whatever thread runs it.
   const int64_t row_macs =
-      static_cast<int64_t>(s.g.out_w) * oc * s.g.filter_h * s.g.filter_w;
+      static_cast<int64_t>(s.g.out_w) * s.g.out_c * s.g.filter_h * s.g.filter_w;
   const auto rows = [&](int64_t begin, int64_t end, int32_t) {
+    DepthwiseRowArgs r = a;
     for (int64_t row = begin; row < end; ++row) {
-      const int32_t n = static_cast<int32_t>(row / s.g.out_h);
-      const int32_t oy = static_cast<int32_t>(row % s.g.out_h);
-      const float* image =
-          in + static_cast<int64_t>(n) * s.g.in_h * s.g.in_w * s.g.in_c;
-      const int32_t y0 = oy * s.g.window.stride_h - s.g.pad_h;
-      // The row kernel (weights in registers) is faster with few channels;
-      // with many, the pixel kernel's contiguous channel runs are (see
-      // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
-      if (kRow3x3 != nullptr && m == 1 && s.g.filter_h == 3 &&
-          s.g.filter_w == 3 && clamp && c <= 32) {
-        DepthwiseRow3x3 r;
-        for (int32_t fy = 0; fy < 3; ++fy) {
-          const int32_t iy = y0 + fy * s.g.window.dilation_h;
-          r.rows[fy] = iy < 0 || iy >= s.g.in_h
-                           ? nullptr
-                           : image + static_cast<int64_t>(iy) * s.g.in_w * c;
-        }
-        r.weights = w;
-        r.bias = b;
-        r.out = o + (static_cast<int64_t>(n) * s.g.out_h + oy) * s.g.out_w * oc;
-        r.channels = c;
-        r.in_w = s.g.in_w;
-        r.out_w = s.g.out_w;
-        r.stride_w = s.g.window.stride_w;
-        r.dilation_w = s.g.window.dilation_w;
-        r.pad_w = s.g.pad_w;
-        r.lo = lo;
-        r.hi = hi;
-        kRow3x3(r);
-        continue;
-      }
-      for (int32_t ox = 0; ox < s.g.out_w; ++ox) {
-        float* acc =
-            o +
-            ((static_cast<int64_t>(n) * s.g.out_h + oy) * s.g.out_w + ox) * oc;
-        const int32_t x0 = ox * s.g.window.stride_w - s.g.pad_w;
-        // fn(x, wt) for each tap inside the image, in (fy, fx) order.
-        const auto for_each_tap = [&](auto&& fn) {
-          for (int32_t fy = 0; fy < s.g.filter_h; ++fy) {
-            const int32_t iy = y0 + fy * s.g.window.dilation_h;
-            if (iy < 0 || iy >= s.g.in_h) continue;
-            for (int32_t fx = 0; fx < s.g.filter_w; ++fx) {
-              const int32_t ix = x0 + fx * s.g.window.dilation_w;
-              if (ix < 0 || ix >= s.g.in_w) continue;
-              fn(image + (static_cast<int64_t>(iy) * s.g.in_w + ix) * c,
-                 w + (static_cast<int64_t>(fy) * s.g.filter_w + fx) * oc);
-            }
-          }
-        };
-        if (m == 1 && s.g.filter_h * s.g.filter_w <= kMaxDepthwiseTaps) {
-          const float* xs[kMaxDepthwiseTaps];
-          const float* ws[kMaxDepthwiseTaps];
-          int32_t taps = 0;
-          for_each_tap([&](const float* x, const float* wt) {
-            xs[taps] = x;
-            ws[taps++] = wt;
-          });
-          kPixel(acc, b, xs, ws, taps, c, lo, hi);
-          if (!clamp) ApplyActivationInPlace(s.g.activation, acc, oc);
-        } else {
-          std::copy(b, b + oc, acc);
-          for_each_tap([&](const float* x, const float* wt) {
-            if (m == 1) {
-              vec::MulAcc(acc, x, wt, c);
-              return;
-            }
-            for (int32_t ic = 0; ic < c; ++ic) {
-              const float v = x[ic];
-              for (int32_t j = 0; j < m; ++j) {
-                acc[ic * m + j] += v * wt[ic * m + j];
-              }
-            }
-          });
-          ApplyActivationInPlace(s.g.activation, acc, oc);
-        }
-      }
+      r.n = static_cast<int32_t>(row / s.g.out_h);
+      r.oy = static_cast<int32_t>(row % s.g.out_h);
+      r.image =
+          r.in + static_cast<int64_t>(r.n) * s.g.in_h * s.g.in_w * s.g.in_c;
+      r.y0 = r.oy * s.g.window.stride_h - s.g.pad_h;
+      row_fn(r);
     }
   };
   return ParallelRows(k, static_cast<int64_t>(s.g.batches) * s.g.out_h,

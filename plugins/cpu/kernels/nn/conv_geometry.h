@@ -68,6 +68,25 @@ void Col2ImAdd(const ConvGeometry& g, int32_t row0, int32_t rows, const T* col,
   }
 }
 
+// DEPTHWISE_CONV_2D: fn(x, w) for each tap of the output pixel whose
+// window starts at input (y0, x0) that falls inside `image` (in_h x in_w x
+// in_c), in (fy, fx) order; x is the tap's input pixel, w its filter row
+// (out_c values of `filter`, [filter_h][filter_w][out_c]).
+template <typename T, typename Fn>
+void ForEachDepthwiseTap(const ConvGeometry& g, const T* image, const T* filter,
+                         int32_t y0, int32_t x0, Fn&& fn) {
+  for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+    const int32_t iy = y0 + fy * g.window.dilation_h;
+    if (iy < 0 || iy >= g.in_h) continue;
+    for (int32_t fx = 0; fx < g.filter_w; ++fx) {
+      const int32_t ix = x0 + fx * g.window.dilation_w;
+      if (ix < 0 || ix >= g.in_w) continue;
+      fn(image + (static_cast<int64_t>(iy) * g.in_w + ix) * g.in_c,
+         filter + (static_cast<int64_t>(fy) * g.filter_w + fx) * g.out_c);
+    }
+  }
+}
+
 }  // namespace kiln::cpu::nn
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_NN_CONV_GEOMETRY_H_

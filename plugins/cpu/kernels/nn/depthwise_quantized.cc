@@ -31,30 +31,22 @@ void DepthwiseAccumulatePixel(const ConvGeometry& g, const int16_t* filter,
   const int32_t c = g.in_c, m = g.depth_multiplier;
   const int32_t y0 = oy * g.window.stride_h - g.pad_h;
   const int32_t x0 = ox * g.window.stride_w - g.pad_w;
-  for (int32_t fy = 0; fy < g.filter_h; ++fy) {
-    const int32_t iy = y0 + fy * g.window.dilation_h;
-    if (iy < 0 || iy >= g.in_h) continue;
-    for (int32_t fx = 0; fx < g.filter_w; ++fx) {
-      const int32_t ix = x0 + fx * g.window.dilation_w;
-      if (ix < 0 || ix >= g.in_w) continue;
-      const int16_t* x = image + (static_cast<int64_t>(iy) * g.in_w + ix) * c;
-      const int16_t* w =
-          filter + (static_cast<int64_t>(fy) * g.filter_w + fx) * g.out_c;
-      if constexpr (sizeof(Acc) == 4) {
-        if (m == 1) {
-          MulAccInt16(acc, x, w, c);
-          continue;
+  ForEachDepthwiseTap(
+      g, image, filter, y0, x0, [&](const int16_t* x, const int16_t* w) {
+        if constexpr (sizeof(Acc) == 4) {
+          if (m == 1) {
+            MulAccInt16(acc, x, w, c);
+            return;
+          }
         }
-      }
-      for (int32_t ic = 0; ic < c; ++ic) {
-        const int32_t v = x[ic];
-        for (int32_t j = 0; j < m; ++j) {
-          acc[ic * m + j] = static_cast<Acc>(
-              acc[ic * m + j] + static_cast<Acc>(v * w[ic * m + j]));
+        for (int32_t ic = 0; ic < c; ++ic) {
+          const int32_t v = x[ic];
+          for (int32_t j = 0; j < m; ++j) {
+            acc[ic * m + j] = static_cast<Acc>(
+                acc[ic * m + j] + static_cast<Acc>(v * w[ic * m + j]));
+          }
         }
-      }
-    }
-  }
+      });
 }
 
 template void DepthwiseAccumulatePixel<int32_t>(const ConvGeometry&,
