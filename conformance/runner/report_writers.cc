@@ -64,13 +64,8 @@ const char* Colour(Verdict v) {
   return "#ffffff";
 }
 
-}  // namespace
-
-std::string ReportToJson(const Report& r) {
-  nlohmann::ordered_json j;
-  j["tool"] = "kiln conformance";
-  j["kiln_runtime_version"] = KILN_RUNTIME_VERSION_STRING;
-  j["host_extension_api_version"] = KILN_EXT_API_VERSION_STRING;
+// The "plugin" object: the plugin's identity, kernels and delegate.
+nlohmann::ordered_json PluginToJson(const Report& r) {
   nlohmann::ordered_json plugin;
   plugin["path"] = r.plugin_path;
   plugin["name"] = r.plugin_name;
@@ -102,7 +97,33 @@ std::string ReportToJson(const Report& r) {
     }
     plugin["delegate"] = d;
   }
-  j["plugin"] = plugin;
+  return plugin;
+}
+
+// One entry of "checks".
+nlohmann::ordered_json CheckToJson(const CheckResult& c) {
+  nlohmann::ordered_json e;
+  e["name"] = c.name;
+  e["category"] = c.category;
+  e["verdict"] = VerdictName(c.verdict);
+  e["message"] = c.message;
+  e["seconds"] = c.seconds;
+  if (!c.op.empty()) {
+    e["op"] = c.op;
+    e["op_version"] = c.op_version;
+  }
+  if (c.abi_level != 0) e["abi_level"] = AbiLevelName(c.abi_level);
+  return e;
+}
+
+}  // namespace
+
+std::string ReportToJson(const Report& r) {
+  nlohmann::ordered_json j;
+  j["tool"] = "kiln conformance";
+  j["kiln_runtime_version"] = KILN_RUNTIME_VERSION_STRING;
+  j["host_extension_api_version"] = KILN_EXT_API_VERSION_STRING;
+  j["plugin"] = PluginToJson(r);
   j["reference"] = r.reference_path;
   j["reference_outputs"] = r.reference_dir;
   j["abi_levels_tested"] = nlohmann::ordered_json::array();
@@ -125,20 +146,7 @@ std::string ReportToJson(const Report& r) {
                   {"no_reference", r.Count(Verdict::kNoReference)},
                   {"passed", r.Passed()}};
   j["checks"] = nlohmann::ordered_json::array();
-  for (const CheckResult& c : r.checks) {
-    nlohmann::ordered_json e;
-    e["name"] = c.name;
-    e["category"] = c.category;
-    e["verdict"] = VerdictName(c.verdict);
-    e["message"] = c.message;
-    e["seconds"] = c.seconds;
-    if (!c.op.empty()) {
-      e["op"] = c.op;
-      e["op_version"] = c.op_version;
-    }
-    if (c.abi_level != 0) e["abi_level"] = AbiLevelName(c.abi_level);
-    j["checks"].push_back(e);
-  }
+  for (const CheckResult& c : r.checks) j["checks"].push_back(CheckToJson(c));
   if (!r.real_hosts.empty()) {
     j["real_hosts"] = nlohmann::ordered_json::array();
     for (const RealHostCell& c : r.real_hosts) {
@@ -375,10 +383,9 @@ std::string Canonical(const std::string& path) {
 
 void WriteRealHostDetails(const Report& r, std::ostringstream& h);
 
-void WriteHtmlRealHosts(const Report& r, std::ostringstream& h) {
-  if (r.real_hosts.empty()) return;
-  const uint32_t newest = ServedAbiLevels().back();
-  // This run's plugin joins the row of a cell that ran the same file.
+// The row of this run's plugin: the row of a cell that ran the same file,
+// else the file name marked "(this run)".
+std::string ThisRunRow(const Report& r) {
   std::string this_row;
   const std::string this_path =
       r.plugin_path.empty() ? "" : Canonical(r.plugin_path);
@@ -391,40 +398,61 @@ void WriteHtmlRealHosts(const Report& r, std::ostringstream& h) {
     this_row = std::filesystem::path(r.plugin_path).filename().string() +
                " (this run)";
   }
-  std::vector<std::string> rows = {this_row};
-  std::map<std::string, std::string> row_api = {
-      {this_row,
-       r.plugin_abi_version ? VersionString(r.plugin_abi_version) : ""}};
+  return this_row;
+}
+
+// The rows (plugins, with the extension API each was built for) and the
+// columns (real released hosts, then today's host at each level).
+struct RealHostGrid {
+  std::string this_row;
+  std::vector<std::string> rows;
+  std::map<std::string, std::string> row_api;
   std::vector<HostColumn> columns;
+};
+
+// Adds the levels `c` (a cell of today's host) has verdicts at; 0 if none.
+void AddTodayLevels(const RealHostCell& c, std::set<uint32_t>* levels) {
+  bool any_level = false;
+  for (const CheckResult& k : c.checks) {
+    if (k.abi_level) levels->insert(k.abi_level);
+    any_level = any_level || k.abi_level != 0;
+  }
+  if (!any_level) levels->insert(0);
+}
+
+RealHostGrid BuildRealHostGrid(const Report& r) {
+  RealHostGrid g;
+  g.this_row = ThisRunRow(r);
+  g.rows = {g.this_row};
+  g.row_api[g.this_row] =
+      r.plugin_abi_version ? VersionString(r.plugin_abi_version) : "";
   std::set<std::string> real_seen;
   std::set<uint32_t> today_levels(r.abi_levels.begin(), r.abi_levels.end());
   for (const RealHostCell& c : r.real_hosts) {
-    if (std::find(rows.begin(), rows.end(), c.plugin_row) == rows.end()) {
-      rows.push_back(c.plugin_row);
+    if (std::find(g.rows.begin(), g.rows.end(), c.plugin_row) == g.rows.end()) {
+      g.rows.push_back(c.plugin_row);
     }
     if (!c.plugin_extension_api.empty()) {
-      row_api[c.plugin_row] = c.plugin_extension_api;
+      g.row_api[c.plugin_row] = c.plugin_extension_api;
     }
-    if (c.built_from_history) {
-      if (real_seen.insert(c.HostLabel()).second) {
-        columns.push_back({c.HostLabel(), true, c.release_extension_api, 0});
-      }
-      continue;
+    if (!c.built_from_history) {
+      AddTodayLevels(c, &today_levels);
+    } else if (real_seen.insert(c.HostLabel()).second) {
+      g.columns.push_back({c.HostLabel(), true, c.release_extension_api, 0});
     }
-    bool any_level = false;
-    for (const CheckResult& k : c.checks) {
-      if (k.abi_level) today_levels.insert(k.abi_level);
-      any_level = any_level || k.abi_level != 0;
-    }
-    if (!any_level) today_levels.insert(0);
   }
   std::stable_sort(
-      columns.begin(), columns.end(),
+      g.columns.begin(), g.columns.end(),
       [](const HostColumn& a, const HostColumn& b) { return a.api < b.api; });
+  const uint32_t newest = ServedAbiLevels().back();
   for (uint32_t level : today_levels) {
-    columns.push_back({TodayLevelLabel(level, newest), false, "", level});
+    g.columns.push_back({TodayLevelLabel(level, newest), false, "", level});
   }
+  return g;
+}
 
+void WriteRealHostHeader(const std::vector<HostColumn>& columns,
+                         std::ostringstream& h) {
   h << "<h2>Plugins on real released hosts and on today's host</h2>\n<p>"
        "Rows: plugins (the extension API each was built for); columns: real "
        "released hosts, built from git history by Kiln's release-host tests "
@@ -436,70 +464,94 @@ void WriteHtmlRealHosts(const Report& r, std::ostringstream& h) {
     h << "<th>" << Escape(col.label) << "</th>";
   }
   h << "</tr>\n";
-  for (const std::string& row : rows) {
+}
+
+// One cell of the grid: its HTML, whether anything failed, whether any
+// result landed in it.
+struct GridCell {
+  std::string text;
+  bool failed = false;
+  bool any = false;
+};
+
+// A released host's cell: every matching real-host cell, linked.
+GridCell RealOldCell(const Report& r, const std::string& row,
+                     const HostColumn& col) {
+  GridCell cell;
+  for (size_t i = 0; i < r.real_hosts.size(); ++i) {
+    const RealHostCell& c = r.real_hosts[i];
+    if (c.plugin_row != row || !c.built_from_history ||
+        c.HostLabel() != col.label) {
+      continue;
+    }
+    cell.any = true;
+    cell.failed = cell.failed || !c.Passed();
+    absl::StrAppend(&cell.text, "<a href=\"#real-host-", i, "\">",
+                    c.Passed() ? "PASSED" : "FAILED",
+                    "</a>: ", Escape(c.summary), "<br><small>",
+                    Escape(c.runner), "</small><br>");
+  }
+  return cell;
+}
+
+// Today's host at `col.level`: the verdicts at that level from this run
+// (its own row only) and from today's-host matrices, counted, with their
+// sources; a matrix without per-level verdicts fills the level-0 column.
+GridCell TodayCell(const Report& r, const std::string& row,
+                   const std::string& this_row, const HostColumn& col) {
+  GridCell cell;
+  std::vector<const CheckResult*> at_level;
+  std::vector<std::string> sources;
+  if (row == this_row) {
+    for (const CheckResult& k : r.checks) {
+      if (k.abi_level == col.level && k.abi_level != 0) at_level.push_back(&k);
+    }
+    if (!at_level.empty()) sources.push_back("this run");
+  }
+  for (size_t i = 0; i < r.real_hosts.size(); ++i) {
+    const RealHostCell& c = r.real_hosts[i];
+    if (c.plugin_row != row || c.built_from_history) continue;
+    const size_t before = at_level.size();
+    for (const CheckResult& k : c.checks) {
+      if (k.abi_level == col.level) at_level.push_back(&k);
+    }
+    if (col.level == 0 && c.checks.empty()) {
+      cell.any = true;
+      cell.failed = cell.failed || !c.Passed();
+      absl::StrAppend(&cell.text, "<a href=\"#real-host-", i, "\">",
+                      c.Passed() ? "PASSED" : "FAILED",
+                      "</a>: ", Escape(c.summary), "<br>");
+    } else if (at_level.size() > before) {
+      sources.push_back(absl::StrCat("<a href=\"#real-host-", i, "\">",
+                                     Escape(c.release), " matrix</a>"));
+    }
+  }
+  if (!at_level.empty()) {
+    cell.any = true;
+    bool level_failed = false;
+    absl::StrAppend(&cell.text, LevelCounts(at_level, &level_failed),
+                    "<br><small>", absl::StrJoin(sources, ", "), "</small>");
+    cell.failed = cell.failed || level_failed;
+  }
+  return cell;
+}
+
+void WriteHtmlRealHosts(const Report& r, std::ostringstream& h) {
+  if (r.real_hosts.empty()) return;
+  RealHostGrid g = BuildRealHostGrid(r);
+  WriteRealHostHeader(g.columns, h);
+  for (const std::string& row : g.rows) {
     h << "<tr><th>" << Escape(row) << "<br>built for extension API "
-      << Escape(row_api[row].empty() ? "?" : row_api[row]) << "</th>";
-    for (const HostColumn& col : columns) {
-      std::string text;
-      bool failed = false, any = false;
-      if (col.real_old) {
-        for (size_t i = 0; i < r.real_hosts.size(); ++i) {
-          const RealHostCell& c = r.real_hosts[i];
-          if (c.plugin_row != row || !c.built_from_history ||
-              c.HostLabel() != col.label) {
-            continue;
-          }
-          any = true;
-          failed = failed || !c.Passed();
-          absl::StrAppend(&text, "<a href=\"#real-host-", i, "\">",
-                          c.Passed() ? "PASSED" : "FAILED",
-                          "</a>: ", Escape(c.summary), "<br><small>",
-                          Escape(c.runner), "</small><br>");
-        }
-      } else {
-        std::vector<const CheckResult*> at_level;
-        std::vector<std::string> sources;
-        if (row == this_row) {
-          for (const CheckResult& k : r.checks) {
-            if (k.abi_level == col.level && k.abi_level != 0) {
-              at_level.push_back(&k);
-            }
-          }
-          if (!at_level.empty()) sources.push_back("this run");
-        }
-        for (size_t i = 0; i < r.real_hosts.size(); ++i) {
-          const RealHostCell& c = r.real_hosts[i];
-          if (c.plugin_row != row || c.built_from_history) continue;
-          const size_t before = at_level.size();
-          for (const CheckResult& k : c.checks) {
-            if (k.abi_level == col.level) at_level.push_back(&k);
-          }
-          if (col.level == 0 && c.checks.empty()) {
-            any = true;
-            failed = failed || !c.Passed();
-            absl::StrAppend(&text, "<a href=\"#real-host-", i, "\">",
-                            c.Passed() ? "PASSED" : "FAILED",
-                            "</a>: ", Escape(c.summary), "<br>");
-          } else if (at_level.size() > before) {
-            sources.push_back(absl::StrCat("<a href=\"#real-host-", i, "\">",
-                                           Escape(c.release), " matrix</a>"));
-          }
-        }
-        if (!at_level.empty()) {
-          any = true;
-          bool level_failed = false;
-          absl::StrAppend(&text, LevelCounts(at_level, &level_failed),
-                          "<br><small>", absl::StrJoin(sources, ", "),
-                          "</small>");
-          failed = failed || level_failed;
-        }
-      }
-      if (!any) {
+      << Escape(g.row_api[row].empty() ? "?" : g.row_api[row]) << "</th>";
+    for (const HostColumn& col : g.columns) {
+      const GridCell cell = col.real_old ? RealOldCell(r, row, col)
+                                         : TodayCell(r, row, g.this_row, col);
+      if (!cell.any) {
         h << "<td>&mdash;</td>";
         continue;
       }
-      h << "<td class=\"" << (failed ? "fail" : "pass") << "\">" << text
-        << "</td>";
+      h << "<td class=\"" << (cell.failed ? "fail" : "pass") << "\">"
+        << cell.text << "</td>";
     }
     h << "</tr>\n";
   }

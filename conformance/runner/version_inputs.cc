@@ -743,22 +743,57 @@ void SparseWeights(GeneratedCase* c) {
   w.sparse_csr = true;
 }
 
-void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+// The changes of the inputs' types, quantization or tensors; false for
+// any other change.
+bool ApplyTypeChange(const VersionInputs& v, int32_t op, GeneratedCase* c) {
   switch (v.change) {
     case Change::kQuantized:
       Quantized(v, op, c);
-      break;
+      return true;
     case Change::kPlain:
       Plain(v, c);
-      break;
+      return true;
     case Change::kHybrid:
     case Change::kHybridPerChannel:
     case Change::kAsymmetricHybrid:
       Hybrid(v, op, c);
-      break;
+      return true;
     case Change::kInteger:
       Integer(v, op, c);
-      break;
+      return true;
+    case Change::kQuantizeOutput:
+    case Change::kDequantizeInput:
+      QuantizeDequantize(v, c);
+      return true;
+    case Change::kBool:
+      ToBool(c);
+      return true;
+    case Change::kMulRescale:
+      MulRescale(c);
+      return true;
+    case Change::kIndicesInt16:
+      IndicesInt16(c);
+      return true;
+    case Change::kCastTo:
+      CastTo(v.type, c);
+      return true;
+    case Change::kTransposeConvInt8:
+    case Change::kBias:
+    case Change::kFusedRelu:
+      TransposeConv(v.change, c);
+      return true;
+    case Change::kSparseWeights:
+      SparseWeights(c);
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The changes of the inputs' shapes or the op's options (the type changes
+// are ApplyTypeChange's).
+void ApplyShapeOrOption(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  switch (v.change) {
     case Change::kBroadcastRank5:
       // [2,3,4] with [3,1] -> [2,1,3,2,2] with [3,1,1]: the same values,
       // broadcast over two axes of a rank-5 output.
@@ -787,20 +822,8 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
     case Change::kNoBias:
       c->inputs.resize(2);
       break;
-    case Change::kQuantizeOutput:
-    case Change::kDequantizeInput:
-      QuantizeDequantize(v, c);
-      break;
-    case Change::kFirstVersion:
-      break;
     case Change::kHalfPixelCenters:
       SetOption(c, KILN_OPTION_HALF_PIXEL_CENTERS, 1);
-      break;
-    case Change::kBool:
-      ToBool(c);
-      break;
-    case Change::kMulRescale:
-      MulRescale(c);
       break;
     case Change::kEllipsisNewAxis:
     case Change::kOffset:
@@ -809,25 +832,49 @@ void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
     case Change::kBatchDims:
       BatchDims(c);
       break;
-    case Change::kIndicesInt16:
-      IndicesInt16(c);
-      break;
-    case Change::kCastTo:
-      CastTo(v.type, c);
-      break;
-    case Change::kTransposeConvInt8:
-    case Change::kBias:
-    case Change::kFusedRelu:
-      TransposeConv(v.change, c);
-      break;
-    case Change::kSameInputs:
-      break;
-    case Change::kSparseWeights:
-      SparseWeights(c);
+    default:  // kFirstVersion, kSameInputs: the inputs as generated.
       break;
   }
+}
+
+void Apply(const VersionInputs& v, int32_t op, GeneratedCase* c) {
+  if (!ApplyTypeChange(v, op, c)) ApplyShapeOrOption(v, op, c);
   c->exercises_version = v.version;
 }
+
+// The name of each change whose name does not depend on the type.
+struct FixedChangeName {
+  Change change;
+  const char* name;
+};
+constexpr FixedChangeName kFixedChangeNames[] = {
+    {Change::kHybrid, "hybrid: float activations, int8 weights per tensor"},
+    {Change::kHybridPerChannel,
+     "hybrid: float activations, int8 weights per channel"},
+    {Change::kAsymmetricHybrid, "hybrid with asymmetric_quantize_inputs"},
+    {Change::kBroadcastRank5, "broadcast of rank 5"},
+    {Change::kRank5, "input of rank 5"},
+    {Change::kDilation, "dilation 2"},
+    {Change::kKeepNumDims, "keep_num_dims"},
+    {Change::kNoBias, "no bias"},
+    {Change::kFirstVersion,
+     "the first version TFLite registers; version-1 inputs"},
+    {Change::kHalfPixelCenters, "half_pixel_centers"},
+    {Change::kBool, "bool"},
+    {Change::kMulRescale,
+     "int8 with input1_scale * input2_scale / output_scale >= 1"},
+    {Change::kRank6, "input of rank 6"},
+    {Change::kEllipsisNewAxis, "ellipsis_mask and new_axis_mask"},
+    {Change::kOffset, "offset (end relative to begin)"},
+    {Change::kBatchDims, "batch_dims 1"},
+    {Change::kIndicesInt16, "int16 indices"},
+    {Change::kTransposeConvInt8, "int8 activations, int8 weights per channel"},
+    {Change::kBias, "bias input"},
+    {Change::kFusedRelu, "bias and fused RELU"},
+    {Change::kSparseWeights, "sparse weights (rows DENSE, columns SPARSE_CSR)"},
+    {Change::kSameInputs,
+     "float32 (TFLite's v1 is int32; the version-1 case is float already)"},
+};
 
 std::string ChangeName(const VersionInputs& v) {
   const std::string type = TypeName(v.type);
@@ -836,63 +883,23 @@ std::string ChangeName(const VersionInputs& v) {
       return absl::StrCat(type, " (quantized per tensor)");
     case Change::kPlain:
       return absl::StrCat(type, " (not quantized)");
-    case Change::kHybrid:
-      return "hybrid: float activations, int8 weights per tensor";
-    case Change::kHybridPerChannel:
-      return "hybrid: float activations, int8 weights per channel";
-    case Change::kAsymmetricHybrid:
-      return "hybrid with asymmetric_quantize_inputs";
     case Change::kInteger:
       return absl::StrCat(type, " activations, int8 weights, ",
                           v.type == KILN_TYPE_INT8 ? "int32" : "int64",
                           " bias");
-    case Change::kBroadcastRank5:
-      return "broadcast of rank 5";
-    case Change::kRank5:
-      return "input of rank 5";
-    case Change::kDilation:
-      return "dilation 2";
-    case Change::kKeepNumDims:
-      return "keep_num_dims";
-    case Change::kNoBias:
-      return "no bias";
     case Change::kQuantizeOutput:
       return absl::StrCat("float -> ", type,
                           v.per_channel ? " per channel" : "");
     case Change::kDequantizeInput:
       return absl::StrCat(type, v.per_channel ? " per channel" : "",
                           " -> float");
-    case Change::kFirstVersion:
-      return "the first version TFLite registers; version-1 inputs";
-    case Change::kHalfPixelCenters:
-      return "half_pixel_centers";
-    case Change::kBool:
-      return "bool";
-    case Change::kMulRescale:
-      return "int8 with input1_scale * input2_scale / output_scale >= 1";
-    case Change::kRank6:
-      return "input of rank 6";
-    case Change::kEllipsisNewAxis:
-      return "ellipsis_mask and new_axis_mask";
-    case Change::kOffset:
-      return "offset (end relative to begin)";
-    case Change::kBatchDims:
-      return "batch_dims 1";
-    case Change::kIndicesInt16:
-      return "int16 indices";
     case Change::kCastTo:
       return absl::StrCat("float32 -> ", type);
-    case Change::kTransposeConvInt8:
-      return "int8 activations, int8 weights per channel";
-    case Change::kBias:
-      return "bias input";
-    case Change::kFusedRelu:
-      return "bias and fused RELU";
-    case Change::kSparseWeights:
-      return "sparse weights (rows DENSE, columns SPARSE_CSR)";
-    case Change::kSameInputs:
-      return "float32 (TFLite's v1 is int32; the version-1 case is float "
-             "already)";
+    default:
+      break;
+  }
+  for (const FixedChangeName& f : kFixedChangeNames) {
+    if (f.change == v.change) return f.name;
   }
   return "";
 }
