@@ -420,10 +420,8 @@ std::vector<int32_t> ZeroPointTimesWeightWithBias(const int8_t* m, int32_t rows,
   return out;
 }
 
-}  // namespace
-
-KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
-                              IntegerLstm* s) {
+// Refuses the integer LSTM forms this kernel does not implement.
+KilnStatus CheckIntegerLstmForm(KernelContext& k, const LstmLayout& l) {
   const int32_t count = k.num_intermediates();
   if (!k.HostHas(&KilnHostApi::node_intermediate)) {
     return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k),
@@ -452,8 +450,13 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
                   " cells) is not implemented (LiteRT's kernel indexes the "
                   "peephole by the output size)");
   }
-  float inter_scale[5];
-  int32_t inter_zp[5];
+  return KILN_STATUS_OK;
+}
+
+// The scales and zero points of the 5 intermediates (the 4 layer-norm
+// inputs, Q3.12 without layer norm, and the hidden state).
+KilnStatus ReadIntermediateScales(const KernelContext& k, const LstmLayout& l,
+                                  float inter_scale[5], int32_t inter_zp[5]) {
   for (int i = 0; i < 4; ++i) {
     if (l.layer_norm) {
       KILN_SDK_RETURN_IF_ERROR(
@@ -466,27 +469,13 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
   KILN_SDK_RETURN_IF_ERROR(
       IntermediateScale(k, 4, &inter_scale[4], &inter_zp[4]));
 
-  float input_scale = 1.f, state_scale = 1.f, cell_scale = 1.f;
-  int32_t input_zp = 0, state_zp = 0;
-  KILN_SDK_RETURN_IF_ERROR(InputScale(k, kInput, &input_scale, &input_zp));
-  KILN_SDK_RETURN_IF_ERROR(
-      InputScale(k, kOutputState, &state_scale, &state_zp));
-  KILN_SDK_RETURN_IF_ERROR(InputScale(k, kCellState, &cell_scale));
-  if (!CheckedLog2(cell_scale, &s->cell_scale_log2) ||
-      s->cell_scale_log2 > -9 || s->cell_scale_log2 < -15) {
-    return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k),
-                  ": the int16 cell state's scale must be a power of two "
-                  "from 2^-15 to 2^-9 (LiteRT's integer LSTM); it is ",
-                  cell_scale);
-  }
-  s->output_state_zero_point = state_zp;
-  // The hidden state's zero point z as LiteRT (ai_edge_litert 2.3's
-  // reference kernels) applies it, measured against it: with a projection
-  // the requantized hidden value is v - z and the projection's effective
-  // bias adds z times the weights' row sums (TFLite's lstm_eval); without
-  // one the hidden value, which is the output, is v + z.
-  s->hidden_offset = l.projection ? inter_zp[4] : -inter_zp[4];
+  return KILN_STATUS_OK;
+}
 
+// Effective scales of the gates, the hidden state and the projection.
+KilnStatus SetEffectiveScales(const KernelContext& k, const LstmLayout& l,
+                              const float inter_scale[5], float input_scale,
+                              float state_scale, IntegerLstm* s) {
   // The effective scales, in float arithmetic as LiteRT computes them.
   for (int g = 0; g < kLstmGates; ++g) {
     s->input_to[g] = s->recurrent_to[g] = s->cell_to[g] = QuantizedMultiplier{};
@@ -526,6 +515,12 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
     const float proj_eff = w_proj * inter_scale[4] / state_scale;
     s->projection = QuantizeMultiplier(proj_eff);
   }
+  return KILN_STATUS_OK;
+}
+
+// The cell clip (int16) and the projection clip (int8, output scale).
+KilnStatus SetClips(const KernelContext& k, const LstmLayout& l,
+                    float cell_scale, IntegerLstm* s) {
   s->cell_clip =
       l.cell_clip > 0.f
           ? static_cast<int16_t>(std::min(
@@ -540,6 +535,14 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
         std::min(std::max(l.proj_clip / out_scale, -128.0f), 127.0f));
   }
 
+  return KILN_STATUS_OK;
+}
+
+// Effective biases: zero point times the weights' row sums (plus the gate
+// bias without layer norm, the projection bias with a projection).
+KilnStatus SetEffectiveBiases(KernelContext& k, const LstmLayout& l,
+                              int32_t input_zp, int32_t state_zp,
+                              IntegerLstm* s) {
   // Zero point times weights (plus the gate bias without layer norm).
   for (int g = 0; g < kLstmGates; ++g) {
     s->input_bias[g].clear();
@@ -574,6 +577,42 @@ KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
     s->projection_bias = ZeroPointTimesWeightWithBias(w, l.n_output, l.n_cell,
                                                       s->hidden_offset, bias);
   }
+  return KILN_STATUS_OK;
+}
+
+}  // namespace
+
+KilnStatus PrepareIntegerLstm(KernelContext& k, const LstmLayout& l,
+                              IntegerLstm* s) {
+  KILN_SDK_RETURN_IF_ERROR(CheckIntegerLstmForm(k, l));
+  float inter_scale[5];
+  int32_t inter_zp[5];
+  KILN_SDK_RETURN_IF_ERROR(ReadIntermediateScales(k, l, inter_scale, inter_zp));
+  float input_scale = 1.f, state_scale = 1.f, cell_scale = 1.f;
+  int32_t input_zp = 0, state_zp = 0;
+  KILN_SDK_RETURN_IF_ERROR(InputScale(k, kInput, &input_scale, &input_zp));
+  KILN_SDK_RETURN_IF_ERROR(
+      InputScale(k, kOutputState, &state_scale, &state_zp));
+  KILN_SDK_RETURN_IF_ERROR(InputScale(k, kCellState, &cell_scale));
+  if (!CheckedLog2(cell_scale, &s->cell_scale_log2) ||
+      s->cell_scale_log2 > -9 || s->cell_scale_log2 < -15) {
+    return k.Fail(KILN_STATUS_UNIMPLEMENTED, sdk::OpName(k),
+                  ": the int16 cell state's scale must be a power of two "
+                  "from 2^-15 to 2^-9 (LiteRT's integer LSTM); it is ",
+                  cell_scale);
+  }
+  s->output_state_zero_point = state_zp;
+  // The hidden state's zero point z as LiteRT (ai_edge_litert 2.3's
+  // reference kernels) applies it, measured against it: with a projection
+  // the requantized hidden value is v - z and the projection's effective
+  // bias adds z times the weights' row sums (TFLite's lstm_eval); without
+  // one the hidden value, which is the output, is v + z.
+  s->hidden_offset = l.projection ? inter_zp[4] : -inter_zp[4];
+
+  KILN_SDK_RETURN_IF_ERROR(
+      SetEffectiveScales(k, l, inter_scale, input_scale, state_scale, s));
+  KILN_SDK_RETURN_IF_ERROR(SetClips(k, l, cell_scale, s));
+  KILN_SDK_RETURN_IF_ERROR(SetEffectiveBiases(k, l, input_zp, state_zp, s));
   s->gates.assign(static_cast<size_t>(kLstmGates) * l.n_cell, 0);
   s->cell_tanh.assign(static_cast<size_t>(l.n_cell), 0);
   s->hidden_q.assign(static_cast<size_t>(l.n_cell), 0);
