@@ -260,14 +260,14 @@ def conv_cases(rng):
 # ---- FULLY_CONNECTED -----------------------------------------------------------
 
 def fc_case(rng, dtype, per_channel=False, bias=True, keep_num_dims=False,
-            activation=None):
+            activation=None, units=None):
     act_t, w_t, b_t = quant_types(dtype)
     activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
                                   ACT_RELU_N1_TO_1]))
                   if activation is None else activation)
     batch = [int(rng.integers(1, 4)), int(rng.integers(1, 5))]
     depth = int(rng.choice([1, 5, 16, 33, 100]))
-    units = int(rng.choice([1, 3, 16, 19]))
+    units = int(rng.choice([1, 3, 16, 19])) if units is None else units
     in_s, in_zp = act_q(rng, act_t)
     channels = units if per_channel else 1
     w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
@@ -954,9 +954,23 @@ def densify_cases(rng):
     return cases + [bad] + sparse_fc
 
 
+# ---- vectorized paths ------------------------------------------------------
+
+def vector_path_cases(rng):
+    """Sizes that run the vectorized integer paths with their tails: the
+    FULLY_CONNECTED requantization in double (8 channels a step) on 8, 27
+    and 40 units."""
+    out = []
+    for i, units in enumerate((8, 27, 40)):
+        for dtype in ("int8", "uint8"):
+            out.append(fc_case(rng, dtype, per_channel=dtype == "int8" and
+                               i % 2 == 0, bias=i != 1, units=units))
+    return out
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
             hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng) +
-            densify_cases(rng))
+            densify_cases(rng) + vector_path_cases(rng))
