@@ -596,10 +596,16 @@ REDUCE_OPS = {"MEAN": OP.MEAN, "SUM": OP.SUM, "REDUCE_MAX": OP.REDUCE_MAX,
               "REDUCE_MIN": OP.REDUCE_MIN, "REDUCE_PROD": OP.REDUCE_PROD}
 
 
-def reduce_case(rng, kind, dtype, same_quant=False):
-    rank = int(rng.integers(1, 5))
-    shape = [int(rng.integers(1, 6)) for _ in range(rank)]
-    if kind == "MEAN" and rank == 4 and rng.integers(2):
+def reduce_case(rng, kind, dtype, same_quant=False, shape_axes=None):
+    if shape_axes is not None:
+        shape, axes = shape_axes
+        rank = len(shape)
+    else:
+        rank = int(rng.integers(1, 5))
+        shape = [int(rng.integers(1, 6)) for _ in range(rank)]
+    if shape_axes is not None:
+        pass  # the caller's axes
+    elif kind == "MEAN" and rank == 4 and rng.integers(2):
         axes = [1, 2]  # the global-average-pool pattern of converted models
     else:
         n_axes = int(rng.integers(1, rank + 1))
@@ -959,12 +965,20 @@ def densify_cases(rng):
 def vector_path_cases(rng):
     """Sizes that run the vectorized integer paths with their tails: the
     FULLY_CONNECTED requantization in double (8 channels a step) on 8, 27
-    and 40 units."""
+    and 40 units; MEAN and SUM over adjacent axes as contiguous blocks (a
+    transformer's last-axis MEAN, leading and middle axes, a unit axis
+    between reduced ones)."""
     out = []
     for i, units in enumerate((8, 27, 40)):
         for dtype in ("int8", "uint8"):
             out.append(fc_case(rng, dtype, per_channel=dtype == "int8" and
                                i % 2 == 0, bias=i != 1, units=units))
+    for shape_axes in (([1, 9, 131], [-1]), ([1, 9, 131], [1]),
+                       ([3, 4, 5, 6], [1, 2]), ([3, 4, 1, 6], [1, 3]),
+                       ([3, 4, 5, 6], [0, 3]), ([2, 70], [0, 1])):
+        for dtype in ("int8", "uint8", "int16"):
+            out.append(reduce_case(rng, "MEAN", dtype, shape_axes=shape_axes))
+        out.append(reduce_case(rng, "SUM", "uint8", shape_axes=shape_axes))
     return out
 
 
