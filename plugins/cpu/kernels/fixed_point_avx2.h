@@ -25,6 +25,21 @@ inline __m256i DoublingHighMul(__m256i x, __m256i m) {
                             _mm256_slli_epi64(odd, 1), 0xAA);
 }
 
+// RoundingDivideByPOT per int32 lane, one exponent in [0, 31] for all: the
+// arithmetic shift plus one where the remainder exceeds half (half plus
+// one for a negative lane).
+inline __m256i RoundingDivideByPOT(__m256i v, int32_t exponent) {
+  const __m256i mask =
+      _mm256_set1_epi32(static_cast<int32_t>((int64_t{1} << exponent) - 1));
+  const __m256i remainder = _mm256_and_si256(v, mask);
+  const __m256i negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), v);
+  const __m256i threshold =
+      _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), negative);
+  const __m256i round_up = _mm256_cmpgt_epi32(remainder, threshold);
+  return _mm256_sub_epi32(_mm256_sra_epi32(v, _mm_cvtsi32_si128(exponent)),
+                          round_up);
+}
+
 // The eight int32 lanes (already inside int16's range) as int16 in the low
 // 128 bits, in order.
 inline __m128i ToInt16(__m256i v) {

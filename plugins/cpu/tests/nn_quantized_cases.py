@@ -499,10 +499,12 @@ def pool_cases(rng):
 # ---- SOFTMAX ----------------------------------------------------------------
 
 def softmax_case(rng, in_t, out_t, beta=1.0, out_q=None, name_extra="",
-                 in_scale=None):
-    shape = [int(rng.integers(1, 4)), int(rng.choice([1, 3, 10, 100, 1001]))]
-    if rng.integers(2):
-        shape = [int(rng.integers(1, 3))] + shape
+                 in_scale=None, shape=None):
+    if shape is None:
+        shape = [int(rng.integers(1, 4)),
+                 int(rng.choice([1, 3, 10, 100, 1001]))]
+        if rng.integers(2):
+            shape = [int(rng.integers(1, 3))] + shape
     in_s, in_zp = act_q(rng, in_t)
     if in_t == "int16":
         in_s = float(log_uniform(rng, 1e-4, 3e-3))
@@ -967,7 +969,7 @@ def vector_path_cases(rng):
     FULLY_CONNECTED requantization in double (8 channels a step) on 8, 27
     and 40 units; MEAN and SUM over adjacent axes as contiguous blocks (a
     transformer's last-axis MEAN, leading and middle axes, a unit axis
-    between reduced ones)."""
+    between reduced ones); 8-bit SOFTMAX rows."""
     out = []
     for i, units in enumerate((8, 27, 40)):
         for dtype in ("int8", "uint8"):
@@ -979,6 +981,13 @@ def vector_path_cases(rng):
         for dtype in ("int8", "uint8", "int16"):
             out.append(reduce_case(rng, "MEAN", dtype, shape_axes=shape_axes))
         out.append(reduce_case(rng, "SUM", "uint8", shape_axes=shape_axes))
+    # SOFTMAX rows of the AVX2 kernel: 32-wide maximum, 8-wide sums and
+    # outputs, tails (a transformer's [1, 4, 64, 64] attention included).
+    for shape in ([1, 4, 64, 64], [3, 37], [2, 130], [5, 7], [2, 33]):
+        for in_t in ("int8", "uint8"):
+            out.append(softmax_case(rng, in_t, in_t,
+                                    float(rng.choice([1.0, 0.5, 2.7])),
+                                    shape=shape))
     return out
 
 

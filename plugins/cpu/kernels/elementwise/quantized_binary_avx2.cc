@@ -27,36 +27,21 @@ using Kind = QuantizedBinaryState::Kind;
 using avx2::DoublingHighMul;
 using avx2::ToInt16;
 
-inline __m256i RoundingShiftRight(__m256i v, __m128i shift, __m256i mask,
-                                  __m256i half_mask) {
-  const __m256i remainder = _mm256_and_si256(v, mask);
-  const __m256i negative = _mm256_cmpgt_epi32(_mm256_setzero_si256(), v);
-  const __m256i threshold = _mm256_sub_epi32(half_mask, negative);
-  const __m256i round_up = _mm256_cmpgt_epi32(remainder, threshold);
-  return _mm256_sub_epi32(_mm256_sra_epi32(v, shift), round_up);
-}
-
 // A fixed-point multiplier with its shifts, broadcast to the lanes.
 struct VecMultiplier {
-  __m256i multiplier, mask, half_mask;
-  __m128i left, right;
+  __m256i multiplier;
+  __m128i left;
+  int32_t right;
 
-  explicit VecMultiplier(const QuantizedMultiplier& q) {
-    const int32_t right_shift = q.shift > 0 ? 0 : -q.shift;
-    const int32_t mask_value =
-        static_cast<int32_t>((int64_t{1} << right_shift) - 1);
-    multiplier = _mm256_set1_epi32(q.multiplier);
-    mask = _mm256_set1_epi32(mask_value);
-    half_mask = _mm256_set1_epi32(mask_value >> 1);
-    left = _mm_cvtsi32_si128(q.shift > 0 ? q.shift : 0);
-    right = _mm_cvtsi32_si128(right_shift);
-  }
+  explicit VecMultiplier(const QuantizedMultiplier& q)
+      : multiplier(_mm256_set1_epi32(q.multiplier)),
+        left(_mm_cvtsi32_si128(q.shift > 0 ? q.shift : 0)),
+        right(q.shift > 0 ? 0 : -q.shift) {}
   // MultiplyByQuantizedMultiplier (the left shift is 0 for multipliers
   // below one, so this is also the SmallerThanOne form).
   __m256i Apply(__m256i x) const {
-    return RoundingShiftRight(
-        DoublingHighMul(_mm256_sll_epi32(x, left), multiplier), right, mask,
-        half_mask);
+    return avx2::RoundingDivideByPOT(
+        DoublingHighMul(_mm256_sll_epi32(x, left), multiplier), right);
   }
 };
 
