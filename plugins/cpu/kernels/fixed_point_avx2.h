@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kiln::cpu::avx2 {
 
@@ -45,6 +46,27 @@ inline __m256i RoundingDivideByPOT(__m256i v, int32_t exponent) {
 inline __m128i ToInt16(__m256i v) {
   const __m256i packed = _mm256_packs_epi32(v, v);
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
+}
+
+// Eight int8 or uint8 values as int32 lanes.
+template <typename T>
+inline __m256i LoadBytes8(const T* p) {
+  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  if constexpr (std::is_same_v<T, int8_t>) {
+    return _mm256_cvtepi8_epi32(bytes);
+  } else {
+    return _mm256_cvtepu8_epi32(bytes);
+  }
+}
+
+// Eight int32 lanes already inside T's range (int8 or uint8) stored as T.
+template <typename T>
+inline void StoreBytes8(__m256i v, T* p) {
+  const __m128i words = ToInt16(v);
+  const __m128i bytes = std::is_same_v<T, int8_t>
+                            ? _mm_packs_epi16(words, words)
+                            : _mm_packus_epi16(words, words);
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bytes);
 }
 
 }  // namespace kiln::cpu::avx2

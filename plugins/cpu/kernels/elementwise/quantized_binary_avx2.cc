@@ -90,26 +90,6 @@ struct VecParams {
 };
 
 template <typename T>
-inline __m256i Load8(const T* p) {
-  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-  if constexpr (std::is_same_v<T, int8_t>) {
-    return _mm256_cvtepi8_epi32(bytes);
-  } else {
-    return _mm256_cvtepu8_epi32(bytes);
-  }
-}
-
-// Eight lanes already inside T's range, stored as T.
-template <typename T>
-inline void Store8(__m256i v, T* p) {
-  const __m128i words = ToInt16(v);
-  const __m128i bytes = std::is_same_v<T, int8_t>
-                            ? _mm_packs_epi16(words, words)
-                            : _mm_packus_epi16(words, words);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bytes);
-}
-
-template <typename T>
 int64_t Row(const QuantizedBinaryState& s, const void* a, int64_t sa,
             const void* b, int64_t sb, void* out, int64_t n) {
   const T* pa = static_cast<const T*>(a);
@@ -119,17 +99,18 @@ int64_t Row(const QuantizedBinaryState& s, const void* a, int64_t sa,
   const int64_t count = n / 8 * 8;
   if (sa == 1 && sb == 1) {
     for (int64_t i = 0; i < count; i += 8) {
-      Store8(p.Result(Load8(pa + i), Load8(pb + i)), po + i);
+      avx2::StoreBytes8(
+          p.Result(avx2::LoadBytes8(pa + i), avx2::LoadBytes8(pb + i)), po + i);
     }
   } else if (sa == 1) {
     const __m256i y = _mm256_set1_epi32(*pb);
     for (int64_t i = 0; i < count; i += 8) {
-      Store8(p.Result(Load8(pa + i), y), po + i);
+      avx2::StoreBytes8(p.Result(avx2::LoadBytes8(pa + i), y), po + i);
     }
   } else if (sb == 1) {
     const __m256i x = _mm256_set1_epi32(*pa);
     for (int64_t i = 0; i < count; i += 8) {
-      Store8(p.Result(x, Load8(pb + i)), po + i);
+      avx2::StoreBytes8(p.Result(x, avx2::LoadBytes8(pb + i)), po + i);
     }
   } else {
     return 0;

@@ -25,16 +25,6 @@ namespace kiln::cpu::nn {
 namespace {
 
 template <typename T>
-inline __m256i Load8(const T* p) {
-  const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-  if constexpr (std::is_same_v<T, int8_t>) {
-    return _mm256_cvtepi8_epi32(bytes);
-  } else {
-    return _mm256_cvtepu8_epi32(bytes);
-  }
-}
-
-template <typename T>
 int32_t RowMax(const T* x, int32_t depth) {
   int32_t c = 0;
   int32_t best = std::numeric_limits<T>::min();
@@ -61,7 +51,8 @@ int32_t RowSum(const T* x, int32_t depth, const int32_t* table) {
   __m256i sum = _mm256_setzero_si256();
   int32_t c = 0;
   for (; c + 8 <= depth; c += 8) {
-    sum = _mm256_add_epi32(sum, _mm256_i32gather_epi32(table, Load8(x + c), 4));
+    sum = _mm256_add_epi32(
+        sum, _mm256_i32gather_epi32(table, avx2::LoadBytes8(x + c), 4));
   }
   alignas(32) uint32_t lanes[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sum);
@@ -69,15 +60,6 @@ int32_t RowSum(const T* x, int32_t depth, const int32_t* table) {
   for (const uint32_t v : lanes) total += v;
   for (; c < depth; ++c) total += static_cast<uint32_t>(table[x[c]]);
   return static_cast<int32_t>(total);
-}
-
-template <typename T>
-void StoreClamped8(__m256i v, T* p) {
-  const __m128i words = avx2::ToInt16(v);
-  const __m128i bytes = std::is_same_v<T, int8_t>
-                            ? _mm_packs_epi16(words, words)
-                            : _mm_packus_epi16(words, words);
-  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bytes);
 }
 
 template <typename T>
@@ -101,11 +83,11 @@ void Rows(const QuantizedSoftmaxState& s, const T* in, T* out, int64_t rows,
     const __m256i hi = _mm256_set1_epi32(kMax);
     int32_t c = 0;
     for (; c + 8 <= depth; c += 8) {
-      const __m256i e = _mm256_i32gather_epi32(exp, Load8(x + c), 4);
+      const __m256i e = _mm256_i32gather_epi32(exp, avx2::LoadBytes8(x + c), 4);
       const __m256i v = _mm256_add_epi32(
           avx2::RoundingDivideByPOT(avx2::DoublingHighMul(scale, e), exponent),
           lo);
-      StoreClamped8(_mm256_min_epi32(hi, _mm256_max_epi32(lo, v)), y + c);
+      avx2::StoreBytes8(_mm256_min_epi32(hi, _mm256_max_epi32(lo, v)), y + c);
     }
     for (; c < depth; ++c) {
       const int32_t unsat = RoundingDivideByPOT(
