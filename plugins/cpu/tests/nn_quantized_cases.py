@@ -762,11 +762,15 @@ def transpose_conv_cases(rng):
 
 # ---- BATCH_MATMUL ------------------------------------------------------------
 
-def batch_matmul_case(rng, dtype, const_rhs=False, adj_x=False, adj_y=False):
-    m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32])),
-                   int(rng.choice([1, 3, 8, 13, 24])))
-    lhs_batch = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
-    rhs_batch = [1 if rng.integers(2) else lhs_batch[0], lhs_batch[1]]
+def batch_matmul_case(rng, dtype, const_rhs=False, adj_x=False, adj_y=False,
+                      dims=None):
+    if dims is not None:  # (m, depth, n, lhs_batch, rhs_batch)
+        m, depth, n, lhs_batch, rhs_batch = dims
+    else:
+        m, depth, n = (int(rng.integers(1, 6)), int(rng.choice([1, 7, 32])),
+                       int(rng.choice([1, 3, 8, 13, 24])))
+        lhs_batch = [int(rng.integers(1, 3)), int(rng.integers(1, 4))]
+        rhs_batch = [1 if rng.integers(2) else lhs_batch[0], lhs_batch[1]]
     if const_rhs:
         rhs_batch = rhs_batch[1:]
     lhs_shape = lhs_batch + ([depth, m] if adj_x else [m, depth])
@@ -988,6 +992,14 @@ def vector_path_cases(rng):
             out.append(softmax_case(rng, in_t, in_t,
                                     float(rng.choice([1.0, 0.5, 2.7])),
                                     shape=shape))
+    # int8 BATCH_MATMUL split over (batch, rows) tasks: a transformer's
+    # attention products, a broadcast rhs batch, odd sizes, adj flags.
+    for i, dims in enumerate(((64, 32, 64, [1, 4], [1, 4]),
+                              (64, 64, 32, [1, 4], [1, 4]),
+                              (17, 33, 20, [2, 3], [1, 3]),
+                              (9, 5, 27, [3, 1], [3, 2]))):
+        out.append(batch_matmul_case(rng, "int8", adj_x=i == 2,
+                                     adj_y=i == 3, dims=dims))
     return out
 
 

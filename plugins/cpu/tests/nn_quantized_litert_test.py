@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--filter", default="", help="regex on case names")
     ap.add_argument("--seed", type=int, default=20240611)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="kiln run --threads (the kernels that split work "
+                         "over the pool must match on any count)")
     args = ap.parse_args()
     pools = {}
 
@@ -79,7 +82,8 @@ def main():
         if resolver not in pools:
             pools[resolver] = lso.LiteRtPool(resolver)
         return pools[resolver]
-    kiln_args = ["--no-default-plugins", "--plugin-dir", args.plugin_dir]
+    kiln_args = ["--no-default-plugins", "--plugin-dir", args.plugin_dir,
+                 "--threads", str(args.threads)]
     counts = {"agree": 0, "mismatch": 0, "both refuse": 0, "kiln refuses": 0,
               "litert refuses": 0}
     failures = []

@@ -1,7 +1,6 @@
 #include "kernels/nn/batch_matmul.h"
 
 #include <algorithm>
-#include <type_traits>
 
 #include "kernels/broadcast.h"
 #include "kernels/nn/parallel.h"
@@ -56,43 +55,52 @@ void Int16MatMul(const QuantizedBatchMatMulState& s, const int16_t* rhs_rows,
   }
 }
 
-// out (m x n) = requantized lhs (m x kp rows) * w^T, chunks of rows on the
-// host's pool, each with the running thread's accumulator scratch.
+// One lhs matrix as int16 rows of k_padded values at dst, offset folded in.
 template <typename T>
-void Int8MatMul(KernelContext& k, QuantizedBatchMatMulState& s,
-                const PackedInt16Matrix& w, int32_t kp, T* out) {
-  const BatchMatMulPlan& p = s.plan;
-  const int32_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
-  if (static_cast<int32_t>(s.scratch.size()) < threads) {
-    s.scratch.resize(static_cast<size_t>(threads));
-    for (IntGemmScratch& sc : s.scratch) sc.Reserve(s.chunk_rows, p.n, false);
-  }
-  const int64_t chunks = (p.m + s.chunk_rows - 1) / s.chunk_rows;
-  ParallelRows(k, chunks, int64_t{s.chunk_rows} * kp * p.n,
-               [&](int64_t begin, int64_t end, int32_t thread) {
-                 for (int64_t c = begin; c < end; ++c) {
-                   const int32_t r0 = static_cast<int32_t>(c) * s.chunk_rows;
-                   const int32_t rows = std::min(s.chunk_rows, p.m - r0);
-                   RequantizedGemm(s.lhs.data() + int64_t{r0} * kp, rows, w,
-                                   BiasView{}, s.q, false,
-                                   s.scratch[static_cast<size_t>(thread)],
-                                   out + int64_t{r0} * p.n, p.n);
-                 }
-               });
-}
-
-// One lhs matrix as int16 rows of k_padded values, offset folded in.
-template <typename T>
-void LoadLhs(QuantizedBatchMatMulState& s, const T* a, int32_t kp) {
+void LoadLhs(const QuantizedBatchMatMulState& s, const T* a, int32_t kp,
+             int16_t* dst) {
   const BatchMatMulPlan& p = s.plan;
   for (int32_t i = 0; i < p.m; ++i) {
-    int16_t* row = s.lhs.data() + static_cast<int64_t>(i) * kp;
+    int16_t* row = dst + static_cast<int64_t>(i) * kp;
     for (int32_t d = 0; d < p.depth; ++d) {
       const T v = p.adj_x ? a[static_cast<int64_t>(d) * p.m + i]
                           : a[static_cast<int64_t>(i) * p.depth + d];
       row[d] = static_cast<int16_t>(v + s.q.input_offset);
     }
   }
+}
+
+// int8: every lhs batch loaded as int16 rows, then (output batch, chunk of
+// rows) tasks on the host's pool, each requantized through the running
+// thread's accumulator scratch.
+void Int8BatchMatMul(KernelContext& k, QuantizedBatchMatMulState& s,
+                     const int8_t* lhs, int8_t* out) {
+  const BatchMatMulPlan& p = s.plan;
+  const int32_t kp = p.depth + p.depth % 2;
+  const int64_t lhs_batches = DimProduct(p.lhs_batch, 0, p.lhs_batch.size());
+  for (int64_t b = 0; b < lhs_batches; ++b) {
+    LoadLhs(s, lhs + b * p.m * p.depth, kp, s.lhs.data() + b * p.m * kp);
+  }
+  const int32_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  if (static_cast<int32_t>(s.scratch.size()) < threads) {
+    s.scratch.resize(static_cast<size_t>(threads));
+    for (IntGemmScratch& sc : s.scratch) sc.Reserve(s.chunk_rows, p.n, false);
+  }
+  const int64_t chunks = (p.m + s.chunk_rows - 1) / s.chunk_rows;
+  const int64_t tasks = static_cast<int64_t>(s.batches.size()) * chunks;
+  ParallelRows(
+      k, tasks, int64_t{s.chunk_rows} * kp * p.n,
+      [&](int64_t begin, int64_t end, int32_t thread) {
+        for (int64_t t = begin; t < end; ++t) {
+          const BatchTriple& b = s.batches[static_cast<size_t>(t / chunks)];
+          const int32_t r0 = static_cast<int32_t>(t % chunks) * s.chunk_rows;
+          const int32_t rows = std::min(s.chunk_rows, p.m - r0);
+          RequantizedGemm(s.lhs.data() + (b.lhs * p.m + r0) * kp, rows,
+                          s.rhs_packed[static_cast<size_t>(b.rhs)], BiasView{},
+                          s.q, false, s.scratch[static_cast<size_t>(thread)],
+                          out + (b.out * p.m + r0) * p.n, p.n);
+        }
+      });
 }
 
 KilnStatus CheckTypes(KernelContext& k, IntScheme scheme, const Tensor& lhs,
@@ -208,9 +216,20 @@ KilnStatus QuantizedBatchMatMulPrepare(KernelContext& k, IntScheme scheme,
   s.pack_in_invoke = !(rhs.is_constant() && rhs.data<void>() != nullptr);
   if (!s.pack_in_invoke) PackRhs(s, rhs);
   const int32_t kp = p.depth + p.depth % 2;
-  s.lhs.assign(static_cast<size_t>(p.m) * kp, 0);
+  s.batches.clear();
+  ForEachBroadcast(p.lhs_batch, p.rhs_batch, p.out_batch,
+                   [&](int64_t ob, int64_t lb, int64_t rb) {
+                     s.batches.push_back(BatchTriple{ob, lb, rb});
+                   });
+  const int64_t lhs_matrices =
+      scheme == IntScheme::kInt16
+          ? 1
+          : DimProduct(p.lhs_batch, 0, p.lhs_batch.size());
+  s.lhs.assign(static_cast<size_t>(lhs_matrices * p.m * kp), 0);
   const int32_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
-  s.chunk_rows = ParallelChunkRows(std::max(p.m, 1), 1, p.m, threads, 4);
+  s.chunk_rows = ParallelChunkRows(std::max(p.m, 1),
+                                   static_cast<int32_t>(s.batches.size()), p.m,
+                                   threads, 4);
   s.scratch.assign(static_cast<size_t>(threads), IntGemmScratch());
   for (IntGemmScratch& sc : s.scratch) sc.Reserve(s.chunk_rows, p.n, false);
   return k.Resize(out, p.out_shape);
@@ -226,26 +245,19 @@ KilnStatus QuantizedBatchMatMulInvoke(KernelContext& k,
   }
   if (s.pack_in_invoke) PackRhs(s, rhs);
   const BatchMatMulPlan& p = s.plan;
+  if (s.q.scheme != IntScheme::kInt16) {
+    Int8BatchMatMul(k, s, lhs.data<int8_t>(), out.data<int8_t>());
+    return KILN_STATUS_OK;
+  }
   const int32_t kp = p.depth + p.depth % 2;
   const int64_t lhs_matrix = static_cast<int64_t>(p.m) * p.depth;
   const int64_t out_matrix = static_cast<int64_t>(p.m) * p.n;
   const int64_t rhs_matrix = static_cast<int64_t>(p.depth) * p.n;
-  ForScheme(s.q.scheme, [&](auto tag) {
-    using T = decltype(tag);
-    const T* l = lhs.data<T>();
-    T* o = out.data<T>();
-    ForEachBroadcast(p.lhs_batch, p.rhs_batch, p.out_batch,
-                     [&](int64_t ob, int64_t lb, int64_t rb) {
-                       LoadLhs(s, l + lb * lhs_matrix, kp);
-                       if constexpr (std::is_same_v<T, int16_t>) {
-                         Int16MatMul(s, s.rhs_rows.data() + rb * rhs_matrix, kp,
-                                     o + ob * out_matrix);
-                       } else {
-                         Int8MatMul(k, s, s.rhs_packed[static_cast<size_t>(rb)],
-                                    kp, o + ob * out_matrix);
-                       }
-                     });
-  });
+  for (const BatchTriple& b : s.batches) {
+    LoadLhs(s, lhs.data<int16_t>() + b.lhs * lhs_matrix, kp, s.lhs.data());
+    Int16MatMul(s, s.rhs_rows.data() + b.rhs * rhs_matrix, kp,
+                out.data<int16_t>() + b.out * out_matrix);
+  }
   return KILN_STATUS_OK;
 }
 

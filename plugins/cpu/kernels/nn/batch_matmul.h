@@ -35,6 +35,12 @@ template <typename T>
 void PackRhsMatrices(const BatchMatMulPlan& p, const T* rhs, int32_t offset,
                      std::vector<PackedInt16Matrix>* packed);
 
+// The batch indices of one output matrix and of the lhs and rhs matrices
+// broadcast to it.
+struct BatchTriple {
+  int64_t out = 0, lhs = 0, rhs = 0;
+};
+
 // int8 runs through IntGemm (int32 sums wrap as TFLite's do); int16 x int16
 // products need TFLite's int64 accumulator, so int16 keeps plain rows and
 // sums in int64.
@@ -45,9 +51,11 @@ struct QuantizedBatchMatMulState {
   std::vector<PackedInt16Matrix> rhs_packed;  // int8: one per rhs batch
   std::vector<int16_t> rhs_rows;              // int16: per rhs batch, n x depth
   bool pack_in_invoke = false;                // rhs not constant
-  std::vector<int16_t> lhs;                   // one lhs matrix, m x k_padded
-  int32_t chunk_rows = 1;                     // int8: rows of lhs per pool task
-  std::vector<IntGemmScratch> scratch;        // int8: one per pool thread
+  std::vector<BatchTriple> batches;           // the broadcast batches
+  // int8: every lhs matrix, int16: one; each m x k_padded.
+  std::vector<int16_t> lhs;
+  int32_t chunk_rows = 1;               // int8: rows of lhs per pool task
+  std::vector<IntGemmScratch> scratch;  // int8: one per pool thread
 };
 
 // Prepare for integer lhs of `scheme` (int8 x int8, int16 x int16 or
