@@ -504,6 +504,7 @@ void LookUp(const T* in, T* out, int64_t n,
 template <typename T>
 KilnStatus ExpectValidCodes(KernelContext& k, const T* in, int64_t n,
                             int32_t min_valid_code) {
+  if (min_valid_code <= std::numeric_limits<T>::min()) return KILN_STATUS_OK;
   for (int64_t i = 0; i < n; ++i) {
     if (in[i] < min_valid_code) {
       return k.Fail(KILN_STATUS_INVALID_ARGUMENT, OpName(k.builtin_code()),
@@ -540,6 +541,22 @@ void RunInt16(const QuantizedUnaryState& s, const int16_t* in, int16_t* out,
   }
 }
 
+QuantizedUnaryKey KeyOf(KernelContext& k, const UnaryNode& n) {
+  QuantizedUnaryKey key;
+  key.code = n.code;
+  key.type = n.type;
+  key.in_scale = n.in.scale;
+  key.out_scale = n.out.scale;
+  key.in_zero_point = n.in.zero_point;
+  key.out_zero_point = n.out.zero_point;
+  if (n.code == KILN_OP_LEAKY_RELU) {
+    key.alpha = k.OptionFloat(KILN_OPTION_ALPHA, 0.f);
+  } else if (n.code == KILN_OP_GELU) {
+    key.approximate = k.OptionInt(KILN_OPTION_APPROXIMATE, 0);
+  }
+  return key;
+}
+
 }  // namespace
 
 bool IsQuantizedUnaryType(KilnTensorType type) {
@@ -559,15 +576,21 @@ KilnStatus PrepareQuantizedUnary(KernelContext& k, QuantizedUnaryState* state) {
                   " but the input has type ", sdk::TypeName(n.type),
                   "; quantized ", n.op, " needs them to be the same type");
   }
-  *state = QuantizedUnaryState{};
-  state->type = n.type;
   if (IsUnquantizedInt16Abs(k, n.code, in)) {
+    *state = QuantizedUnaryState{};
+    state->type = n.type;
     state->int16_kind = Int16Kind::kRawAbs;
   } else {
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Input(0), &n.in));
     KILN_SDK_RETURN_IF_ERROR(ReadAffine(k, sdk::Output(0), &n.out));
-    QuantizedTypeRange(n.type, &n.qmin, &n.qmax);
-    KILN_SDK_RETURN_IF_ERROR(PrepareForOp(k, n, state));
+    const QuantizedUnaryKey key = KeyOf(k, n);
+    if (!(state->key == key)) {  // else the tables are already built
+      *state = QuantizedUnaryState{};
+      state->type = n.type;
+      QuantizedTypeRange(n.type, &n.qmin, &n.qmax);
+      KILN_SDK_RETURN_IF_ERROR(PrepareForOp(k, n, state));
+      state->key = key;
+    }
   }
   if (in.rank() < 0) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, n.op, ": input '", in.name(),

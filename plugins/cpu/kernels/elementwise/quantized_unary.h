@@ -56,7 +56,25 @@ enum class Int16Kind {
 };
 
 // Per-node state, filled by PrepareQuantizedUnary.
+// The node parameters a QuantizedUnaryState was derived from: a prepare
+// again with the same ones (a dynamic shape upstream) keeps the tables.
+struct QuantizedUnaryKey {
+  int32_t code = -1;  // none
+  KilnTensorType type = KILN_TYPE_INT8;
+  float in_scale = 0.f, out_scale = 0.f;
+  int32_t in_zero_point = 0, out_zero_point = 0;
+  float alpha = 0.f;        // LEAKY_RELU
+  int64_t approximate = 0;  // GELU
+  bool operator==(const QuantizedUnaryKey& o) const {
+    return code == o.code && type == o.type && in_scale == o.in_scale &&
+           out_scale == o.out_scale && in_zero_point == o.in_zero_point &&
+           out_zero_point == o.out_zero_point && alpha == o.alpha &&
+           approximate == o.approximate;
+  }
+};
+
 struct QuantizedUnaryState {
+  QuantizedUnaryKey key;
   KilnTensorType type = KILN_TYPE_INT8;
   // 8-bit types: the output code of every input code, indexed by the input
   // code's byte value.
