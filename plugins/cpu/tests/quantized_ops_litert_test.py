@@ -644,13 +644,30 @@ def movement_cases(cases):
                   ("PackOptions", {"valuesCount": 3, "axis": 2}))
 
 
+def kept_axis_transpose_cases(cases):
+    """TRANSPOSE permutations that keep the last axis (the block-copy path
+    of data_common.cc), a transformer's head split [0, 2, 1, 3] among
+    them, and one that moves it."""
+    for dtype in ("uint8", "int8", "int16"):
+        q = random_quant(cases.rng, dtype)
+        v = MOVEMENT_VERSION.get(dtype)
+        for i, (perm, in_shape) in enumerate((([0, 2, 1, 3], [2, 5, 3, 7]),
+                                              ([1, 0, 2], [3, 4, 33]),
+                                              ([0, 2, 3, 1], [1, 6, 4, 9]))):
+            out_shape = [in_shape[p] for p in perm]
+            movement(cases, f"transpose_kept_{dtype}_{i}", "TRANSPOSE",
+                     v or 5, dtype, q, [i32("perm", perm)], in_shape,
+                     [out_shape])
+
+
 GENERATORS = [binary_cases, declared_output_type_cases, div_cases,
               pot_int16_cases, mul_special_cases,
               fused_tanh_sign_bit_cases, raw_integer_cases, cast_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
               join_and_pad_rules_cases,
-              movement_cases, vector_row_binary_cases]
+              movement_cases, vector_row_binary_cases,
+              kept_axis_transpose_cases]
 
 
 def make_models(seed):

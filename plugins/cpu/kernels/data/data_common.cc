@@ -56,6 +56,15 @@ void CheckInputShapesKnown(sdk::KernelContext& k, PlanBase& plan) {
 
 namespace {
 
+// True when `map` is start, start + 1, ... with start >= 0 (no fill).
+bool IsContiguousRun(const std::vector<int64_t>& map) {
+  if (map.empty() || map[0] < 0) return false;
+  for (size_t i = 1; i < map.size(); ++i) {
+    if (map[i] != map[0] + static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 template <typename T>
 void CopyMapped(const std::vector<std::vector<int64_t>>& maps, int64_t base,
                 const T* in, T* out, T fill) {
@@ -68,6 +77,9 @@ void CopyMapped(const std::vector<std::vector<int64_t>>& maps, int64_t base,
     if (m.empty()) return;
   }
   const std::vector<int64_t>& inner = maps[rank - 1];
+  // A kept innermost axis (TRANSPOSE with the last axis last, SLICE, PAD's
+  // inner rows): each row is one block copy.
+  const bool contiguous = IsContiguousRun(inner);
   std::vector<size_t> index(rank - 1, 0);
   while (true) {
     int64_t row = base;
@@ -80,6 +92,8 @@ void CopyMapped(const std::vector<std::vector<int64_t>>& maps, int64_t base,
     if (row_is_fill) {
       std::fill_n(out, inner.size(), fill);
       out += inner.size();
+    } else if (contiguous) {
+      out = std::copy_n(in + row + inner[0], inner.size(), out);
     } else {
       for (const int64_t v : inner) *out++ = v < 0 ? fill : in[row + v];
     }
