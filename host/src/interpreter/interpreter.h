@@ -458,6 +458,15 @@ class Interpreter {
   // from the plan. FoldNode returns false (state unchanged) when it cannot.
   absl::Status FoldConstants(SubgraphState& s);
   bool FoldNode(SubgraphState& s, NodeRecord& node);
+  // Prepare-time values (prepare_values.cc). EvaluateNode runs a prepared
+  // node on heap outputs of its prepared sizes (SHAPE on the host, others
+  // on their kernel); on failure the outputs have no storage.
+  absl::Status EvaluateNode(SubgraphState& s, NodeRecord& node);
+  absl::Status WriteShapeValue(SubgraphState& s, const NodeDesc& desc);
+  // Right after a node's prepare at AllocateTensors: evaluates it when it
+  // computes a small integer value from constants and known shapes (see
+  // the file comment, AllocateTensors), else leaves it to run at invoke.
+  void EvaluateAtPrepare(SubgraphState& s, NodeRecord& node);
   // The requested delegates, or the default one (see InterpreterOptions),
   // with num_threads passed on.
   std::vector<DelegateRequest> DelegatesToApply(
