@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Float pooling, resize, softmax, concatenation, TRANSPOSE_CONV and GELU
-versus LiteRT, on seeded single-operator models, on 1 and on 2 threads.
+"""Float pooling, resize, softmax, concat, TRANSPOSE_CONV, GELU, MEAN, SUM.
+
+Versus LiteRT, on seeded single-operator models, on 1 and on 2 threads.
 
 The CPU plugin's vectorised row kernels (float_rows.h) and its splits of
 these ops across the thread pool, checked against LiteRT's reference kernels
@@ -23,6 +24,8 @@ threads (more than 2^17 multiply-adds):
   2x2 stride 3 (gaps), 3x3 stride 2 (overlapping: serial col2im), with and
   without bias and RELU.
 - GELU: exact and approximate, sizes with and without a vector tail.
+- MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
+  other axes reduced into the same output too) and over other axes.
 
   float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX]
@@ -165,10 +168,28 @@ def gelu_cases():
     return cases
 
 
+def reduce_cases():
+    cases = []
+    specs = [
+        # op, in shape, axes, keep_dims
+        (OP.MEAN, [1, 64, 128], [2], True),
+        (OP.MEAN, [2, 7, 9, 19], [1, 3], False),
+        (OP.SUM, [3, 5, 37], [-1], False),
+        (OP.SUM, [4, 6, 5], [0, 2], True),
+    ]
+    for i, (op, shape, axes, keep) in enumerate(specs):
+        o = schema.ReducerOptionsT()
+        o.keepDims = keep
+        axis = lso.T("int32", [len(axes)], data=np.array(axes, np.int32))
+        cases.append((f"reduce_{i}", lso.build_model(
+            op, 1, [f32(shape), axis], [f32([1])], OPTS.ReducerOptions, o)))
+    return cases
+
+
 def make_models(_):
     rng = np.random.default_rng(5)
     cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
-             + transpose_conv_cases(rng) + gelu_cases())
+             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases())
     return [(name + ".tflite", data) for name, data in cases]
 
 
