@@ -20,9 +20,10 @@ threads (more than 2^17 multiply-adds):
   beta 1 and 0.7.
 - CONCATENATION: along channels (16-byte blocks and odd byte counts), along
   rows, three inputs.
-- TRANSPOSE_CONV: 2x2 stride 2 (windows disjoint: split over pixel chunks),
-  2x2 stride 3 (gaps), 3x3 stride 2 (overlapping: serial col2im), with and
-  without bias and RELU.
+- TRANSPOSE_CONV: 2x2 stride 2 (windows disjoint: split over pixel chunks,
+  the output starts from the bias), 2x2 and 2x1 stride 3 (gaps: outputs
+  that are the bias alone), 3x3 stride 2 (overlapping: serial col2im), with
+  and without bias, RELU and RELU6.
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
   other axes reduced into the same output too) and over other axes.
@@ -134,6 +135,7 @@ def transpose_conv_cases(rng):
         ([1, 32, 32, 64], [32, 2, 2, 64], 2, SAME, True, RELU),
         ([2, 17, 19, 24], [13, 2, 2, 24], 3, VALID, False, NONE),
         ([1, 20, 22, 24], [11, 3, 3, 24], 2, SAME, True, NONE),
+        ([1, 15, 13, 8], [9, 2, 1, 8], 3, VALID, True, RELU6),
     ]
     for i, (shape, fshape, stride, pad, bias, act) in enumerate(specs):
         n, h, w, _ = shape

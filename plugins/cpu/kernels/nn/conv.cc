@@ -487,6 +487,8 @@ struct TransposeConvState {
   bool pack_in_invoke = false;
   int32_t chunk_rows = 0;
   int32_t threads = 1;
+  // No two input pixels' windows overlap (filter no larger than stride).
+  bool disjoint = false;
   std::vector<float> reordered;  // filter as [fy][fx][oc] x in_c
   PackedMatrix weights;
   // Per thread: chunk_rows x (filter_h * filter_w * out_c).
@@ -525,7 +527,9 @@ KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
   }
   s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
   s.chunk_rows = ChunkRows(taps_out, g.in_h * g.in_w);
-  if (g.filter_h <= g.window.stride_h && g.filter_w <= g.window.stride_w) {
+  s.disjoint =
+      g.filter_h <= g.window.stride_h && g.filter_w <= g.window.stride_w;
+  if (s.disjoint) {
     s.chunk_rows = ParallelChunkRows(s.chunk_rows, g.batches, g.in_h * g.in_w,
                                      s.threads, 8);
   }
@@ -567,9 +571,7 @@ KilnStatus TransposeConvScatter(KernelContext& k, TransposeConvState& s,
     }
   };
   const int64_t chunks = per_image * g.batches;
-  const bool disjoint =
-      g.filter_h <= g.window.stride_h && g.filter_w <= g.window.stride_w;
-  if (disjoint && s.threads > 1 && chunks >= 2) {
+  if (s.disjoint && s.threads > 1 && chunks >= 2) {
     return sdk::ParallelFor(k.host(), k.raw_context(), chunks, 1,
                             [&](int64_t begin, int64_t end, int32_t thread) {
                               run(begin, end, thread, false);
@@ -577,6 +579,19 @@ KilnStatus TransposeConvScatter(KernelContext& k, TransposeConvState& s,
   }
   run(0, chunks, 0, true);
   return KILN_STATUS_OK;
+}
+
+// fn(pixel, channels) for each of `pixels` output pixels of `channels`
+// floats, split across the thread pool.
+template <typename Fn>
+KilnStatus ForEachOutputPixel(KernelContext& k, int64_t pixels, float* o,
+                              int32_t channels, Fn&& fn) {
+  return ParallelRows(k, pixels, channels,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        for (int64_t p = begin; p < end; ++p) {
+                          fn(o + p * channels, channels);
+                        }
+                      });
 }
 
 KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
@@ -599,20 +614,28 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
     s.weights.Pack(s.reordered.data(), g.in_c, 1, nullptr);
   }
   float* o = out.data<float>();
-  std::fill(o,
-            o + static_cast<int64_t>(g.batches) * g.out_h * g.out_w * g.out_c,
-            0.f);
-  KILN_SDK_RETURN_IF_ERROR(TransposeConvScatter(k, s, input.data<float>(), o));
   const float* bv = bias.present() ? bias.data<float>() : nullptr;
+  // Disjoint windows add at most one product sum s to each output, and
+  // 0 + s + bias == bias + s: the output starts from the bias instead.
+  const bool bias_first = bv != nullptr && s.disjoint;
   const int64_t pixels = static_cast<int64_t>(g.batches) * g.out_h * g.out_w;
-  return ParallelRows(k, pixels, g.out_c,
-                      [&](int64_t begin, int64_t end, int32_t) {
-                        for (int64_t p = begin; p < end; ++p) {
-                          float* px = o + p * g.out_c;
-                          if (bv != nullptr) vec::Acc(px, bv, g.out_c);
-                          ApplyActivationInPlace(g.activation, px, g.out_c);
-                        }
-                      });
+  KILN_SDK_RETURN_IF_ERROR(
+      ForEachOutputPixel(k, pixels, o, g.out_c, [&](float* px, int32_t c) {
+        if (bias_first) {
+          std::copy(bv, bv + c, px);
+        } else {
+          std::fill(px, px + c, 0.f);
+        }
+      }));
+  KILN_SDK_RETURN_IF_ERROR(TransposeConvScatter(k, s, input.data<float>(), o));
+  if (bias_first) bv = nullptr;
+  if (bv == nullptr && g.activation == KILN_ACTIVATION_NONE) {
+    return KILN_STATUS_OK;
+  }
+  return ForEachOutputPixel(k, pixels, o, g.out_c, [&](float* px, int32_t c) {
+    if (bv != nullptr) vec::Acc(px, bv, c);
+    ApplyActivationInPlace(g.activation, px, c);
+  });
 }
 
 using ConvOps =
