@@ -234,12 +234,15 @@ DIFFERENTIAL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                             "differential_test.py")
 
 
-def differential_main(description, make_models, seed_default=None):
+def differential_main(description, make_models, seed_default=None,
+                      float_tolerance=0, threads=(None,)):
     """The main() of a single-op test: parses --kiln, --kiln-arg, --keep,
     --only (and --seed when seed_default is given), writes the models
     make_models(seed) returns as (file name, bytes) into a folder and runs
     differential_test.py on it with LiteRT's reference kernels as the oracle,
-    bit for bit and without allow-lists. Returns its exit status."""
+    without allow-lists, bit for bit (or within relative bound
+    float_tolerance), once per entry of threads (Kiln's --threads; None: its
+    default). Returns the worst exit status."""
     import argparse
     import tempfile
     ap = argparse.ArgumentParser(description=description)
@@ -258,11 +261,20 @@ def differential_main(description, make_models, seed_default=None):
             with open(os.path.join(folder, name), "wb") as f:
                 f.write(data)
         cmd = [sys.executable, DIFFERENTIAL, "--kiln", args.kiln, "--models",
-               folder, "--no-allow-lists", "--float-tolerance", "0"]
+               folder, "--no-allow-lists", "--float-tolerance",
+               str(float_tolerance)]
         cmd += [f"--kiln-arg={a}" for a in args.kiln_arg]
         if args.only:
             cmd += ["--only", args.only]
-        return subprocess.call(cmd)
+        statuses = []
+        for n in threads:
+            extra = [] if n is None else ["--kiln-arg=--threads",
+                                          f"--kiln-arg={n}"]
+            if n is not None:
+                print(f"--- Kiln on {n} thread(s)", flush=True)
+            statuses.append(subprocess.call(cmd + extra))
+        failed = [s for s in statuses if s not in (0, 77)]
+        return failed[0] if failed else max(statuses)
 
 
 if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--worker":

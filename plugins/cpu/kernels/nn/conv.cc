@@ -486,9 +486,13 @@ struct TransposeConvState {
   bool shaped = false;  // output sized (output_shape values known)
   bool pack_in_invoke = false;
   int32_t chunk_rows = 0;
+  int32_t threads = 1;
+  // No two input pixels' windows overlap (filter no larger than stride).
+  bool disjoint = false;
   std::vector<float> reordered;  // filter as [fy][fx][oc] x in_c
   PackedMatrix weights;
-  std::vector<float> col;  // chunk_rows x (filter_h * filter_w * out_c)
+  // Per thread: chunk_rows x (filter_h * filter_w * out_c).
+  std::vector<float> col;
 };
 
 void ReorderTransposeFilter(const ConvGeometry& g, const float* filter,
@@ -521,9 +525,73 @@ KilnStatus TransposeConvPrepare(KernelContext& k, TransposeConvState& s) {
     ReorderTransposeFilter(g, filter.data<float>(), s.reordered.data());
     s.weights.Pack(s.reordered.data(), g.in_c, 1, nullptr);
   }
+  s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
   s.chunk_rows = ChunkRows(taps_out, g.in_h * g.in_w);
-  s.col.assign(static_cast<size_t>(s.chunk_rows) * taps_out, 0.f);
+  s.disjoint =
+      g.filter_h <= g.window.stride_h && g.filter_w <= g.window.stride_w;
+  if (s.disjoint) {
+    s.chunk_rows = ParallelChunkRows(s.chunk_rows, g.batches, g.in_h * g.in_w,
+                                     s.threads, 8);
+  }
+  s.col.assign(static_cast<size_t>(s.chunk_rows) * taps_out * s.threads, 0.f);
   return k.Resize(out, {g.batches, g.out_h, g.out_w, g.out_c});
+}
+
+// The GEMM of chunks of input pixels with the filter, each added into the
+// zeroed output (col2im). When no two input pixels' windows overlap (filter
+// no larger than stride), chunks write disjoint output pixels and run across
+// the thread pool; otherwise one after another, each GEMM split instead.
+KilnStatus TransposeConvScatter(KernelContext& k, TransposeConvState& s,
+                                const float* in, float* o) {
+  const ConvGeometry& g = s.g;
+  const int32_t taps_out = s.weights.n();
+  const int32_t rows = g.in_h * g.in_w;
+  const int64_t out_image = static_cast<int64_t>(g.out_h) * g.out_w * g.out_c;
+  const int64_t chunk_floats = static_cast<int64_t>(s.chunk_rows) * taps_out;
+  EnsureThreadScratch(k, chunk_floats, &s.threads, &s.col);
+  const int64_t per_image = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  const auto run = [&](int64_t begin, int64_t end, int32_t thread,
+                       bool parallel_gemm) {
+    float* col = s.col.data() + thread * chunk_floats;
+    for (int64_t t = begin; t < end; ++t) {
+      const int32_t b = static_cast<int32_t>(t / per_image);
+      const int32_t r0 = static_cast<int32_t>(t % per_image) * s.chunk_rows;
+      const int32_t n = std::min(s.chunk_rows, rows - r0);
+      const float* a = in + (static_cast<int64_t>(b) * rows + r0) * g.in_c;
+      if (parallel_gemm) {
+        ParallelGemm(k, a, g.in_c, n, s.weights, KILN_ACTIVATION_NONE, col,
+                     taps_out);
+      } else {
+        Gemm(a, g.in_c, n, s.weights, KILN_ACTIVATION_NONE, col, taps_out);
+      }
+      Col2ImAdd(g, r0, n, col, taps_out, o + b * out_image,
+                [](float* dst, const float* src, int32_t c) {
+                  vec::Acc(dst, src, c);
+                });
+    }
+  };
+  const int64_t chunks = per_image * g.batches;
+  if (s.disjoint && s.threads > 1 && chunks >= 2) {
+    return sdk::ParallelFor(k.host(), k.raw_context(), chunks, 1,
+                            [&](int64_t begin, int64_t end, int32_t thread) {
+                              run(begin, end, thread, false);
+                            });
+  }
+  run(0, chunks, 0, true);
+  return KILN_STATUS_OK;
+}
+
+// fn(pixel, channels) for each of `pixels` output pixels of `channels`
+// floats, split across the thread pool.
+template <typename Fn>
+KilnStatus ForEachOutputPixel(KernelContext& k, int64_t pixels, float* o,
+                              int32_t channels, Fn&& fn) {
+  return ParallelRows(k, pixels, channels,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        for (int64_t p = begin; p < end; ++p) {
+                          fn(o + p * channels, channels);
+                        }
+                      });
 }
 
 KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
@@ -545,31 +613,29 @@ KilnStatus TransposeConvInvoke(KernelContext& k, TransposeConvState& s) {
     ReorderTransposeFilter(g, filter.data<float>(), s.reordered.data());
     s.weights.Pack(s.reordered.data(), g.in_c, 1, nullptr);
   }
-  const float* in = input.data<float>();
   float* o = out.data<float>();
-  const int32_t taps_out = s.weights.n();
-  const int32_t rows = g.in_h * g.in_w;
-  const int64_t out_image = static_cast<int64_t>(g.out_h) * g.out_w * g.out_c;
-  std::fill(o, o + out_image * g.batches, 0.f);
-  for (int32_t b = 0; b < g.batches; ++b) {
-    for (int32_t r0 = 0; r0 < rows; r0 += s.chunk_rows) {
-      const int32_t n = std::min(s.chunk_rows, rows - r0);
-      Gemm(in + (static_cast<int64_t>(b) * rows + r0) * g.in_c, g.in_c, n,
-           s.weights, KILN_ACTIVATION_NONE, s.col.data(), taps_out);
-      Col2ImAdd(g, r0, n, s.col.data(), taps_out, o + b * out_image,
-                [](float* dst, const float* src, int32_t c) {
-                  vec::Acc(dst, src, c);
-                });
-    }
-  }
   const float* bv = bias.present() ? bias.data<float>() : nullptr;
+  // Disjoint windows add at most one product sum s to each output, and
+  // 0 + s + bias == bias + s: the output starts from the bias instead.
+  const bool bias_first = bv != nullptr && s.disjoint;
   const int64_t pixels = static_cast<int64_t>(g.batches) * g.out_h * g.out_w;
-  for (int64_t p = 0; p < pixels; ++p) {
-    float* px = o + p * g.out_c;
-    if (bv != nullptr) vec::Acc(px, bv, g.out_c);
-    ApplyActivationInPlace(g.activation, px, g.out_c);
+  KILN_SDK_RETURN_IF_ERROR(
+      ForEachOutputPixel(k, pixels, o, g.out_c, [&](float* px, int32_t c) {
+        if (bias_first) {
+          std::copy(bv, bv + c, px);
+        } else {
+          std::fill(px, px + c, 0.f);
+        }
+      }));
+  KILN_SDK_RETURN_IF_ERROR(TransposeConvScatter(k, s, input.data<float>(), o));
+  if (bias_first) bv = nullptr;
+  if (bv == nullptr && g.activation == KILN_ACTIVATION_NONE) {
+    return KILN_STATUS_OK;
   }
-  return KILN_STATUS_OK;
+  return ForEachOutputPixel(k, pixels, o, g.out_c, [&](float* px, int32_t c) {
+    if (bv != nullptr) vec::Acc(px, bv, c);
+    ApplyActivationInPlace(g.activation, px, c);
+  });
 }
 
 using ConvOps =

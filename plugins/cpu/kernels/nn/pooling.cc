@@ -6,7 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/parallel.h"
 #include "kernels/nn/pooling_quantized.h"
 #include "kernels/nn/softmax_quantized.h"
 #include "kernels/nn/vec.h"
@@ -75,6 +77,39 @@ KilnStatus PoolPrepare(KernelContext& k) {
   return k.Resize(k.output(0), {g.batches, g.out_h, g.out_w, g.channels});
 }
 
+// Float pooling: output rows (batch, oy) split across the thread pool.
+KilnStatus FloatPoolInvoke(KernelContext& k, const PoolGeometry& g, bool max) {
+  const FloatRowKernels& kernels = GetFloatRowKernels();
+  const auto row_fn = max ? kernels.max_pool_row : kernels.avg_pool_row;
+  PoolRowArgs base;
+  base.in_w = g.in_w;
+  base.channels = g.channels;
+  base.out_w = g.out_w;
+  base.stride_w = g.window.stride_w;
+  base.pad_w = g.pad_w;
+  base.filter_w = g.filter_w;
+  base.clamp = g.activation != KILN_ACTIVATION_NONE &&
+               ActivationClamp(g.activation, &base.lo, &base.hi);
+  const float* in = k.input(0).data<float>();
+  float* o = k.output(0).data<float>();
+  const int64_t image = static_cast<int64_t>(g.in_h) * g.in_w * g.channels;
+  const int64_t out_row = static_cast<int64_t>(g.out_w) * g.channels;
+  return ParallelRows(k, int64_t{g.batches} * g.out_h,
+                      out_row * g.filter_h * g.filter_w,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        for (int64_t r = begin; r < end; ++r) {
+                          const int32_t oy = static_cast<int32_t>(r % g.out_h);
+                          const int32_t y0 = oy * g.window.stride_h - g.pad_h;
+                          PoolRowArgs a = base;
+                          a.image = in + (r / g.out_h) * image;
+                          a.out = o + r * out_row;
+                          a.ys = std::max(0, y0);
+                          a.ye = std::min(g.in_h, y0 + g.filter_h);
+                          row_fn(a);
+                        }
+                      });
+}
+
 template <bool kMax>
 KilnStatus PoolInvoke(KernelContext& k) {
   PoolGeometry g;
@@ -83,42 +118,7 @@ KilnStatus PoolInvoke(KernelContext& k) {
   if (k.input(0).type() != KILN_TYPE_FLOAT32) {
     return QuantizedPoolInvoke(k, op, kMax, g);
   }
-  const float* in = k.input(0).data<float>();
-  float* o = k.output(0).data<float>();
-  const int32_t c = g.channels;
-  for (int32_t b = 0; b < g.batches; ++b) {
-    const float* image = in + static_cast<int64_t>(b) * g.in_h * g.in_w * c;
-    for (int32_t oy = 0; oy < g.out_h; ++oy) {
-      const int32_t y0 = oy * g.window.stride_h - g.pad_h;
-      const int32_t ys = std::max(0, y0),
-                    ye = std::min(g.in_h, y0 + g.filter_h);
-      for (int32_t ox = 0; ox < g.out_w; ++ox) {
-        const int32_t x0 = ox * g.window.stride_w - g.pad_w;
-        const int32_t xs = std::max(0, x0),
-                      xe = std::min(g.in_w, x0 + g.filter_w);
-        float* acc =
-            o + ((static_cast<int64_t>(b) * g.out_h + oy) * g.out_w + ox) * c;
-        vec::Fill(acc, kMax ? -std::numeric_limits<float>::infinity() : 0.f, c);
-        for (int32_t iy = ys; iy < ye; ++iy) {
-          for (int32_t ix = xs; ix < xe; ++ix) {
-            const float* x =
-                image + (static_cast<int64_t>(iy) * g.in_w + ix) * c;
-            if (kMax) {
-              vec::MaxAcc(acc, x, c);
-            } else {
-              vec::Acc(acc, x, c);
-            }
-          }
-        }
-        if (!kMax) {
-          const int32_t count = (ye - ys) * (xe - xs);
-          if (count > 0) vec::Scale(acc, 1.f / static_cast<float>(count), c);
-        }
-        ApplyActivationInPlace(g.activation, acc, c);
-      }
-    }
-  }
-  return KILN_STATUS_OK;
+  return FloatPoolInvoke(k, g, kMax);
 }
 
 // ---- Last-axis normalisations --------------------------------------------
@@ -177,36 +177,40 @@ void ForEachRow(KernelContext& k, Fn&& fn) {
   for (int64_t r = 0; r < rows; ++r) fn(in + r * depth, o + r * depth, depth);
 }
 
+// Rows of 2 (U-Net's 2-class SOFTMAX) in three vector passes: x - max per
+// pair, the exponentials, each pair over its sum. The same values as the
+// per-row path: exp((x - max - 0) * beta).
+void SoftmaxPairs(const float* x, float* y, int64_t pairs, float beta) {
+  const FloatRowKernels& kernels = GetFloatRowKernels();
+  kernels.pair_sub_max(x, y, pairs);
+  GetVecMathKernels().exp_sum(y, 0.f, beta, y, 2 * pairs);
+  kernels.pair_normalize(y, pairs);
+}
+
+// Rows split across the thread pool (about 24 flops an element).
 KilnStatus SoftmaxInvoke(KernelContext& k) {
   const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
   const auto exp_sum = GetVecMathKernels().exp_sum;
+  const auto row_max = GetFloatRowKernels().row_max;
   const Tensor input = k.input(0);
   const int64_t depth = input.rank() > 0 ? input.shape().back() : 0;
-  if (depth > 0 && depth < 8) {
-    // Short rows (U-Net's 2-class SOFTMAX): x - max per row, then all the
-    // exponentials in one vector pass, then each row's sum in order. The
-    // same values as the per-row path: exp((x - max - 0) * beta).
-    const int64_t total = input.num_elements();
-    const float* x = input.data<float>();
-    float* y = k.output(0).data<float>();
-    for (int64_t r = 0; r < total; r += depth) {
-      const float max = *std::max_element(x + r, x + r + depth);
-      for (int64_t i = r; i < r + depth; ++i) y[i] = x[i] - max;
-    }
-    exp_sum(y, 0.f, beta, y, total);
-    for (int64_t r = 0; r < total; r += depth) {
-      float sum = 0.f;
-      for (int64_t i = r; i < r + depth; ++i) sum += y[i];
-      vec::Scale(y + r, 1.f / sum, depth);
-    }
-    return KILN_STATUS_OK;
-  }
-  ForEachRow(k, [&](const float* x, float* y, int64_t n) {
-    const float max = *std::max_element(x, x + n);
-    const float sum = exp_sum(x, max, beta, y, n);
-    vec::Scale(y, 1.f / sum, n);
-  });
-  return KILN_STATUS_OK;
+  if (depth == 0) return KILN_STATUS_OK;
+  const int64_t rows = input.num_elements() / depth;
+  const float* x = input.data<float>();
+  float* y = k.output(0).data<float>();
+  return ParallelRows(
+      k, rows, depth * 24, [&](int64_t begin, int64_t end, int32_t) {
+        if (depth == 2) {
+          SoftmaxPairs(x + 2 * begin, y + 2 * begin, end - begin, beta);
+          return;
+        }
+        for (int64_t r = begin; r < end; ++r) {
+          const float* xr = x + r * depth;
+          float* yr = y + r * depth;
+          const float sum = exp_sum(xr, row_max(xr, depth), beta, yr, depth);
+          vec::Scale(yr, 1.f / sum, depth);
+        }
+      });
 }
 
 KilnStatus LogSoftmaxInvoke(KernelContext& k) {

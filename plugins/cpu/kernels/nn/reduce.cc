@@ -4,8 +4,10 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/reduce_quantized.h"
 #include "kernels/registry.h"
@@ -95,6 +97,25 @@ struct Reducer {
   }
 };
 
+// One input row of `inner` values into *y (the last axis reduced) or into
+// y[0..inner) (kept).
+template <typename T, ReduceKind kKind>
+void ReduceRow(const T* x, int32_t inner, bool inner_reduced, T* y) {
+  using R = Reducer<T, kKind>;
+  if (!inner_reduced) {
+    for (int32_t i = 0; i < inner; ++i) y[i] = R::Apply(y[i], x[i]);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float> &&
+                (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean)) {
+    *y += GetFloatRowKernels().row_sum(x, inner);  // eight lanes at a time
+    return;
+  }
+  T acc = *y;
+  for (int32_t i = 0; i < inner; ++i) acc = R::Apply(acc, x[i]);
+  *y = acc;
+}
+
 template <typename T, ReduceKind kKind>
 void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   using R = Reducer<T, kKind>;
@@ -126,14 +147,7 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   int64_t o = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T* x = in + r * inner;
-    if (inner_reduced) {
-      T acc = out[o];
-      for (int32_t i = 0; i < inner; ++i) acc = R::Apply(acc, x[i]);
-      out[o] = acc;
-    } else {
-      T* y = out + o;
-      for (int32_t i = 0; i < inner; ++i) y[i] = R::Apply(y[i], x[i]);
-    }
+    ReduceRow<T, kKind>(x, inner, inner_reduced, out + o);
     for (int32_t d = rank - 2; d >= 0; --d) {
       const size_t ud = static_cast<size_t>(d);
       if (++idx[ud] < plan.in_shape[ud]) {

@@ -5,9 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
+#include "kernels/nn/parallel.h"
 #include "kernels/nn/resize_quantized.h"
-#include "kernels/nn/vec.h"
 #include "kernels/registry.h"
 
 namespace kiln::cpu::nn {
@@ -125,6 +126,51 @@ int64_t ElementSize(KilnTensorType type) {
 constexpr char kBilinear[] = "RESIZE_BILINEAR";
 constexpr char kNearest[] = "RESIZE_NEAREST_NEIGHBOR";
 
+// Float RESIZE_BILINEAR: the column sources once (they repeat on every
+// row), then output rows (batch, y) split across the thread pool.
+KilnStatus FloatBilinear(KernelContext& k, const ResizeParams& p,
+                         const Tensor& input) {
+  const int32_t in_h = input.dim(1), in_w = input.dim(2), c = input.dim(3);
+  const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
+  const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
+  std::vector<int32_t> x_lo(static_cast<size_t>(p.out_w));
+  std::vector<int32_t> x_hi(x_lo.size());
+  std::vector<float> wx(x_lo.size());
+  for (size_t x = 0; x < x_lo.size(); ++x) {
+    const Lerp l =
+        BilinearSource(static_cast<int32_t>(x), sx, p.half_pixel_centers, in_w);
+    x_lo[x] = l.lo * c;
+    x_hi[x] = l.hi * c;
+    wx[x] = l.frac;
+  }
+  const float* in = input.data<float>();
+  float* o = k.output(0).data<float>();
+  const int64_t image = static_cast<int64_t>(in_h) * in_w * c;
+  const int64_t in_row = static_cast<int64_t>(in_w) * c;
+  const int64_t out_row = static_cast<int64_t>(p.out_w) * c;
+  const auto row_fn = GetFloatRowKernels().bilinear_row;
+  return ParallelRows(k, int64_t{input.dim(0)} * p.out_h, out_row * 4,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        for (int64_t r = begin; r < end; ++r) {
+                          const Lerp ly =
+                              BilinearSource(static_cast<int32_t>(r % p.out_h),
+                                             sy, p.half_pixel_centers, in_h);
+                          const float* src = in + (r / p.out_h) * image;
+                          BilinearRowArgs a;
+                          a.top = src + ly.lo * in_row;
+                          a.bottom = src + ly.hi * in_row;
+                          a.x_lo = x_lo.data();
+                          a.x_hi = x_hi.data();
+                          a.wx = wx.data();
+                          a.wy = ly.frac;
+                          a.out_w = p.out_w;
+                          a.channels = c;
+                          a.out = o + r * out_row;
+                          row_fn(a);
+                        }
+                      });
+}
+
 KilnStatus BilinearInvoke(KernelContext& k) {
   ResizeParams p;
   KILN_SDK_RETURN_IF_ERROR(ResizeCommonInvoke<kBilinear>(k, &p));
@@ -150,45 +196,7 @@ KilnStatus BilinearInvoke(KernelContext& k) {
     }
     return KILN_STATUS_OK;
   }
-  const float sy = ResizeScale(p.align_corners, in_h, p.out_h);
-  const float sx = ResizeScale(p.align_corners, in_w, p.out_w);
-  const float* in = input.data<float>();
-  float* o = k.output(0).data<float>();
-  // The column sources once (they repeat on every row).
-  std::vector<Lerp> lxs(static_cast<size_t>(p.out_w));
-  for (int32_t x = 0; x < p.out_w; ++x) {
-    lxs[static_cast<size_t>(x)] =
-        BilinearSource(x, sx, p.half_pixel_centers, in_w);
-  }
-  for (int32_t b = 0; b < batches; ++b) {
-    const float* image = in + static_cast<int64_t>(b) * in_h * in_w * c;
-    for (int32_t y = 0; y < p.out_h; ++y) {
-      const Lerp ly = BilinearSource(y, sy, p.half_pixel_centers, in_h);
-      for (int32_t x = 0; x < p.out_w; ++x) {
-        const Lerp& lx = lxs[static_cast<size_t>(x)];
-        float* dst =
-            o + ((static_cast<int64_t>(b) * p.out_h + y) * p.out_w + x) * c;
-        const float* tl =
-            image + (static_cast<int64_t>(ly.lo) * in_w + lx.lo) * c;
-        const float* tr =
-            image + (static_cast<int64_t>(ly.lo) * in_w + lx.hi) * c;
-        const float* bl =
-            image + (static_cast<int64_t>(ly.hi) * in_w + lx.lo) * c;
-        const float* br =
-            image + (static_cast<int64_t>(ly.hi) * in_w + lx.hi) * c;
-        const float wy = ly.frac, wx = lx.frac;
-        const float w_tl = (1 - wy) * (1 - wx), w_bl = wy * (1 - wx);
-        const float w_tr = (1 - wy) * wx, w_br = wy * wx;
-        // One pass over the channels, the weighted terms added to 0 in
-        // this order: the values of the former one-term-per-pass loops.
-        for (int32_t i = 0; i < c; ++i) {
-          dst[i] =
-              0.f + w_tl * tl[i] + w_bl * bl[i] + w_tr * tr[i] + w_br * br[i];
-        }
-      }
-    }
-  }
-  return KILN_STATUS_OK;
+  return FloatBilinear(k, p, input);
 }
 
 KilnStatus NearestInvoke(KernelContext& k) {

@@ -1,0 +1,198 @@
+// The AVX2+FMA kernels of float_rows.h, compiled for that target inside
+// this file only and selected at run time.
+#include <algorithm>
+#include <limits>
+
+#include "kernels/nn/float_rows.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace kiln::cpu::nn {
+namespace {
+
+#define KILN_FR_INLINE inline __attribute__((always_inline))
+
+// Lanes [0, n) set, n in [0, 8].
+KILN_FR_INLINE __m256i TailMask(int32_t n) {
+  alignas(32) static const int32_t kBits[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                0,  0,  0,  0,  0,  0,  0,  0};
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kBits + 8 - n));
+}
+
+// Eight channels of one pooled pixel (the `mask` lanes of them when
+// kTail; masked loads and stores are slow, so full blocks use plain ones).
+template <bool kMax, bool kTail>
+KILN_FR_INLINE void PoolBlock(const PoolRowArgs& a, int32_t xs, int32_t xe,
+                              __m256 scale, const float* src, float* dst,
+                              __m256i mask) {
+  const int64_t row = static_cast<int64_t>(a.in_w) * a.channels;
+  __m256 acc = kMax ? _mm256_set1_ps(-std::numeric_limits<float>::infinity())
+                    : _mm256_setzero_ps();
+  for (int32_t iy = a.ys; iy < a.ye; ++iy) {
+    const float* p = src + iy * row + static_cast<int64_t>(xs) * a.channels;
+    for (int32_t ix = xs; ix < xe; ++ix, p += a.channels) {
+      const __m256 v = kTail ? _mm256_maskload_ps(p, mask) : _mm256_loadu_ps(p);
+      acc = kMax ? _mm256_max_ps(acc, v) : _mm256_add_ps(acc, v);
+    }
+  }
+  if (!kMax) acc = _mm256_mul_ps(acc, scale);
+  if (a.clamp) {
+    acc = _mm256_max_ps(acc, _mm256_set1_ps(a.lo));
+    acc = _mm256_min_ps(acc, _mm256_set1_ps(a.hi));
+  }
+  if (kTail) {
+    _mm256_maskstore_ps(dst, mask, acc);
+  } else {
+    _mm256_storeu_ps(dst, acc);
+  }
+}
+
+template <bool kMax>
+void PoolRow(const PoolRowArgs& a) {
+  const __m256i tail = TailMask(a.channels % 8);
+  for (int32_t ox = 0; ox < a.out_w; ++ox) {
+    const int32_t x0 = ox * a.stride_w - a.pad_w;
+    const int32_t xs = std::max(0, x0), xe = std::min(a.in_w, x0 + a.filter_w);
+    const __m256 scale = _mm256_set1_ps(
+        1.f / static_cast<float>(std::max(1, (a.ye - a.ys) * (xe - xs))));
+    float* dst = a.out + static_cast<int64_t>(ox) * a.channels;
+    int32_t ch = 0;
+    for (; ch + 8 <= a.channels; ch += 8) {
+      PoolBlock<kMax, false>(a, xs, xe, scale, a.image + ch, dst + ch, tail);
+    }
+    if (ch < a.channels) {
+      PoolBlock<kMax, true>(a, xs, xe, scale, a.image + ch, dst + ch, tail);
+    }
+  }
+}
+
+// The weighted corners added to 0 in the portable kernel's order.
+template <bool kTail>
+KILN_FR_INLINE __m256 Load(const float* p, __m256i mask) {
+  return kTail ? _mm256_maskload_ps(p, mask) : _mm256_loadu_ps(p);
+}
+
+template <bool kTail>
+KILN_FR_INLINE __m256 Blend(const float* tl, const float* bl, const float* tr,
+                            const float* br, const __m256 w[4], __m256i mask) {
+  __m256 acc = _mm256_mul_ps(w[0], Load<kTail>(tl, mask));
+  acc = _mm256_fmadd_ps(w[1], Load<kTail>(bl, mask), acc);
+  acc = _mm256_fmadd_ps(w[2], Load<kTail>(tr, mask), acc);
+  return _mm256_fmadd_ps(w[3], Load<kTail>(br, mask), acc);
+}
+
+void BilinearRow(const BilinearRowArgs& a) {
+  const __m256i tail = TailMask(a.channels % 8);
+  for (int32_t x = 0; x < a.out_w; ++x) {
+    const float wx = a.wx[x];
+    const __m256 w[4] = {
+        _mm256_set1_ps((1 - a.wy) * (1 - wx)), _mm256_set1_ps(a.wy * (1 - wx)),
+        _mm256_set1_ps((1 - a.wy) * wx), _mm256_set1_ps(a.wy * wx)};
+    const float* tl = a.top + a.x_lo[x];
+    const float* tr = a.top + a.x_hi[x];
+    const float* bl = a.bottom + a.x_lo[x];
+    const float* br = a.bottom + a.x_hi[x];
+    float* dst = a.out + static_cast<int64_t>(x) * a.channels;
+    int32_t i = 0;
+    for (; i + 8 <= a.channels; i += 8) {
+      _mm256_storeu_ps(dst + i,
+                       Blend<false>(tl + i, bl + i, tr + i, br + i, w, tail));
+    }
+    if (i < a.channels) {
+      _mm256_maskstore_ps(dst + i, tail,
+                          Blend<true>(tl + i, bl + i, tr + i, br + i, w, tail));
+    }
+  }
+}
+
+// Eight lanes of partial sums, added in order, then the tail.
+float RowSum(const float* x, int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, acc);
+  float sum = 0.f;
+  for (const float l : lanes) sum += l;
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+float RowMax(const float* x, int64_t n) {
+  int64_t i = 0;
+  float max = x[0];
+  if (n >= 8) {
+    __m256 acc = _mm256_loadu_ps(x);
+    for (i = 8; i + 8 <= n; i += 8) {
+      acc = _mm256_max_ps(acc, _mm256_loadu_ps(x + i));
+    }
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, acc);
+    max = *std::max_element(lanes, lanes + 8);
+  }
+  for (; i < n; ++i) max = std::max(max, x[i]);
+  return max;
+}
+
+void PairSubMax(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= 2 * n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 m = _mm256_max_ps(v, _mm256_permute_ps(v, 0xB1));
+    _mm256_storeu_ps(y + i, _mm256_sub_ps(v, m));
+  }
+  for (; i < 2 * n; i += 2) {
+    const float max = std::max(x[i], x[i + 1]);
+    y[i] = x[i] - max;
+    y[i + 1] = x[i + 1] - max;
+  }
+}
+
+void PairNormalize(float* y, int64_t n) {
+  const __m256 one = _mm256_set1_ps(1.f);
+  int64_t i = 0;
+  for (; i + 8 <= 2 * n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(y + i);
+    const __m256 sum = _mm256_add_ps(v, _mm256_permute_ps(v, 0xB1));
+    _mm256_storeu_ps(y + i, _mm256_mul_ps(v, _mm256_div_ps(one, sum)));
+  }
+  for (; i < 2 * n; i += 2) {
+    const float inverse = 1.f / (y[i] + y[i + 1]);
+    y[i] *= inverse;
+    y[i + 1] *= inverse;
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu::nn
+
+#pragma GCC pop_options
+
+namespace kiln::cpu::nn {
+FloatRowKernels FloatRowKernelsAvx2Fma() {
+  FloatRowKernels k;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    k.max_pool_row = &PoolRow<true>;
+    k.avg_pool_row = &PoolRow<false>;
+    k.bilinear_row = &BilinearRow;
+    k.row_sum = &RowSum;
+    k.row_max = &RowMax;
+    k.pair_sub_max = &PairSubMax;
+    k.pair_normalize = &PairNormalize;
+  }
+  return k;
+}
+}  // namespace kiln::cpu::nn
+
+#else
+
+namespace kiln::cpu::nn {
+FloatRowKernels FloatRowKernelsAvx2Fma() { return {}; }
+}  // namespace kiln::cpu::nn
+
+#endif

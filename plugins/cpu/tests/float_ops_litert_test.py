@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""Float pooling, resize, softmax, concat, TRANSPOSE_CONV, GELU, MEAN, SUM.
+
+Versus LiteRT, on seeded single-operator models, on 1 and on 2 threads.
+
+The CPU plugin's vectorised row kernels (float_rows.h) and its splits of
+these ops across the thread pool, checked against LiteRT's reference kernels
+(tools/kiln/tests/differential_test.py, no refusal excused) with the
+differential test's float bound (relative 1e-5: the vector kernels use FMA
+and a polynomial exp, not bit-equal to the reference). The shapes hit the
+8-channel vector tails (channels 13, 19, 11, 5, 3), odd pair counts, padded
+and clipped windows, and are big enough that the kernels split across two
+threads (more than 2^17 multiply-adds):
+
+- MAX_POOL_2D / AVERAGE_POOL_2D: SAME and VALID, strides 1 to 3, windows
+  2x2 to 3x3, RELU6 / RELU_N1_TO_1 / NONE, batches 1 and 2.
+- RESIZE_BILINEAR: default, align_corners and half_pixel_centers, up and
+  down scales, 2 batches.
+- SOFTMAX: last axis 2 (the pair kernel; 16384 and 111 pairs), 13 and 64,
+  beta 1 and 0.7.
+- CONCATENATION: along channels (16-byte blocks and odd byte counts), along
+  rows, three inputs.
+- TRANSPOSE_CONV: 2x2 stride 2 (windows disjoint: split over pixel chunks,
+  the output starts from the bias), 2x2 and 2x1 stride 3 (gaps: outputs
+  that are the bias alone), 3x3 stride 2 (overlapping: serial col2im), with
+  and without bias, RELU and RELU6.
+- GELU: exact and approximate, sizes with and without a vector tail.
+- MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
+  other axes reduced into the same output too) and over other axes.
+
+  float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
+      [--keep DIR] [--only REGEX]
+
+Exit status: the differential test's (0 pass, 1 fail, 77 Skipped when
+ai_edge_litert is absent).
+"""
+import os
+import sys
+
+try:
+    import numpy as np
+    from ai_edge_litert import schema_py_generated as schema
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import litert_single_op as lso
+except ImportError as e:  # The oracle's Python packages are missing.
+    print(f"SKIPPED: cannot build test models ({e}); pip install "
+          "ai-edge-litert numpy flatbuffers")
+    sys.exit(77)
+
+OP = schema.BuiltinOperator
+OPTS = schema.BuiltinOptions
+SAME, VALID = 0, 1
+NONE, RELU, RELU_N1_TO_1, RELU6 = 0, 1, 2, 3
+
+
+def f32(shape, data=None):
+    return lso.T("float32", shape, data=data)
+
+
+def pool_cases():
+    cases = []
+    specs = [
+        # in shape, filter (h, w), stride (h, w), padding, activation
+        ([1, 128, 128, 16], (2, 2), (2, 2), VALID, NONE),
+        ([1, 66, 70, 19], (3, 3), (2, 2), SAME, RELU6),
+        ([2, 64, 50, 13], (3, 3), (1, 1), SAME, RELU_N1_TO_1),
+        ([1, 45, 47, 32], (3, 2), (3, 2), SAME, NONE),
+    ]
+    for op, name in ((OP.MAX_POOL_2D, "max"), (OP.AVERAGE_POOL_2D, "avg")):
+        for i, (shape, fil, stride, pad, act) in enumerate(specs):
+            o = schema.Pool2DOptionsT()
+            o.padding = pad
+            o.filterHeight, o.filterWidth = fil
+            o.strideH, o.strideW = stride
+            o.fusedActivationFunction = act
+            cases.append((f"{name}_pool_{i}", lso.build_model(
+                op, 1, [f32(shape)], [f32([1])], OPTS.Pool2DOptions, o)))
+    return cases
+
+
+def resize_cases():
+    cases = []
+    specs = [
+        # in shape, out (h, w), align_corners, half_pixel_centers
+        ([1, 64, 64, 32], (128, 128), False, True),
+        ([2, 40, 36, 19], (80, 72), False, False),
+        ([1, 23, 17, 11], (96, 88), True, False),
+        ([1, 90, 70, 5], (61, 47), False, True),
+    ]
+    for i, (shape, size, align, half) in enumerate(specs):
+        o = schema.ResizeBilinearOptionsT()
+        o.alignCorners, o.halfPixelCenters = align, half
+        size_t = lso.T("int32", [2], data=np.array(size, np.int32))
+        cases.append((f"resize_bilinear_{i}", lso.build_model(
+            OP.RESIZE_BILINEAR, 3, [f32(shape), size_t], [f32([1])],
+            OPTS.ResizeBilinearOptions, o)))
+    return cases
+
+
+def softmax_cases():
+    cases = []
+    for i, (shape, beta) in enumerate((([1, 128, 128, 2], 1.0),
+                                       ([2, 3, 37, 2], 0.7),
+                                       ([40, 50, 13], 1.0),
+                                       ([1, 4, 64, 64], 0.7))):
+        o = schema.SoftmaxOptionsT()
+        o.beta = beta
+        cases.append((f"softmax_{i}", lso.build_model(
+            OP.SOFTMAX, 1, [f32(shape)], [f32(shape)], OPTS.SoftmaxOptions,
+            o)))
+    return cases
+
+
+def concat_cases():
+    cases = []
+    specs = [
+        ([[1, 64, 64, 32], [1, 64, 64, 32]], 3),
+        ([[1, 128, 128, 32], [1, 128, 128, 16]], 3),
+        ([[2, 200, 40, 6], [2, 200, 40, 10], [2, 200, 40, 3]], 3),
+        ([[2, 30, 40, 60], [2, 50, 40, 60]], 1),
+    ]
+    for i, (shapes, axis) in enumerate(specs):
+        o = schema.ConcatenationOptionsT()
+        o.axis = axis
+        cases.append((f"concat_{i}", lso.build_model(
+            OP.CONCATENATION, 1, [f32(s) for s in shapes], [f32([1])],
+            OPTS.ConcatenationOptions, o)))
+    return cases
+
+
+def transpose_conv_cases(rng):
+    cases = []
+    specs = [
+        # in shape, filter [oc, fh, fw, ic], stride, padding, bias, act
+        ([1, 32, 32, 64], [32, 2, 2, 64], 2, SAME, True, RELU),
+        ([2, 17, 19, 24], [13, 2, 2, 24], 3, VALID, False, NONE),
+        ([1, 20, 22, 24], [11, 3, 3, 24], 2, SAME, True, NONE),
+        ([1, 15, 13, 8], [9, 2, 1, 8], 3, VALID, True, RELU6),
+    ]
+    for i, (shape, fshape, stride, pad, bias, act) in enumerate(specs):
+        n, h, w, _ = shape
+        oc, fh, fw, _ = fshape
+        if pad == SAME:
+            out = [n, h * stride, w * stride, oc]
+        else:
+            out = [n, (h - 1) * stride + fh, (w - 1) * stride + fw, oc]
+        inputs = [lso.T("int32", [4], data=np.array(out, np.int32)),
+                  f32(fshape, rng.uniform(-1, 1, fshape).astype(np.float32)),
+                  f32(shape)]
+        if bias:
+            inputs.append(f32([oc], rng.uniform(-1, 1, oc).astype(np.float32)))
+        o = schema.TransposeConvOptionsT()
+        o.padding, o.strideH, o.strideW = pad, stride, stride
+        o.fusedActivationFunction = act
+        cases.append((f"transpose_conv_{i}", lso.build_model(
+            OP.TRANSPOSE_CONV, 4 if act != NONE else 3, inputs, [f32(out)],
+            OPTS.TransposeConvOptions, o)))
+    return cases
+
+
+def gelu_cases():
+    cases = []
+    for approximate in (False, True):
+        for shape in ([1, 64, 512], [1000, 37]):
+            o = schema.GeluOptionsT()
+            o.approximate = approximate
+            name = f"gelu_{'tanh' if approximate else 'erf'}_{shape[-1]}"
+            cases.append((name, lso.build_model(
+                OP.GELU, 1, [f32(shape)], [f32(shape)], OPTS.GeluOptions, o)))
+    return cases
+
+
+def reduce_cases():
+    cases = []
+    specs = [
+        # op, in shape, axes, keep_dims
+        (OP.MEAN, [1, 64, 128], [2], True),
+        (OP.MEAN, [2, 7, 9, 19], [1, 3], False),
+        (OP.SUM, [3, 5, 37], [-1], False),
+        (OP.SUM, [4, 6, 5], [0, 2], True),
+    ]
+    for i, (op, shape, axes, keep) in enumerate(specs):
+        o = schema.ReducerOptionsT()
+        o.keepDims = keep
+        axis = lso.T("int32", [len(axes)], data=np.array(axes, np.int32))
+        cases.append((f"reduce_{i}", lso.build_model(
+            op, 1, [f32(shape), axis], [f32([1])], OPTS.ReducerOptions, o)))
+    return cases
+
+
+def make_models(_):
+    rng = np.random.default_rng(5)
+    cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
+             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases())
+    return [(name + ".tflite", data) for name, data in cases]
+
+
+def main():
+    return lso.differential_main(__doc__.splitlines()[0], make_models,
+                                 float_tolerance=1e-5, threads=(1, 2))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
