@@ -56,13 +56,16 @@ void CheckInputShapesKnown(sdk::KernelContext& k, PlanBase& plan) {
 
 namespace {
 
-// True when `map` is start, start + 1, ... with start >= 0 (no fill).
-bool IsContiguousRun(const std::vector<int64_t>& map) {
-  if (map.empty() || map[0] < 0) return false;
+// The step of `map` when it is start, start + step, ... with every entry
+// >= 0 (no fill); 0 otherwise.
+int64_t ArithmeticStep(const std::vector<int64_t>& map) {
+  if (map.empty() || map[0] < 0) return 0;
+  const int64_t step = map.size() > 1 ? map[1] - map[0] : 1;
+  if (step <= 0) return 0;
   for (size_t i = 1; i < map.size(); ++i) {
-    if (map[i] != map[0] + static_cast<int64_t>(i)) return false;
+    if (map[i] != map[0] + static_cast<int64_t>(i) * step) return 0;
   }
-  return true;
+  return step;
 }
 
 template <typename T>
@@ -78,8 +81,9 @@ void CopyMapped(const std::vector<std::vector<int64_t>>& maps, int64_t base,
   }
   const std::vector<int64_t>& inner = maps[rank - 1];
   // A kept innermost axis (TRANSPOSE with the last axis last, SLICE, PAD's
-  // inner rows): each row is one block copy.
-  const bool contiguous = IsContiguousRun(inner);
+  // inner rows): each row is one block copy; a strided one (TRANSPOSE
+  // moving the last axis) reads without the map.
+  const int64_t step = ArithmeticStep(inner);
   std::vector<size_t> index(rank - 1, 0);
   while (true) {
     int64_t row = base;
@@ -92,8 +96,12 @@ void CopyMapped(const std::vector<std::vector<int64_t>>& maps, int64_t base,
     if (row_is_fill) {
       std::fill_n(out, inner.size(), fill);
       out += inner.size();
-    } else if (contiguous) {
+    } else if (step == 1) {
       out = std::copy_n(in + row + inner[0], inner.size(), out);
+    } else if (step > 1) {
+      const T* src = in + row + inner[0];
+      const int64_t count = static_cast<int64_t>(inner.size());
+      for (int64_t i = 0; i < count; ++i) *out++ = src[i * step];
     } else {
       for (const int64_t v : inner) *out++ = v < 0 ? fill : in[row + v];
     }
