@@ -88,6 +88,7 @@ void ResetTensors(SubgraphState& s) {
   for (size_t i = 0; i < s.tensors().size(); ++i) {
     TensorRecord& t = s.tensors()[i];
     t.dynamic = false;
+    t.prepared_value = false;
     if (t.is_constant()) continue;
     if (t.desc->is_variable) {
       const size_t need = t.RequiredBytes();
@@ -120,7 +121,18 @@ void ResetTensors(SubgraphState& s) {
       t.owned.shrink_to_fit();
     }
   }
-  for (NodeRecord& n : s.nodes()) n.deferred = false;
+  for (NodeRecord& n : s.nodes()) {
+    n.deferred = false;
+    n.evaluated_at_prepare = false;
+  }
+}
+
+void AllocateValue(TensorRecord& t, size_t n) {
+  t.AllocateOwned(n);
+  if (t.data == nullptr) {
+    t.owned.resize(1);
+    t.data = t.owned.data();
+  }
 }
 
 MemoryPlan PlanMemory(const SubgraphState& s) {
@@ -130,7 +142,7 @@ MemoryPlan PlanMemory(const SubgraphState& s) {
   for (size_t i = 0; i < s.tensors().size(); ++i) {
     const TensorRecord& t = s.tensors()[i];
     if (t.is_constant() || t.desc->is_variable || t.dynamic ||
-        life.first[i] < 0 || !t.has_rank ||
+        t.prepared_value || life.first[i] < 0 || !t.has_rank ||
         t.ElementType() == KILN_TYPE_STRING) {
       continue;
     }
@@ -370,9 +382,10 @@ absl::Status Interpreter::PrepareKernelNode(SubgraphState& s, NodeRecord& node,
   for (int32_t t : desc.outputs) {
     if (t >= 0 && !s.tensor(t).has_rank) {
       Defer(s, node);
-      break;
+      return absl::OkStatus();
     }
   }
+  EvaluateAtPrepare(s, node);
   return absl::OkStatus();
 }
 

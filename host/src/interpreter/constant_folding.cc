@@ -76,21 +76,10 @@ bool Interpreter::FoldNode(SubgraphState& s, NodeRecord& node) {
     // Sized by the kernel from model data: within max_arena_bytes, or not
     // folded (AllocateTensors then refuses it with the message).
     status = CheckTensorBytes("constant folding", x);
-    if (!status.ok()) break;
-    x.AllocateOwned(x.RequiredBytes());
   }
-  if (status.ok()) status = CallKernel(s, node, PluginStage::kInvoke);
-  if (!status.ok()) {
-    // Not folded: the node runs as usual; AllocateTensors resets its outputs.
-    for (int32_t t : desc.outputs) {
-      TensorRecord& x = s.tensor(t);
-      x.owned.clear();
-      x.data = nullptr;
-      x.bytes = 0;
-      x.storage = TensorStorage::kNone;
-    }
-    return false;
-  }
+  // Not folded: the node runs as usual; AllocateTensors resets its outputs.
+  if (status.ok()) status = EvaluateNode(s, node);
+  if (!status.ok()) return false;
   for (int32_t t : desc.outputs) {
     TensorRecord& x = s.tensor(t);
     s.folded_constants.push_back(std::move(x.owned));

@@ -629,6 +629,8 @@ absl::Status Interpreter::RunNode(SubgraphState& s, NodeRecord& node) {
 }
 
 absl::Status Interpreter::RunOnHost(SubgraphState& s, NodeRecord& node) {
+  // Its outputs hold their values since AllocateTensors.
+  if (node.evaluated_at_prepare) return absl::OkStatus();
   if (buffer_handles_) KILN_RETURN_IF_ERROR(SyncInputsToHost(s, node.node()));
   absl::Status status;
   if (node.host_intrinsic) {

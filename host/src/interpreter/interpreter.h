@@ -26,13 +26,27 @@
 //     (from the model or ResizeInput). An input of unknown rank (converters
 //     write scalars as shape [] without has_rank) is a scalar, as in TFLite.
 //   - Nodes are prepared in execution order. No non-constant tensor has data
-//     then: KilnHostApi.tensor_data returns NULL for them. A kernel whose
-//     output shape depends on input VALUES leaves that output unresized and
-//     returns OK.
+//     then (KilnHostApi.tensor_data returns NULL), except prepare-time
+//     values. A kernel whose output shape depends on input VALUES it cannot
+//     read leaves that output unresized and returns OK.
 //   - Such outputs, and every output of a node with one of them as input,
 //     are dynamic: their nodes are prepared again during Invoke right before
 //     they run, with data, and the outputs get heap storage
 //     (TensorStorage::kOwned) of the prepared size.
+//   - Prepare-time values (prepare_values.cc; LiteRT's persistent
+//     read-only tensors): right after a successful prepare that sized every
+//     output, a kernel node that no delegate took over is evaluated when
+//     (a) it is SHAPE and its input has a known, non-dynamic shape (the
+//     host writes the shape), or it is GATHER, REDUCE_PROD, PACK, UNPACK,
+//     CONCATENATION, STRIDED_SLICE, SLICE, CAST, SQUEEZE, EXPAND_DIMS,
+//     RESHAPE, ADD, SUB, MUL, FLOOR_DIV, MAXIMUM or MINIMUM and every input
+//     is a constant or a prepare-time value (its kernel's invoke runs), and
+//     (b) every output is an INT32/INT64 tensor of at most 1 KiB that is
+//     not a subgraph output or variable. Its outputs get heap storage
+//     holding the values until the next AllocateTensors, later prepares
+//     read them through tensor_data, and the node does not run at Invoke.
+//     The values depend only on the input signature's shapes and the
+//     constants. If the evaluation fails, the node runs at Invoke as usual.
 //   - Every other activation gets arena memory (arena_planner.h); constants
 //     stay in the model mapping; variables (TensorDesc::is_variable) keep
 //     persistent heap storage; strings always use the heap.
@@ -46,8 +60,9 @@
 // Plan cache (plan_cache.h; InterpreterOptions.plan_cache): AllocateTensors
 // keeps what it prepared per input signature (input shapes and types) of
 // each subgraph, up to max_plans per subgraph (LRU). Returning to a cached
-// signature restores every tensor's shape and the arena layout and switches
-// the kernels and partitions that allow one state per signature
+// signature restores every tensor's shape, the prepare-time values (which
+// belong to their signature) and the arena layout and switches the kernels
+// and partitions that allow one state per signature
 // (KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE,
 // KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE) to the state prepared for
 // it, without calling their prepare; all other kernels and partitions are
@@ -101,7 +116,9 @@
 // host-intrinsic node, per AllocateTensors and per Invoke, and plugins add
 // theirs through kiln.profiler/1. Per Invoke, the events of category
 // "invoke" and "partition_invoke" are exactly one per node the plan runs
-// (plus one per original node of a partition that falls back). Off, the
+// (plus one per original node of a partition that falls back; nodes
+// evaluated at prepare do not run, their invoke events belong to
+// AllocateTensors). Off, the
 // interpreter tests one pointer per call and records nothing.
 //
 // Buffer handles (extension API 1.2; runtime/buffer_handles.h): a tensor
@@ -458,6 +475,15 @@ class Interpreter {
   // from the plan. FoldNode returns false (state unchanged) when it cannot.
   absl::Status FoldConstants(SubgraphState& s);
   bool FoldNode(SubgraphState& s, NodeRecord& node);
+  // Prepare-time values (prepare_values.cc). EvaluateNode runs a prepared
+  // node on heap outputs of its prepared sizes (SHAPE on the host, others
+  // on their kernel); on failure the outputs have no storage.
+  absl::Status EvaluateNode(SubgraphState& s, NodeRecord& node);
+  absl::Status WriteShapeValue(SubgraphState& s, const NodeDesc& desc);
+  // Right after a node's prepare at AllocateTensors: evaluates it when it
+  // computes a small integer value from constants and known shapes (see
+  // the file comment, AllocateTensors), else leaves it to run at invoke.
+  void EvaluateAtPrepare(SubgraphState& s, NodeRecord& node);
   // The requested delegates, or the default one (see InterpreterOptions),
   // with num_threads passed on.
   std::vector<DelegateRequest> DelegatesToApply(

@@ -28,7 +28,9 @@ uint64_t PreparedPlan::Bytes() const {
   for (const std::vector<int32_t>& shape : signature.shapes) {
     bytes += VectorBytes(shape);
   }
-  for (const TensorPlan& t : tensors) bytes += VectorBytes(t.shape);
+  for (const TensorPlan& t : tensors) {
+    bytes += VectorBytes(t.shape) + VectorBytes(t.value);
+  }
   return bytes;
 }
 

@@ -5,7 +5,8 @@
 //
 // A plan is what AllocateTensors computed for one signature (the shapes and
 // element types of the subgraph's inputs): the shape of every tensor, which
-// nodes are deferred to invoke, the arena layout, and the node and
+// nodes are deferred to invoke, the prepare-time values (prepare_values.cc)
+// and which nodes they replace, the arena layout, and the node and
 // partition states of the plugins that allow one state per signature
 // (KILN_KERNEL_FLAG_STATE_PER_SHAPE_SIGNATURE,
 // KILN_DELEGATE_FLAG_STATE_PER_SHAPE_SIGNATURE; honoured for plugins that
@@ -80,6 +81,10 @@ struct TensorPlan {
   bool dynamic = false;
   std::vector<int32_t> shape;
   std::optional<KilnTensorType> type_override;  // set by its writer's prepare
+  // A prepare-time value (its writer was evaluated at AllocateTensors) and
+  // its bytes: it belongs to this plan's signature.
+  bool prepared_value = false;
+  std::vector<uint8_t> value;
 };
 
 // A node or partition as prepared. holds_state: `state` is the plugin state
@@ -87,6 +92,7 @@ struct TensorPlan {
 // for every signature, or none.
 struct NodePlan {
   bool deferred = false;
+  bool evaluated_at_prepare = false;
   bool holds_state = false;
   void* state = nullptr;
 };

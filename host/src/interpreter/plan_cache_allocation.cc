@@ -3,6 +3,7 @@
 // states each plan owns, and the retracing warning.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <string>
 #include <utility>
@@ -29,6 +30,13 @@ InputSignature InputSignatureOf(const SubgraphState& s) {
   return signature;
 }
 
+// The bytes of a prepare-time value; empty for any other tensor.
+std::vector<uint8_t> ValueOf(const TensorRecord& t) {
+  if (!t.prepared_value) return {};
+  const auto* bytes = static_cast<const uint8_t*>(t.data);
+  return std::vector<uint8_t>(bytes, bytes + t.bytes);
+}
+
 // Records what AllocateTensors just prepared as plan `id`, which takes over
 // the per-signature states of the nodes and partitions.
 PreparedPlan CapturePlan(SubgraphState& s, uint64_t id,
@@ -39,13 +47,15 @@ PreparedPlan CapturePlan(SubgraphState& s, uint64_t id,
   plan.memory = std::move(memory);
   plan.tensors.reserve(s.tensors().size());
   for (const TensorRecord& t : s.tensors()) {
-    plan.tensors.push_back({t.has_rank, t.dynamic, t.shape, t.type_override});
+    plan.tensors.push_back({t.has_rank, t.dynamic, t.shape, t.type_override,
+                            t.prepared_value, ValueOf(t)});
   }
   plan.nodes.resize(s.nodes().size());
   for (size_t i = 0; i < s.nodes().size(); ++i) {
     NodeRecord& n = s.nodes()[i];
     NodePlan& p = plan.nodes[i];
     p.deferred = n.deferred;
+    p.evaluated_at_prepare = n.evaluated_at_prepare;
     if (n.state_per_signature && n.initialized) {
       p.holds_state = true;
       p.state = n.kernel_state;
@@ -56,20 +66,23 @@ PreparedPlan CapturePlan(SubgraphState& s, uint64_t id,
   for (size_t i = 0; i < s.partitions().size(); ++i) {
     PartitionRecord& r = s.partitions()[i];
     if (r.state_per_signature && r.initialized && !r.fell_back) {
-      plan.partitions[i] = {false, true, r.state};
+      plan.partitions[i].holds_state = true;
+      plan.partitions[i].state = r.state;
       r.state_plan = id;
     }
   }
   return plan;
 }
 
-// True when every tensor has the shape (and dynamic mark) the plan recorded.
+// True when every tensor has the shape (dynamic mark, prepare-time value) the
+// plan recorded.
 bool TensorsMatch(const SubgraphState& s, const PreparedPlan& plan) {
   for (size_t i = 0; i < s.tensors().size(); ++i) {
     const TensorRecord& t = s.tensors()[i];
     const TensorPlan& p = plan.tensors[i];
     if (t.has_rank != p.has_rank || t.dynamic != p.dynamic ||
-        t.shape != p.shape || t.type_override != p.type_override) {
+        t.shape != p.shape || t.type_override != p.type_override ||
+        t.prepared_value != p.prepared_value || ValueOf(t) != p.value) {
       return false;
     }
   }
@@ -194,9 +207,15 @@ void Interpreter::RestoreKernelNode(SubgraphState& s, NodeRecord& node,
     x.shape = p.shape;
     x.dynamic = p.dynamic;
     x.type_override = p.type_override;
+    x.prepared_value = p.prepared_value;
+    if (p.prepared_value) {
+      AllocateValue(x, p.value.size());
+      if (!p.value.empty()) std::memcpy(x.data, p.value.data(), p.value.size());
+    }
   }
   const NodePlan& p = plan.nodes[static_cast<size_t>(node.node().index)];
   node.deferred = p.deferred;
+  node.evaluated_at_prepare = p.evaluated_at_prepare;
   if (!p.holds_state || node.state_plan == plan.id) return;
   if (node.initialized && node.state_plan == 0) {
     FreeKernelState(*node.kernel, node.kernel_state);

@@ -40,6 +40,11 @@ struct TensorRecord : TensorState {
   // Shape known only at invoke: an output a kernel left unresized at
   // AllocateTensors, or any output of a node with a dynamic input.
   bool dynamic = false;
+  // Holds a prepare-time value (prepare_values.cc): its writer was evaluated
+  // at AllocateTensors from constants and input shapes, the value lives in
+  // `owned` (kOwned) until the next AllocateTensors, and nothing writes the
+  // tensor at invoke.
+  bool prepared_value = false;
 };
 
 // Run state of one node: a node of the model, or a partition node a
@@ -60,6 +65,9 @@ struct NodeRecord : NodeRef {
   // A model node a partition took over: that partition's index.
   int32_t delegated_to = -1;
   bool deferred = false;  // prepared again at invoke (see interpreter.h)
+  // Evaluated at AllocateTensors (prepare_values.cc): its outputs are
+  // prepare-time values and the node does not run at invoke.
+  bool evaluated_at_prepare = false;
   // Evaluated once at creation (constant_folding.cc): its outputs are
   // constants and the node is not in the execution plan.
   bool folded = false;

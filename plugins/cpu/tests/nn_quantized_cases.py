@@ -260,14 +260,14 @@ def conv_cases(rng):
 # ---- FULLY_CONNECTED -----------------------------------------------------------
 
 def fc_case(rng, dtype, per_channel=False, bias=True, keep_num_dims=False,
-            activation=None):
+            activation=None, units=None):
     act_t, w_t, b_t = quant_types(dtype)
     activation = (int(rng.choice([ACT_NONE, ACT_RELU, ACT_RELU6,
                                   ACT_RELU_N1_TO_1]))
                   if activation is None else activation)
     batch = [int(rng.integers(1, 4)), int(rng.integers(1, 5))]
     depth = int(rng.choice([1, 5, 16, 33, 100]))
-    units = int(rng.choice([1, 3, 16, 19]))
+    units = int(rng.choice([1, 3, 16, 19])) if units is None else units
     in_s, in_zp = act_q(rng, act_t)
     channels = units if per_channel else 1
     w_scales = log_uniform(rng, 0.002, 0.05, size=channels)
@@ -499,10 +499,12 @@ def pool_cases(rng):
 # ---- SOFTMAX ----------------------------------------------------------------
 
 def softmax_case(rng, in_t, out_t, beta=1.0, out_q=None, name_extra="",
-                 in_scale=None):
-    shape = [int(rng.integers(1, 4)), int(rng.choice([1, 3, 10, 100, 1001]))]
-    if rng.integers(2):
-        shape = [int(rng.integers(1, 3))] + shape
+                 in_scale=None, shape=None):
+    if shape is None:
+        shape = [int(rng.integers(1, 4)),
+                 int(rng.choice([1, 3, 10, 100, 1001]))]
+        if rng.integers(2):
+            shape = [int(rng.integers(1, 3))] + shape
     in_s, in_zp = act_q(rng, in_t)
     if in_t == "int16":
         in_s = float(log_uniform(rng, 1e-4, 3e-3))
@@ -596,10 +598,16 @@ REDUCE_OPS = {"MEAN": OP.MEAN, "SUM": OP.SUM, "REDUCE_MAX": OP.REDUCE_MAX,
               "REDUCE_MIN": OP.REDUCE_MIN, "REDUCE_PROD": OP.REDUCE_PROD}
 
 
-def reduce_case(rng, kind, dtype, same_quant=False):
-    rank = int(rng.integers(1, 5))
-    shape = [int(rng.integers(1, 6)) for _ in range(rank)]
-    if kind == "MEAN" and rank == 4 and rng.integers(2):
+def reduce_case(rng, kind, dtype, same_quant=False, shape_axes=None):
+    if shape_axes is not None:
+        shape, axes = shape_axes
+        rank = len(shape)
+    else:
+        rank = int(rng.integers(1, 5))
+        shape = [int(rng.integers(1, 6)) for _ in range(rank)]
+    if shape_axes is not None:
+        pass  # the caller's axes
+    elif kind == "MEAN" and rank == 4 and rng.integers(2):
         axes = [1, 2]  # the global-average-pool pattern of converted models
     else:
         n_axes = int(rng.integers(1, rank + 1))
@@ -954,9 +962,38 @@ def densify_cases(rng):
     return cases + [bad] + sparse_fc
 
 
+# ---- vectorized paths ------------------------------------------------------
+
+def vector_path_cases(rng):
+    """Sizes that run the vectorized integer paths with their tails: the
+    FULLY_CONNECTED requantization in double (8 channels a step) on 8, 27
+    and 40 units; MEAN and SUM over adjacent axes as contiguous blocks (a
+    transformer's last-axis MEAN, leading and middle axes, a unit axis
+    between reduced ones); 8-bit SOFTMAX rows."""
+    out = []
+    for i, units in enumerate((8, 27, 40)):
+        for dtype in ("int8", "uint8"):
+            out.append(fc_case(rng, dtype, per_channel=dtype == "int8" and
+                               i % 2 == 0, bias=i != 1, units=units))
+    for shape_axes in (([1, 9, 131], [-1]), ([1, 9, 131], [1]),
+                       ([3, 4, 5, 6], [1, 2]), ([3, 4, 1, 6], [1, 3]),
+                       ([3, 4, 5, 6], [0, 3]), ([2, 70], [0, 1])):
+        for dtype in ("int8", "uint8", "int16"):
+            out.append(reduce_case(rng, "MEAN", dtype, shape_axes=shape_axes))
+        out.append(reduce_case(rng, "SUM", "uint8", shape_axes=shape_axes))
+    # SOFTMAX rows of the AVX2 kernel: 32-wide maximum, 8-wide sums and
+    # outputs, tails (a transformer's [1, 4, 64, 64] attention included).
+    for shape in ([1, 4, 64, 64], [3, 37], [2, 130], [5, 7], [2, 33]):
+        for in_t in ("int8", "uint8"):
+            out.append(softmax_case(rng, in_t, in_t,
+                                    float(rng.choice([1.0, 0.5, 2.7])),
+                                    shape=shape))
+    return out
+
+
 def all_cases(rng):
     return (conv_cases(rng) + fc_cases(rng) + pool_cases(rng) +
             softmax_cases(rng) + reduce_cases(rng) + resize_cases(rng) +
             transpose_conv_cases(rng) + batch_matmul_cases(rng) +
             hybrid_cases(rng) + last_axis_cases(rng) + arg_cases(rng) +
-            densify_cases(rng))
+            densify_cases(rng) + vector_path_cases(rng))

@@ -118,6 +118,13 @@ class Cases:
 BINARY_SHAPES = [([2, 3, 4], [2, 3, 4]), ([2, 3, 4], [4]),
                  ([2, 1, 4], [1, 3, 1]), ([3, 1], [1, 1, 2, 1, 5])]
 
+# Rows long enough for the vectorized 8-bit kernels, with tails: same shape,
+# a per-row scalar (a transformer's [1, 64, 128] against [1, 64, 1]), a row
+# against a column and a whole-tensor scalar on either side.
+VECTOR_ROW_SHAPES = [([3, 5, 37], [3, 5, 37]), ([1, 9, 131], [1, 9, 1]),
+                     ([1, 7, 1], [1, 1, 69]), ([2, 45], [1]),
+                     ([1], [3, 29])]
+
 # op -> (versions by dtype, options table, real function, activations?)
 BINARY_OPS = {
     "ADD": ({"uint8": 1, "int8": 2, "int16": 3}, "AddOptions",
@@ -131,11 +138,13 @@ BINARY_OPS = {
 }
 
 
-def binary_cases(cases):
+def binary_cases(cases, shapes=None, dtypes=None, prefix=""):
     rng = cases.rng
     for op, (versions, options, fn, fused) in BINARY_OPS.items():
         for dtype, version in versions.items():
-            for i, (shape_a, shape_b) in enumerate(BINARY_SHAPES):
+            if dtypes is not None and dtype not in dtypes:
+                continue
+            for i, (shape_a, shape_b) in enumerate(shapes or BINARY_SHAPES):
                 qa, qb = random_quant(rng, dtype), random_quant(rng, dtype)
                 lo, hi = corners(fn, real_range(dtype, qa),
                                  real_range(dtype, qb))
@@ -147,12 +156,18 @@ def binary_cases(cases):
                     fields["fusedActivationFunction"] = ACTIVATIONS[act]
                 if op in ("ADD", "SUB") and dtype == "int16":
                     fields["potScaleInt16"] = False
-                cases.add(f"{op.lower()}_{dtype}_{i}_{act.lower()}", op,
-                          version,
+                cases.add(f"{op.lower()}_{dtype}_{prefix}{i}_{act.lower()}",
+                          op, version,
                           [Tensor("a", dtype, shape_a, qa),
                            Tensor("b", dtype, shape_b, qb)],
                           [Tensor("y", dtype, out_shape, qo)],
                           (options, fields) if options else None)
+
+
+def vector_row_binary_cases(cases):
+    """8-bit ADD, SUB, MUL and SQUARED_DIFFERENCE on rows the vectorized
+    kernels take (quantized_binary_avx2.cc), tails included."""
+    binary_cases(cases, VECTOR_ROW_SHAPES, ("int8", "uint8"), "rows")
 
 
 def div_cases(cases):
@@ -635,7 +650,7 @@ GENERATORS = [binary_cases, declared_output_type_cases, div_cases,
               min_max_cases, comparison_cases,
               unary_cases, prelu_cases, quantize_cases, concatenation_cases,
               join_and_pad_rules_cases,
-              movement_cases]
+              movement_cases, vector_row_binary_cases]
 
 
 def make_models(seed):

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "kernels/elementwise/quantized_common.h"
 #include "kernels/quantization_util.h"
@@ -466,9 +467,86 @@ KilnStatus RunCompare(KernelContext& k, const QuantizedBinaryState& s,
   });
 }
 
+// ---- Vectorized 8-bit rows -------------------------------------------------
+
+const QuantizedBinaryRowKernels& RowKernels() {
+  static const QuantizedBinaryRowKernels kernels =
+      QuantizedBinaryRowKernelsAvx2();
+  return kernels;
+}
+
+// True when a right shift by -q.shift is one the row kernels take.
+bool SmallerThanOneInRange(const QuantizedMultiplier& q) {
+  return q.shift <= 0 && q.shift >= -31;
+}
+
+// The row kernels reproduce the scalar arithmetic of 8-bit ADD / SUB, MUL
+// and SQUARED_DIFFERENCE whose shifts all lie in [0, 31].
+bool VectorRowsApply(const QuantizedBinaryState& s) {
+  if (s.input_type != s.output_type || s.input_type == KILN_TYPE_INT16) {
+    return false;
+  }
+  switch (s.kind) {
+    case Kind::kMul:
+      return s.output_multiplier.shift >= -31 &&
+             s.output_multiplier.shift <= 31;
+    case Kind::kAddSub:
+    case Kind::kSquaredDifference:
+      return s.left_shift >= 0 && s.left_shift <= 31 &&
+             SmallerThanOneInRange(s.multiplier0) &&
+             SmallerThanOneInRange(s.multiplier1) &&
+             SmallerThanOneInRange(s.output_multiplier);
+    default:
+      return false;
+  }
+}
+
+// The scalar element function of a kind VectorRowsApply takes.
+int32_t VectorKindScalar(const QuantizedBinaryState& s, int32_t x, int32_t y) {
+  switch (s.kind) {
+    case Kind::kMul:
+      return Mul(s, x, y);
+    case Kind::kSquaredDifference:
+      return SquaredDifference(s, x, y);
+    default:
+      return AddSub(s, x, y);
+  }
+}
+
+// Every broadcast row through `row`, its tail through the scalar function.
+template <typename T>
+KilnStatus RunVectorRows(KernelContext& k, const QuantizedBinaryState& s,
+                         const BroadcastPlan& plan, QuantizedBinaryRowFn row) {
+  const T* a = k.input(0).data<T>();
+  const T* b = k.input(1).data<T>();
+  T* out = k.output(0).data<T>();
+  if (plan.total > 0 && (a == nullptr || b == nullptr || out == nullptr)) {
+    return k.Fail(KILN_STATUS_FAILED_PRECONDITION, OpName(k.builtin_code()),
+                  ": a tensor has no data buffer at invoke");
+  }
+  const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1);
+  ForEachBroadcastRow(plan, [&](int64_t o, const int64_t* off, int64_t n) {
+    const T* pa = a + off[0];
+    const T* pb = b + off[1];
+    T* po = out + o;
+    for (int64_t i = row(s, pa, sa, pb, sb, po, n); i < n; ++i) {
+      po[i] = static_cast<T>(
+          VectorKindScalar(s, int32_t{pa[i * sa]}, int32_t{pb[i * sb]}));
+    }
+  });
+  return KILN_STATUS_OK;
+}
+
 template <typename In, typename Out>
 KilnStatus RunArithmetic(KernelContext& k, const QuantizedBinaryState& s,
                          const BroadcastPlan& plan) {
+  if constexpr (std::is_same_v<In, Out> && sizeof(In) == 1) {
+    const QuantizedBinaryRowFn row =
+        std::is_same_v<In, int8_t> ? RowKernels().int8 : RowKernels().uint8;
+    if (row != nullptr && VectorRowsApply(s)) {
+      return RunVectorRows<In>(k, s, plan, row);
+    }
+  }
   switch (s.kind) {
     case Kind::kAddSub:
       return Run<In, Out>(

@@ -59,6 +59,23 @@ KilnStatus InvokeQuantizedBinary(sdk::KernelContext& k,
                                  const QuantizedBinaryState& state,
                                  const BroadcastPlan& plan);
 
+// One broadcast row of an 8-bit ADD, SUB, MUL or SQUARED_DIFFERENCE (input
+// and output of one type): out[i] = op(a[i * sa], b[i * sb]) for i below
+// the returned count, a multiple of 8 at most n (0 when sa and sb are both
+// 0); the caller computes the rest. Each output is bit-identical to the
+// scalar kernel's. quantized_binary.cc calls them only for kinds and shifts
+// they take (every shift in [0, 31]).
+using QuantizedBinaryRowFn = int64_t (*)(const QuantizedBinaryState& s,
+                                         const void* a, int64_t sa,
+                                         const void* b, int64_t sb, void* out,
+                                         int64_t n);
+struct QuantizedBinaryRowKernels {
+  QuantizedBinaryRowFn int8 = nullptr;
+  QuantizedBinaryRowFn uint8 = nullptr;
+};
+// The AVX2 kernels, or all null when the CPU or the build lacks AVX2.
+QuantizedBinaryRowKernels QuantizedBinaryRowKernelsAvx2();
+
 }  // namespace kiln::cpu::elementwise
 
 #endif  // KILN_PLUGINS_CPU_KERNELS_ELEMENTWISE_QUANTIZED_BINARY_H_

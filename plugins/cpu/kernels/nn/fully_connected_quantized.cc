@@ -127,10 +127,21 @@ KilnStatus QuantizedFullyConnectedPrepare(KernelContext& k, IntScheme scheme,
   KILN_SDK_RETURN_IF_ERROR(
       PrepareChannelRequant(k, FullyConnectedRules(s.units, node.activation),
                             scheme, kFullyConnectedOperands, &s.q));
-  s.weights.Resize(s.units, s.depth);
   s.pack_in_invoke =
       !(weights.is_constant() && weights.data<void>() != nullptr);
-  if (!s.pack_in_invoke) PackWeights(s, weights);
+  const bool packed = !s.pack_in_invoke &&
+                      s.packed_from == weights.data<void>() &&
+                      s.packed_offset == s.q.filter_offset &&
+                      s.weights.n() == s.units && s.weights.k() == s.depth;
+  if (!packed) {
+    s.weights.Resize(s.units, s.depth);
+    s.packed_from = nullptr;
+    if (!s.pack_in_invoke) {
+      PackWeights(s, weights);
+      s.packed_from = weights.data<void>();
+      s.packed_offset = s.q.filter_offset;
+    }
+  }
   const int64_t per_row = std::max<int64_t>(1, s.weights.k_padded());
   s.threads = sdk::ParallelThreads(k.host(), k.raw_context());
   s.chunk_rows = ParallelChunkRows(

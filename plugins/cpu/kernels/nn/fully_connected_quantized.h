@@ -17,6 +17,11 @@ struct QuantizedFullyConnectedState {
   int32_t rows = 0, depth = 0, units = 0;
   PackedInt16Matrix weights;
   bool pack_in_invoke = false;  // weights not constant
+  // The constant weights `weights` holds (packed with filter_offset
+  // packed_offset), so that a prepare again (a dynamic input shape) keeps
+  // them; null when none are.
+  const void* packed_from = nullptr;
+  int32_t packed_offset = 0;
   int32_t chunk_rows = 0;
   int32_t threads = 1;       // the host pool's threads: one chunk each
   std::vector<int16_t> lhs;  // threads x chunk_rows x k_padded

@@ -17,7 +17,10 @@ template <int kRows>
 inline __attribute__((always_inline)) void MicroKernel(
     int pairs, const int16_t* a, int64_t lda, const int16_t* panel, int32_t* c,
     int64_t ldc, int n_valid, bool accumulate) {
+  // The row loops are unrolled so that the accumulators stay in registers
+  // (GCC's -O2 keeps a rolled loop's array on the stack).
   __m256i acc[kRows][2];
+#pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
     acc[i][0] = _mm256_setzero_si256();
     acc[i][1] = _mm256_setzero_si256();
@@ -27,6 +30,7 @@ inline __attribute__((always_inline)) void MicroKernel(
         reinterpret_cast<const __m256i*>(panel + p * 2 * kIntGemmPanelWidth));
     const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(
         panel + p * 2 * kIntGemmPanelWidth + 16));
+#pragma GCC unroll 4
     for (int i = 0; i < kRows; ++i) {
       int32_t pair;
       __builtin_memcpy(&pair, a + i * lda + 2 * p, sizeof(pair));
@@ -35,6 +39,7 @@ inline __attribute__((always_inline)) void MicroKernel(
       acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(av, w1));
     }
   }
+#pragma GCC unroll 4
   for (int i = 0; i < kRows; ++i) {
     int32_t* dst = c + i * ldc;
     if (n_valid == kIntGemmPanelWidth) {

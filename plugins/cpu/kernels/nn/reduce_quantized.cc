@@ -65,16 +65,69 @@ Legacy LegacyOf(KernelContext& k, const Tensor& t) {
   return l;
 }
 
+// The input as [outer, reduced, inner] blocks when the reduced dimensions
+// (ignoring those of extent 1) are adjacent; false otherwise.
+struct ReduceBlocks {
+  int64_t outer = 1, reduced = 1, inner = 1;
+};
+bool AdjacentReducedDims(const ReducePlan& plan, ReduceBlocks* b) {
+  *b = ReduceBlocks{};
+  int stage = 0;  // 0: before the reduced dims, 1: inside, 2: after
+  for (size_t d = 0; d < plan.in_shape.size(); ++d) {
+    const int64_t extent = plan.in_shape[d];
+    if (extent == 1) continue;
+    if (plan.reduced[d]) {
+      if (stage == 2) return false;
+      stage = 1;
+      b->reduced *= extent;
+    } else {
+      if (stage == 1) stage = 2;
+      (stage == 0 ? b->outer : b->inner) *= extent;
+    }
+  }
+  return true;
+}
+
+// sum[o * inner + i] = the wrapping int32 sum of in[(o * reduced + r) *
+// inner + i] over r: the same sums ForEachReduced forms, in contiguous
+// passes.
+template <typename T>
+void SumBlocks(const ReduceBlocks& b, const T* in, int32_t* sum) {
+  for (int64_t o = 0; o < b.outer; ++o) {
+    const T* block = in + o * b.reduced * b.inner;
+    if (b.inner == 1) {
+      uint32_t total = 0;
+      for (int64_t r = 0; r < b.reduced; ++r) {
+        total += static_cast<uint32_t>(static_cast<int32_t>(block[r]));
+      }
+      sum[o] = static_cast<int32_t>(total);
+      continue;
+    }
+    uint32_t* acc = reinterpret_cast<uint32_t*>(sum + o * b.inner);
+    for (int64_t r = 0; r < b.reduced; ++r) {
+      const T* row = block + r * b.inner;
+      for (int64_t i = 0; i < b.inner; ++i) {
+        acc[i] += static_cast<uint32_t>(static_cast<int32_t>(row[i]));
+      }
+    }
+  }
+}
+
 // TFLite's QuantizedMeanOrSum.
 template <typename T>
 void MeanOrSum(const ReducePlan& plan, const T* in, T* out, int64_t outputs,
                QuantizedMultiplier m, int32_t in_zp, int32_t out_zp,
                bool mean) {
   std::vector<int32_t> sum(static_cast<size_t>(outputs), 0);
-  ForEachReduced(plan, [&](int64_t i, int64_t o, bool) {
-    sum[static_cast<size_t>(o)] =
-        WrappingAdd(sum[static_cast<size_t>(o)], in[i]);
-  });
+  ReduceBlocks blocks;
+  if (AdjacentReducedDims(plan, &blocks)) {
+    SumBlocks(blocks, in, sum.data());
+  } else {
+    ForEachReduced(plan, [&](int64_t i, int64_t o, bool) {
+      sum[static_cast<size_t>(o)] =
+          WrappingAdd(sum[static_cast<size_t>(o)], in[i]);
+    });
+  }
   std::fill(out, out + outputs, T{0});
   const int64_t n = ReducedCount(plan);
   if (n == 0 || DimProduct(plan.in_shape, 0, plan.in_shape.size()) == 0) {

@@ -24,16 +24,21 @@ void RequantizeRows(const int32_t* acc, int32_t rows, int32_t n,
                     const int32_t* bias, const ChannelRequant& q, T* out,
                     int64_t ldo) {
   const auto vector_row = RowKernelFor<T>(RowKernels());
-  const bool lanes_filled = q.lanes.multiplier.size() >= static_cast<size_t>(n);
+  const bool lanes_filled =
+      q.requant_in_double ? q.real_multipliers.size() >= static_cast<size_t>(n)
+                          : q.lanes.multiplier.size() >= static_cast<size_t>(n);
+  const double* real_multipliers =
+      q.requant_in_double ? q.real_multipliers.data() : nullptr;
   const int32_t vector_count =
       vector_row != nullptr && lanes_filled ? n / 8 * 8 : 0;
   for (int32_t r = 0; r < rows; ++r) {
     const int32_t* row = acc + int64_t{r} * n;
     T* dst = out + r * ldo;
     if (vector_count > 0) {
-      vector_row(RequantRowArgs{row, bias, vector_count, &q.lanes,
-                                q.output_offset, q.act_min, q.act_max},
-                 dst);
+      vector_row(
+          RequantRowArgs{row, bias, vector_count, &q.lanes, q.output_offset,
+                         q.act_min, q.act_max, real_multipliers},
+          dst);
     }
     for (int32_t c = vector_count; c < n; ++c) {
       const int32_t v = bias != nullptr ? WrappingAdd(row[c], bias[c]) : row[c];

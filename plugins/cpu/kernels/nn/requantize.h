@@ -11,10 +11,10 @@
 namespace kiln::cpu::nn {
 
 // True when RequantizeRows applies to `q`: int32 accumulators scaled by
-// fixed-point multipliers (not requant_in_double, not wide_accumulator:
-// the int8 and uint8 schemes).
+// fixed-point multipliers or, with requant_in_double, by the real ones in
+// double (not wide_accumulator: the int8 and uint8 schemes).
 inline bool RowRequantApplies(const ChannelRequant& q) {
-  return !q.requant_in_double && !q.wide_accumulator;
+  return !q.wide_accumulator;
 }
 
 // out[r * ldo + c] = RequantizeChannel(acc[r * n + c] + bias[c], c, q) for
@@ -34,6 +34,8 @@ struct RequantRowArgs {
   int32_t count;
   const RequantLanes* lanes;
   int32_t offset, act_min, act_max;
+  // requant_in_double: the real multipliers (`lanes` unused); else null.
+  const double* real_multipliers = nullptr;
 };
 struct RequantRowKernels {
   void (*int8)(const RequantRowArgs&, int8_t*) = nullptr;

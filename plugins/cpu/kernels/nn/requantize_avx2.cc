@@ -9,6 +9,7 @@
 //     never saturates since the multiplier is not INT32_MIN;
 //   RoundingDivideByPOT(v, right_shift): the arithmetic shift plus one
 //     when the remainder exceeds half (half plus one for negative v).
+// or, for requant_in_double (FULLY_CONNECTED), round(x * m) in double.
 #include "kernels/nn/requantize.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -17,23 +18,16 @@
 #pragma GCC push_options
 #pragma GCC target("avx2")
 
+#include "kernels/fixed_point_avx2.h"
+
 namespace kiln::cpu::nn {
 namespace {
 
+using avx2::DoublingHighMul;
+using avx2::ToInt16;
+
 inline __m256i Load(const int32_t* p) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-
-// Bits 31..62 of each 64-bit x * m + 2^30 for the lanes of x and m.
-inline __m256i DoublingHighMul(__m256i x, __m256i m) {
-  const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i even = _mm256_add_epi64(_mm256_mul_epi32(x, m), half);
-  const __m256i odd = _mm256_add_epi64(
-      _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
-      half);
-  // Even results in the low halves, odd ones in the high halves.
-  return _mm256_blend_epi32(_mm256_srli_epi64(even, 31),
-                            _mm256_slli_epi64(odd, 1), 0xAA);
 }
 
 inline __m256i RoundingShiftRight(__m256i v, __m256i shift) {
@@ -47,23 +41,41 @@ inline __m256i RoundingShiftRight(__m256i v, __m256i shift) {
   return _mm256_sub_epi32(_mm256_srav_epi32(v, shift), round_up);
 }
 
+// RoundToInt32LikeTflite(double(x) * m) for four lanes: the product in
+// double, rounded half away from zero (the truncation plus one where the
+// dropped fraction is at least a half; both steps are exact), converted
+// with x86's truncation, which gives INT32_MIN outside int32 as TFLite's
+// reference conversion does.
+inline __m128i RoundScaled4(__m128i x, const double* m) {
+  const __m256d p = _mm256_mul_pd(_mm256_cvtepi32_pd(x), _mm256_loadu_pd(m));
+  const __m256d t = _mm256_round_pd(p, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m256d fraction = _mm256_sub_pd(p, t);
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d up = _mm256_and_pd(
+      _mm256_cmp_pd(fraction, _mm256_set1_pd(0.5), _CMP_GE_OQ), one);
+  const __m256d down = _mm256_and_pd(
+      _mm256_cmp_pd(fraction, _mm256_set1_pd(-0.5), _CMP_LE_OQ), one);
+  return _mm256_cvttpd_epi32(_mm256_sub_pd(_mm256_add_pd(t, up), down));
+}
+
 // Eight requantized channels starting at c, clamped, as int32 lanes.
 inline __m256i Requantize8(const RequantRowArgs& a, int32_t c) {
   __m256i x = Load(a.acc + c);
   if (a.bias != nullptr) x = _mm256_add_epi32(x, Load(a.bias + c));
-  x = _mm256_sllv_epi32(x, Load(a.lanes->left_shift.data() + c));
-  x = DoublingHighMul(x, Load(a.lanes->multiplier.data() + c));
-  x = RoundingShiftRight(x, Load(a.lanes->right_shift.data() + c));
+  if (a.real_multipliers != nullptr) {
+    const __m128i lo =
+        RoundScaled4(_mm256_castsi256_si128(x), a.real_multipliers + c);
+    const __m128i hi = RoundScaled4(_mm256_extracti128_si256(x, 1),
+                                    a.real_multipliers + c + 4);
+    x = _mm256_set_m128i(hi, lo);
+  } else {
+    x = _mm256_sllv_epi32(x, Load(a.lanes->left_shift.data() + c));
+    x = DoublingHighMul(x, Load(a.lanes->multiplier.data() + c));
+    x = RoundingShiftRight(x, Load(a.lanes->right_shift.data() + c));
+  }
   x = _mm256_add_epi32(x, _mm256_set1_epi32(a.offset));
   x = _mm256_max_epi32(x, _mm256_set1_epi32(a.act_min));
   return _mm256_min_epi32(x, _mm256_set1_epi32(a.act_max));
-}
-
-// The eight lanes (already inside the output type's range) as int16 in
-// the low 128 bits, in order.
-inline __m128i ToInt16(__m256i v) {
-  const __m256i packed = _mm256_packs_epi32(v, v);
-  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(packed, 0x08));
 }
 
 void RowInt8(const RequantRowArgs& a, int8_t* out) {

@@ -293,9 +293,27 @@ void PrepareFloatTable(const TensorQuantization& qin,
   s.output_zero_point = qout.zero_points[0];
 }
 
+const Softmax8RowKernels& RowKernels() {
+  static const Softmax8RowKernels kernels = Softmax8RowKernelsAvx2();
+  return kernels;
+}
+
 template <typename In, typename Out>
 void Softmax8Any(const QuantizedSoftmaxState& s, const In* in, Out* out,
                  int64_t rows, int32_t depth) {
+  if constexpr (std::is_same_v<In, Out>) {
+    void (*rows_kernel)(const QuantizedSoftmaxState&, const In*, In*, int64_t,
+                        int32_t) = nullptr;
+    if constexpr (std::is_same_v<In, int8_t>) {
+      rows_kernel = RowKernels().int8;
+    } else {
+      rows_kernel = RowKernels().uint8;
+    }
+    if (rows_kernel != nullptr && s.float_table.empty()) {
+      rows_kernel(s, in, out, rows, depth);
+      return;
+    }
+  }
   if (s.float_table.empty()) {
     Softmax8(s, in, out, rows, depth);
   } else {

@@ -41,6 +41,17 @@ struct QuantizedSoftmaxState {
   int32_t output_zero_point = 0;
 };
 
+// Rows of the fixed-point 8-bit SOFTMAX (exp tables filled, no float table)
+// whose output has the input's type, in AVX2, bit-identical to the scalar
+// kernel; all null when the CPU or the build lacks AVX2.
+struct Softmax8RowKernels {
+  void (*int8)(const QuantizedSoftmaxState&, const int8_t*, int8_t*, int64_t,
+               int32_t) = nullptr;
+  void (*uint8)(const QuantizedSoftmaxState&, const uint8_t*, uint8_t*, int64_t,
+                int32_t) = nullptr;
+};
+Softmax8RowKernels Softmax8RowKernelsAvx2();
+
 // Checks the types and output quantization TFLite requires (int8 output:
 // zero point -128, scale 1/256; int16: zero point 0, scale 1/32768; int16
 // input: zero point 0) and derives the parameters; sizes the output.
