@@ -189,6 +189,26 @@ TEST_F(ElementwiseTest, GeluExactAndApproximateMatchNumpy) {
                             3.999929666519165f}));
 }
 
+// The exact GELU's vector kernel (a rational erf) over [-10, 10] and far
+// beyond, against 0.5 x erfc(-x / sqrt(2)) in double: within 2e-6 absolute
+// (the differential tests' bound is 1e-5 of the output's scale), exactly x
+// and 0 where erf saturates. 2005 values: a vector tail too.
+TEST_F(ElementwiseTest, GeluExactMatchesErfcOverWholeRange) {
+  std::vector<float> x;
+  for (int i = -1000; i <= 1000; ++i) x.push_back(static_cast<float>(i) / 100);
+  for (const float v : {-200.f, -5.2f, 5.2f, 200.f}) x.push_back(v);
+  auto r = RunF(KILN_OP_GELU, {F32({static_cast<int32_t>(x.size())}, x)});
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  ASSERT_EQ(r.values.size(), x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    const double want = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+    EXPECT_NEAR(r.values[i], want, 2e-6 + 1e-6 * std::fabs(want)) << "x " << v;
+  }
+  EXPECT_EQ(r.values[x.size() - 4], 0.f);
+  EXPECT_EQ(r.values[x.size() - 1], 200.f);
+}
+
 TEST_F(ElementwiseTest, UnaryRefusesWrongTypes) {
   auto exp = Run<int32_t>(KILN_OP_EXP, {I32({1}, {1})}, KILN_TYPE_INT32);
   ASSERT_FALSE(exp.status.ok());

@@ -153,6 +153,35 @@ TEST_F(CpuKernelTest, MeanOverLeadingAxis) {
   EXPECT_THAT(r.Values<float>(out), Pointwise(FloatNear(kTol), kMean0));
 }
 
+// Float MEAN / SUM over the last axis (with a reduced axis of size 1) sum
+// each row in order from 0, as LiteRT's reference kernel: bit for bit the
+// sequential float sums (computed here), on 11 rows (eight at a time plus a
+// tail) of 37 values whose order of addition changes the rounding.
+TEST_F(CpuKernelTest, MeanAndSumOverLastAxisAddInOrder) {
+  const std::vector<int32_t> shape = {11, 1, 37};
+  std::vector<float> x(11 * 37);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1000) - 500) *
+           (i % 3 == 0 ? 1e3f : 1.37e-3f);
+  }
+  std::vector<float> sums(11), means(11);
+  for (size_t r = 0; r < 11; ++r) {
+    float acc = 0.f;
+    for (size_t i = 0; i < 37; ++i) acc += x[r * 37 + i];
+    sums[r] = acc;
+    means[r] = acc / 37.f;
+  }
+  for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
+    SingleNodeRunner r;
+    int out;
+    ASSERT_TRUE(RunReduce<float>(this, Kernel(op), op, KILN_TYPE_FLOAT32, shape,
+                                 x, {1, 2}, false, r, &out)
+                    .ok());
+    EXPECT_THAT(r.Values<float>(out),
+                ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+  }
+}
+
 TEST_F(CpuKernelTest, SumDuplicateAxesCountOnce) {
   SingleNodeRunner r;
   int out;

@@ -50,12 +50,6 @@ void BilinearRowPortable(const BilinearRowArgs& a) {
   }
 }
 
-float RowSumPortable(const float* x, int64_t n) {
-  float sum = 0.f;
-  for (int64_t i = 0; i < n; ++i) sum += x[i];
-  return sum;
-}
-
 float RowMaxPortable(const float* x, int64_t n) {
   return *std::max_element(x, x + n);
 }
@@ -83,7 +77,6 @@ FloatRowKernels FloatRowKernelsPortable() {
   k.max_pool_row = &PoolRowPortable<true>;
   k.avg_pool_row = &PoolRowPortable<false>;
   k.bilinear_row = &BilinearRowPortable;
-  k.row_sum = &RowSumPortable;
   k.row_max = &RowMaxPortable;
   k.pair_sub_max = &PairSubMaxPortable;
   k.pair_normalize = &PairNormalizePortable;

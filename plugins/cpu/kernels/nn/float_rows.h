@@ -39,8 +39,6 @@ struct FloatRowKernels {
   // The mean of the window's in-image values (TFLite's count).
   void (*avg_pool_row)(const PoolRowArgs& a) = nullptr;
   void (*bilinear_row)(const BilinearRowArgs& a) = nullptr;
-  // x[0] + ... + x[n - 1] (in a fixed order for a given n).
-  float (*row_sum)(const float* x, int64_t n) = nullptr;
   // The largest of x[0..n) (n > 0).
   float (*row_max)(const float* x, int64_t n) = nullptr;
   // Pairs (SOFTMAX over a last axis of 2): y[2i + j] = x[2i + j] -

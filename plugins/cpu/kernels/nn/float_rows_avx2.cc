@@ -109,19 +109,6 @@ void BilinearRow(const BilinearRowArgs& a) {
   }
 }
 
-// Eight lanes of partial sums, added in order, then the tail.
-float RowSum(const float* x, int64_t n) {
-  __m256 acc = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) acc = _mm256_add_ps(acc, _mm256_loadu_ps(x + i));
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc);
-  float sum = 0.f;
-  for (const float l : lanes) sum += l;
-  for (; i < n; ++i) sum += x[i];
-  return sum;
-}
-
 float RowMax(const float* x, int64_t n) {
   int64_t i = 0;
   float max = x[0];
@@ -180,7 +167,6 @@ FloatRowKernels FloatRowKernelsAvx2Fma() {
     k.max_pool_row = &PoolRow<true>;
     k.avg_pool_row = &PoolRow<false>;
     k.bilinear_row = &BilinearRow;
-    k.row_sum = &RowSum;
     k.row_max = &RowMax;
     k.pair_sub_max = &PairSubMax;
     k.pair_normalize = &PairNormalize;

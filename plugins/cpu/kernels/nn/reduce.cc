@@ -7,7 +7,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/reduce_quantized.h"
 #include "kernels/registry.h"
@@ -97,23 +96,32 @@ struct Reducer {
   }
 };
 
-// One input row of `inner` values into *y (the last axis reduced) or into
-// y[0..inner) (kept).
-template <typename T, ReduceKind kKind>
-void ReduceRow(const T* x, int32_t inner, bool inner_reduced, T* y) {
-  using R = Reducer<T, kKind>;
-  if (!inner_reduced) {
-    for (int32_t i = 0; i < inner; ++i) y[i] = R::Apply(y[i], x[i]);
-    return;
+// Float sums of `rows` rows of n values, each added in order from 0 (the
+// generic loop's values, bit for bit), eight rows at a time so that the
+// rows' dependent additions overlap.
+void SumFloatRows(const float* x, int64_t rows, int64_t n, float* out) {
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    float acc[8] = {};
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j = 0; j < 8; ++j) acc[j] += x[(r + j) * n + i];
+    }
+    std::copy(acc, acc + 8, out + r);
   }
-  if constexpr (std::is_same_v<T, float> &&
-                (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean)) {
-    *y += GetFloatRowKernels().row_sum(x, inner);  // eight lanes at a time
-    return;
+  for (; r < rows; ++r) {
+    float acc = 0.f;
+    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
+    out[r] = acc;
   }
-  T acc = *y;
-  for (int32_t i = 0; i < inner; ++i) acc = R::Apply(acc, x[i]);
-  *y = acc;
+}
+
+// MEAN's last step: each of the n outputs over `count` (when positive).
+template <typename T>
+void DivideAll(T* out, int64_t n, int64_t count) {
+  if (count <= 0) return;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<T>(out[i] / static_cast<T>(count));
+  }
 }
 
 template <typename T, ReduceKind kKind>
@@ -143,11 +151,26 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   const int32_t inner = plan.in_shape.back();
   const bool inner_reduced = plan.reduced.back();
   const int64_t rows = total / inner;
+  if constexpr (std::is_same_v<T, float> &&
+                (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean)) {
+    if (inner_reduced && out_count == rows) {  // only the last axis reduced
+      SumFloatRows(in, rows, inner, out);
+      if (kKind == ReduceKind::kMean) DivideAll(out, out_count, inner);
+      return;
+    }
+  }
   std::vector<int32_t> idx(static_cast<size_t>(rank), 0);
   int64_t o = 0;
   for (int64_t r = 0; r < rows; ++r) {
     const T* x = in + r * inner;
-    ReduceRow<T, kKind>(x, inner, inner_reduced, out + o);
+    if (inner_reduced) {
+      T acc = out[o];
+      for (int32_t i = 0; i < inner; ++i) acc = R::Apply(acc, x[i]);
+      out[o] = acc;
+    } else {
+      T* y = out + o;
+      for (int32_t i = 0; i < inner; ++i) y[i] = R::Apply(y[i], x[i]);
+    }
     for (int32_t d = rank - 2; d >= 0; --d) {
       const size_t ud = static_cast<size_t>(d);
       if (++idx[ud] < plan.in_shape[ud]) {
@@ -159,12 +182,7 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
     }
   }
   if (kKind == ReduceKind::kMean) {
-    const int64_t count = out_count > 0 ? total / out_count : 0;
-    if (count > 0) {
-      for (int64_t i = 0; i < out_count; ++i) {
-        out[i] = static_cast<T>(out[i] / static_cast<T>(count));
-      }
-    }
+    DivideAll(out, out_count, out_count > 0 ? total / out_count : 0);
   }
 }
 
