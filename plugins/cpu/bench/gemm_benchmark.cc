@@ -69,12 +69,17 @@ void BM_GemmPortable(benchmark::State& state) { RunGemm(state, true); }
 
 void GemmShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"M", "K", "N"});
+  b->Args({12544, 27, 32});  // MobileNetV2 first 3x3 conv (im2col, K=27)
+  b->Args({12544, 16, 96});  // MobileNetV2 112x112 expansion
   b->Args({3136, 144, 24});  // MobileNetV2 56x56 projection
+  b->Args({3136, 96, 24});   // MobileNetV2 56x56 projection from 96
   b->Args({3136, 24, 144});  // MobileNetV2 56x56 expansion
   b->Args({784, 192, 32});   // 28x28 projection
   b->Args({196, 384, 64});   // 14x14 projection
   b->Args({49, 960, 160});   // 7x7 projection
   b->Args({49, 320, 1280});  // last 1x1
+  b->Args({128, 144, 16});   // U-Net 3x3 48->16 row-tap (one filter row)
+  b->Args({16384, 16, 2});   // U-Net final 1x1 16->2
   b->Args({64, 128, 128});   // transformer attention projections
   b->Args({64, 128, 512});   // transformer MLP up
   b->Args({64, 512, 128});   // transformer MLP down

@@ -2,6 +2,7 @@
 // FULLY_CONNECTED, BATCH_MATMUL. Expected values come from the LiteRT
 // interpreter's builtin kernels run once on single-op models built from the
 // same inputs (Pattern below), pasted here.
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -332,6 +333,17 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
       {{2, 9, 11, 300}, {17, 1, 1, 300}, KILN_PADDING_VALID, 1},  // direct
       {{1, 20, 20, 8}, {33, 3, 3, 8}, KILN_PADDING_SAME, 2},
       {{1, 90, 3, 3}, {1, 3, 3, 3}, KILN_PADDING_VALID, 1},
+      // Output channels filling half a panel or less (2, 7, 24 = 16 + 8)
+      // and 13 (a panel with 4 + 1 trailing columns), with pixel counts
+      // leaving every tail of the row blocks (63 = 5 x 12 + 3, 55).
+      {{1, 7, 9, 16}, {2, 1, 1, 16}, KILN_PADDING_VALID, 1},     // direct
+      {{1, 5, 11, 9}, {24, 1, 1, 9}, KILN_PADDING_VALID, 1},     // direct
+      {{1, 13, 3, 5}, {13, 3, 3, 5}, KILN_PADDING_SAME, 1},      // im2col
+      {{1, 12, 14, 8}, {7, 3, 3, 8}, KILN_PADDING_SAME, 1},      // row taps
+      {{2, 11, 17, 12}, {21, 3, 3, 12}, KILN_PADDING_VALID, 2},  // row taps
+      // A first layer: 3 input channels, stride 2 (im2col rows of 27).
+      {{1, 23, 25, 3}, {16, 3, 3, 3}, KILN_PADDING_SAME, 2},
+      {{1, 16, 16, 3}, {32, 3, 3, 3}, KILN_PADDING_SAME, 2},
   };
   for (const Geometry& g : geometries) {
     SingleNodeRunner r;
@@ -426,6 +438,91 @@ TEST_F(CpuKernelTest, DepthwiseSameWithBias) {
                   .ok());
   EXPECT_THAT(r.tensor(out).shape, ElementsAre(1, 5, 5, 3));
   EXPECT_THAT(r.Values<float>(out), Pointwise(FloatNear(kTol), kDwSame));
+}
+
+// Naive NHWC depthwise convolution (depth multiplier 1, filter
+// [1, fh, fw, c]) with a clamp, independent of the kernels.
+std::vector<float> NaiveDepthwise(const std::vector<float>& x,
+                                  const std::vector<int32_t>& xs,
+                                  const std::vector<float>& w, int fh, int fw,
+                                  const std::vector<float>& bias, int pad_h,
+                                  int pad_w, int stride, int dilation, int oh,
+                                  int ow, float lo, float hi) {
+  const int c = xs[3];
+  std::vector<float> y(static_cast<size_t>(xs[0]) * oh * ow * c);
+  for (int b = 0; b < xs[0]; ++b)
+    for (int oy = 0; oy < oh; ++oy)
+      for (int ox = 0; ox < ow; ++ox)
+        for (int ch = 0; ch < c; ++ch) {
+          double acc = bias[static_cast<size_t>(ch)];
+          for (int fy = 0; fy < fh; ++fy)
+            for (int fx = 0; fx < fw; ++fx) {
+              const int iy = oy * stride - pad_h + fy * dilation;
+              const int ix = ox * stride - pad_w + fx * dilation;
+              if (iy < 0 || iy >= xs[1] || ix < 0 || ix >= xs[2]) continue;
+              acc +=
+                  x[((static_cast<size_t>(b) * xs[1] + iy) * xs[2] + ix) * c +
+                    ch] *
+                  w[(static_cast<size_t>(fy) * fw + fx) * c + ch];
+            }
+          y[((static_cast<size_t>(b) * oh + oy) * ow + ox) * c + ch] =
+              std::min(hi, std::max(lo, static_cast<float>(acc)));
+        }
+  return y;
+}
+
+// 3x3 depthwise with ReLU6 on rows wide enough for the row kernel's
+// four-pixel interior loop (and its one-pixel remainder), channel counts
+// on both sides of the row / pixel kernel choice and ragged ones, strides
+// 1 and 2, dilation 2, against the naive reference.
+TEST_F(CpuKernelTest, DepthwiseWideRowsMatchNaiveReference) {
+  struct Geometry {
+    std::vector<int32_t> xs;
+    int64_t padding;
+    int stride, dilation;
+  };
+  const std::vector<Geometry> geometries = {
+      {{1, 6, 19, 8}, KILN_PADDING_SAME, 1, 1},
+      {{2, 5, 23, 32}, KILN_PADDING_SAME, 1, 1},
+      {{1, 7, 21, 24}, KILN_PADDING_SAME, 2, 1},
+      {{1, 4, 18, 13}, KILN_PADDING_VALID, 1, 1},
+      {{1, 9, 17, 16}, KILN_PADDING_SAME, 1, 2},
+      {{1, 5, 13, 144}, KILN_PADDING_SAME, 1, 1},
+  };
+  for (const Geometry& g : geometries) {
+    SingleNodeRunner r;
+    const int32_t c = g.xs[3];
+    const std::vector<float> x = Pattern(g.xs, 7, 23);
+    const std::vector<float> w = Pattern({1, 3, 3, c}, 5, 19);
+    std::vector<float> bias(static_cast<size_t>(c));
+    for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * (i % 7) - 0.2f;
+    int xi = r.AddTensor<float>(KILN_TYPE_FLOAT32, g.xs, x);
+    int wi = r.AddTensor<float>(KILN_TYPE_FLOAT32, {1, 3, 3, c}, w, true);
+    int bi = r.AddTensor<float>(KILN_TYPE_FLOAT32, {c}, bias, true);
+    int out = r.AddTensor(KILN_TYPE_FLOAT32, {});
+    r.SetOp(KILN_OP_DEPTHWISE_CONV_2D, 2, {xi, wi, bi}, {out});
+    r.node().SetInt(KILN_OPTION_PADDING, g.padding);
+    r.node().SetInt(KILN_OPTION_STRIDE_H, g.stride);
+    r.node().SetInt(KILN_OPTION_STRIDE_W, g.stride);
+    r.node().SetInt(KILN_OPTION_DILATION_H, g.dilation);
+    r.node().SetInt(KILN_OPTION_DILATION_W, g.dilation);
+    r.node().SetInt(KILN_OPTION_DEPTH_MULTIPLIER, 1);
+    r.node().SetInt(KILN_OPTION_FUSED_ACTIVATION, KILN_ACTIVATION_RELU6);
+    ASSERT_TRUE(r.Run(Kernel(KILN_OP_DEPTHWISE_CONV_2D)).ok());
+    const std::vector<int32_t> os = r.tensor(out).shape;
+    ASSERT_EQ(os.size(), 4u);
+    const int span = 2 * g.dilation + 1;
+    const int pad_h =
+        std::max(0, ((os[1] - 1) * g.stride + span - g.xs[1]) / 2);
+    const int pad_w =
+        std::max(0, ((os[2] - 1) * g.stride + span - g.xs[2]) / 2);
+    EXPECT_THAT(
+        r.Values<float>(out),
+        Pointwise(FloatNear(1e-4f),
+                  NaiveDepthwise(x, g.xs, w, 3, 3, bias, pad_h, pad_w, g.stride,
+                                 g.dilation, os[1], os[2], 0.f, 6.f)))
+        << "input " << ::testing::PrintToString(g.xs);
+  }
 }
 
 TEST_F(CpuKernelTest, DepthwiseMultiplier3ValidStride2NoBias) {

@@ -20,6 +20,22 @@ struct PortableIsa {
     return v;
   }
   static void Store(float* p, V v) { std::memcpy(p, &v, sizeof(v)); }
+  // The first n (0 < n < kLanes) lanes; the others read as zero. Fixed trip
+  // counts: a loop of n copies would compile to a memcpy call.
+  static V LoadN(const float* p, int n) {
+    float t[kLanes] = {};
+#pragma GCC unroll 4
+    for (int j = 0; j < kLanes; ++j) t[j] = j < n ? p[j] : 0.f;
+    return Load(t);
+  }
+  static void StoreN(float* p, V v, int n) {
+    float t[kLanes];
+    Store(t, v);
+#pragma GCC unroll 4
+    for (int j = 0; j < kLanes; ++j) {
+      if (j < n) p[j] = t[j];
+    }
+  }
   static V Splat(float x) { return V{x, x, x, x}; }
   static V MulAdd(V a, V b, V acc) { return a * b + acc; }
   static V Min(V a, V b) { return a < b ? a : b; }
@@ -134,9 +150,11 @@ void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
     return;
   }
   // Tiles of up to kParallelGemmRows rows x one panel, row-block major; a
-  // range of tiles runs as few GemmTile calls as its row blocks.
-  const int32_t block = std::min(m, kParallelGemmRows);
-  const int64_t row_blocks = (m + block - 1) / block;
+  // range of tiles runs as few GemmTile calls as its row blocks. The row
+  // blocks are of about equal height (49 rows: 24 + 25, not 48 + 1, whose
+  // one-row tiles would each cost nearly as much as a full one).
+  const int64_t row_blocks = (m + kParallelGemmRows - 1) / kParallelGemmRows;
+  const int32_t block = static_cast<int32_t>((m + row_blocks - 1) / row_blocks);
   const int64_t tile_macs = int64_t{block} * kGemmPanelWidth * depth;
   const int64_t min_tiles =
       std::max<int64_t>(1, kMinParallelMacs / 4 / tile_macs);

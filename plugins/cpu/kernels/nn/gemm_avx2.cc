@@ -20,6 +20,31 @@ struct Avx2FmaIsa {
   static constexpr int kRows = 6;  // 6 x 2 vectors = 12 accumulators
   static V Load(const float* p) { return _mm256_loadu_ps(p); }
   static void Store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  // The first n (0 < n < kLanes) lanes; the others read as zero.
+  static __m256i Mask(int n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(n),
+                              _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V LoadN(const float* p, int n) {
+    return _mm256_maskload_ps(p, Mask(n));
+  }
+  // Plain 4-, 2- and 1-float stores: masked stores are slow on some CPUs.
+  static void StoreN(float* p, V v, int n) {
+    __m128 x = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+      _mm_storeu_ps(p, x);
+      x = _mm256_extractf128_ps(v, 1);
+      p += 4;
+      n -= 4;
+    }
+    if (n >= 2) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(p), x);
+      x = _mm_movehl_ps(x, x);
+      p += 2;
+      n -= 2;
+    }
+    if (n >= 1) _mm_store_ss(p, x);
+  }
   static V Splat(float x) { return _mm256_set1_ps(x); }
   static V MulAdd(V a, V b, V acc) { return _mm256_fmadd_ps(a, b, acc); }
   static V Min(V a, V b) { return _mm256_min_ps(a, b); }

@@ -4,8 +4,9 @@
 // is shared between differently-targeted translation units.
 //
 // Isa must provide: type V; kLanes; kRows (micro-kernel rows); and static
-// Load(const float*), Store(float*, V), Splat(float), Zero(),
-// MulAdd(a, b, acc) = a * b + acc, Min(V, V), Max(V, V).
+// Load(const float*), Store(float*, V), LoadN / StoreN(p, [v,] n) (the
+// first 0 < n < kLanes lanes), Splat(float), MulAdd(a, b, acc) =
+// a * b + acc, Min(V, V), Max(V, V).
 #ifndef KILN_PLUGINS_CPU_KERNELS_NN_GEMM_IMPL_H_
 #define KILN_PLUGINS_CPU_KERNELS_NN_GEMM_IMPL_H_
 
@@ -16,55 +17,41 @@ namespace {
 constexpr int kGemmRowBlock = 72;     // rows of A per block (L2)
 constexpr int kGemmDepthBlock = 256;  // k per block (a panel slice in L1)
 
-template <class Isa, int MR>
-KILN_GEMM_INLINE void GemmMicroKernel(int kc, const float* a, int64_t lda,
-                                      const float* bp, float* c, int64_t ldc,
-                                      int n_valid, bool first,
-                                      const float* bias, bool last, float lo,
-                                      float hi) {
-  using V = typename Isa::V;
-  constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
-  constexpr int NV = NR / Isa::kLanes;
-  V acc[MR][NV];
+// The sums' start of a micro-kernel: the bias (first) or C's values.
+template <class Isa, int MR, int NV>
+KILN_GEMM_INLINE void GemmLoadAcc(typename Isa::V (&acc)[MR][NV], bool first,
+                                  const float* bias, const float* c,
+                                  int64_t ldc, int n_valid) {
   if (first) {
 #pragma GCC unroll 8
     for (int j = 0; j < NV; ++j) {
-      const V b = Isa::Load(bias + j * Isa::kLanes);
-#pragma GCC unroll 8
+      const typename Isa::V b = Isa::Load(bias + j * Isa::kLanes);
+#pragma GCC unroll 16
       for (int i = 0; i < MR; ++i) acc[i][j] = b;
     }
-  } else if (n_valid == NR) {
+    return;
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) {
-        acc[i][j] = Isa::Load(c + i * ldc + j * Isa::kLanes);
-      }
-    }
-  } else {
-    float tmp[NR] = {};
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      for (int j = 0; j < n_valid; ++j) tmp[j] = c[i * ldc + j];
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = Isa::Load(tmp + j * Isa::kLanes);
+    for (int j = 0; j < NV; ++j) {
+      const int cols = n_valid - j * Isa::kLanes;
+      const float* p = c + i * ldc + j * Isa::kLanes;
+      acc[i][j] = cols >= Isa::kLanes ? Isa::Load(p)
+                  : cols > 0          ? Isa::LoadN(p, cols)
+                                      : Isa::Splat(0.f);
     }
   }
-  for (int k = 0; k < kc; ++k) {
-    V b[NV];
-#pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j)
-      b[j] = Isa::Load(bp + k * NR + j * Isa::kLanes);
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-      const V av = Isa::Splat(a[i * lda + k]);
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) acc[i][j] = Isa::MulAdd(av, b[j], acc[i][j]);
-    }
-  }
+}
+
+// Clamps (last) and stores the n_valid leading columns of the sums.
+template <class Isa, int MR, int NV>
+KILN_GEMM_INLINE void GemmStoreAcc(typename Isa::V (&acc)[MR][NV], bool last,
+                                   float lo, float hi, float* c, int64_t ldc,
+                                   int n_valid) {
   if (last) {
-    const V vlo = Isa::Splat(lo), vhi = Isa::Splat(hi);
-#pragma GCC unroll 8
+    const typename Isa::V vlo = Isa::Splat(lo), vhi = Isa::Splat(hi);
+#pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
       for (int j = 0; j < NV; ++j) {
@@ -72,59 +59,120 @@ KILN_GEMM_INLINE void GemmMicroKernel(int kc, const float* a, int64_t lda,
       }
     }
   }
-  if (n_valid == NR) {
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) {
-        Isa::Store(c + i * ldc + j * Isa::kLanes, acc[i][j]);
+    for (int j = 0; j < NV; ++j) {
+      const int cols = n_valid - j * Isa::kLanes;
+      float* p = c + i * ldc + j * Isa::kLanes;
+      if (cols >= Isa::kLanes) {
+        Isa::Store(p, acc[i][j]);
+      } else if (cols > 0) {
+        Isa::StoreN(p, acc[i][j], cols);
       }
-    }
-  } else {
-    float tmp[NR];
-#pragma GCC unroll 8
-    for (int i = 0; i < MR; ++i) {
-#pragma GCC unroll 8
-      for (int j = 0; j < NV; ++j) Isa::Store(tmp + j * Isa::kLanes, acc[i][j]);
-      for (int j = 0; j < n_valid; ++j) c[i * ldc + j] = tmp[j];
     }
   }
 }
 
-template <class Isa, int MR>
+// Rows [0, MR) x columns [0, NV * kLanes) of one panel (row stride NR),
+// n_valid of them stored. Each output's sum runs over k in order whatever
+// MR and NV are, so every tiling of the rows and panels gives the same
+// values.
+template <class Isa, int MR, int NV>
+KILN_GEMM_INLINE void GemmMicroKernel(int kc, const float* a, int64_t lda,
+                                      const float* bp, float* c, int64_t ldc,
+                                      int n_valid, bool first,
+                                      const float* bias, bool last, float lo,
+                                      float hi) {
+  using V = typename Isa::V;
+  constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
+  V acc[MR][NV];
+  GemmLoadAcc<Isa, MR, NV>(acc, first, bias, c, ldc, n_valid);
+  for (int k = 0; k < kc; ++k) {
+    V b[NV];
+#pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j)
+      b[j] = Isa::Load(bp + k * NR + j * Isa::kLanes);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const V av = Isa::Splat(a[i * lda + k]);
+#pragma GCC unroll 8
+      for (int j = 0; j < NV; ++j) acc[i][j] = Isa::MulAdd(av, b[j], acc[i][j]);
+    }
+  }
+  GemmStoreAcc<Isa, MR, NV>(acc, last, lo, hi, c, ldc, n_valid);
+}
+
+// The last `rest` rows (1 <= rest <= R) in one micro-kernel of exactly
+// that height: a narrow kernel's few sums would wait on the FMA latency.
+template <class Isa, int R, int NV>
+KILN_GEMM_INLINE void GemmRowsTail(int rest, int kc, const float* a,
+                                   int64_t lda, const float* bp, float* c,
+                                   int64_t ldc, int n_valid, bool first,
+                                   const float* bias, bool last, float lo,
+                                   float hi) {
+  if (rest == R) {
+    GemmMicroKernel<Isa, R, NV>(kc, a, lda, bp, c, ldc, n_valid, first, bias,
+                                last, lo, hi);
+    return;
+  }
+  if constexpr (R > 1) {
+    GemmRowsTail<Isa, R - 1, NV>(rest, kc, a, lda, bp, c, ldc, n_valid, first,
+                                 bias, last, lo, hi);
+  }
+}
+
+template <class Isa, int MR, int NV>
 KILN_GEMM_INLINE void GemmRows(int rows, int kc, const float* a, int64_t lda,
                                const float* bp, float* c, int64_t ldc,
                                int n_valid, bool first, const float* bias,
                                bool last, float lo, float hi) {
+  // A short tail (at most half a kernel) shares the last full kernel's
+  // rows: two kernels of about equal height keep more sums in flight than
+  // a full one and a narrow one.
+  const int rest = rows % MR;
+  const int full_end =
+      rows - rest - (rest > 0 && 2 * rest <= MR && rows > MR ? MR : 0);
   int i = 0;
-  for (; i + MR <= rows; i += MR) {
-    GemmMicroKernel<Isa, MR>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
-                             n_valid, first, bias, last, lo, hi);
+  for (; i < full_end; i += MR) {
+    GemmMicroKernel<Isa, MR, NV>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
+                                 n_valid, first, bias, last, lo, hi);
   }
   if constexpr (MR > 1) {
-    const int rest = rows - i;
-    if (rest > 0) {
-      if constexpr (MR > 4) {
-        if (rest >= 4) {
-          GemmMicroKernel<Isa, 4>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
-                                  n_valid, first, bias, last, lo, hi);
-          i += 4;
-        }
-      }
-      if constexpr (MR > 2) {
-        if (rows - i >= 2) {
-          GemmMicroKernel<Isa, 2>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
-                                  n_valid, first, bias, last, lo, hi);
-          i += 2;
-        }
-      }
-      if (rows - i >= 1) {
-        GemmMicroKernel<Isa, 1>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
+    int left = rows - i;  // < 2 * MR
+    if (left > MR) {
+      const int h = (left + 1) / 2;
+      GemmRowsTail<Isa, MR, NV>(h, kc, a + i * lda, lda, bp, c + i * ldc, ldc,
                                 n_valid, first, bias, last, lo, hi);
-        i += 1;
-      }
+      i += h;
+      left -= h;
+    }
+    if (left > 0) {
+      GemmRowsTail<Isa, MR, NV>(left, kc, a + i * lda, lda, bp, c + i * ldc,
+                                ldc, n_valid, first, bias, last, lo, hi);
     }
   }
+}
+
+// One panel's rows: a panel with at most half its columns valid (the last
+// panel of a ragged N, or N <= 8) computes only that half, in twice the
+// rows (the same number of accumulators).
+template <class Isa>
+KILN_GEMM_INLINE void GemmPanelRows(int rows, int kc, const float* a,
+                                    int64_t lda, const float* bp, float* c,
+                                    int64_t ldc, int n_valid, bool first,
+                                    const float* bias, bool last, float lo,
+                                    float hi) {
+  constexpr int NV = ::kiln::cpu::nn::kGemmPanelWidth / Isa::kLanes;
+  if constexpr (NV % 2 == 0) {
+    if (2 * n_valid <= ::kiln::cpu::nn::kGemmPanelWidth) {
+      GemmRows<Isa, 2 * Isa::kRows, NV / 2>(rows, kc, a, lda, bp, c, ldc,
+                                            n_valid, first, bias, last, lo, hi);
+      return;
+    }
+  }
+  GemmRows<Isa, Isa::kRows, NV>(rows, kc, a, lda, bp, c, ldc, n_valid, first,
+                                bias, last, lo, hi);
 }
 
 template <class Isa>
@@ -140,9 +188,9 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
     if (k == 0) {
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
-        GemmRows<Isa, Isa::kRows>(rows, 0, a, lda, w.panel(p),
-                                  c + m0 * ldc + p * NR, ldc, n_valid,
-                                  !accumulate, w.bias() + p * NR, true, lo, hi);
+        GemmPanelRows<Isa>(rows, 0, a, lda, w.panel(p), c + m0 * ldc + p * NR,
+                           ldc, n_valid, !accumulate, w.bias() + p * NR, true,
+                           lo, hi);
       }
       continue;
     }
@@ -151,10 +199,10 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
       const bool first = k0 == 0 && !accumulate, last = k0 + kc == k;
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
-        GemmRows<Isa, Isa::kRows>(rows, kc, a + m0 * lda + k0, lda,
-                                  w.panel(p) + static_cast<int64_t>(k0) * NR,
-                                  c + m0 * ldc + p * NR, ldc, n_valid, first,
-                                  w.bias() + p * NR, last, lo, hi);
+        GemmPanelRows<Isa>(rows, kc, a + m0 * lda + k0, lda,
+                           w.panel(p) + static_cast<int64_t>(k0) * NR,
+                           c + m0 * ldc + p * NR, ldc, n_valid, first,
+                           w.bias() + p * NR, last, lo, hi);
       }
     }
   }
