@@ -16,6 +16,7 @@
 #include "interpreter/arena_planner.h"
 #include "interpreter/interpreter.h"
 #include "interpreter/subgraph_state.h"
+#include "kiln/kiln_builtin_ops.h"
 
 namespace kiln {
 namespace {
@@ -67,6 +68,54 @@ Lifetimes TensorLifetimes(const SubgraphState& s) {
     }
   }
   return life;
+}
+
+// RESHAPE, SQUEEZE and EXPAND_DIMS only relabel their input's bytes.
+bool RelabelsBytes(int32_t code) {
+  return code == KILN_OP_RESHAPE || code == KILN_OP_SQUEEZE ||
+         code == KILN_OP_EXPAND_DIMS;
+}
+
+// Zero-copy relabels: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS that
+// runs on its kernel shares its input's arena bytes (the kernel's copy
+// sees equal pointers) when the input dies at that node, both get arena
+// memory of the same size and neither is a subgraph input or output.
+// Returns, per tensor, the tensor whose arena bytes it uses (itself when
+// none); `last` of that tensor grows to cover the tensors sharing it.
+std::vector<int32_t> SharedArenaBytes(const SubgraphState& s,
+                                      const std::vector<char>& planned,
+                                      const Lifetimes& life,
+                                      std::vector<int32_t>& last) {
+  std::vector<int32_t> share(s.tensors().size());
+  for (size_t i = 0; i < share.size(); ++i) {
+    share[i] = static_cast<int32_t>(i);
+  }
+  std::vector<char> io(s.tensors().size(), 0);
+  for (const auto* list : {&s.model().inputs, &s.model().outputs}) {
+    for (int32_t t : *list) io[static_cast<size_t>(t)] = 1;
+  }
+  const int32_t steps = static_cast<int32_t>(s.execution_plan.size());
+  for (int32_t step = 0; step < steps; ++step) {
+    const NodeRecord& node =
+        s.node(s.execution_plan[static_cast<size_t>(step)]);
+    const NodeDesc& desc = node.node();
+    if (node.is_partition() || node.host_intrinsic ||
+        node.evaluated_at_prepare || !RelabelsBytes(desc.builtin_code) ||
+        desc.inputs.empty() || desc.outputs.size() != 1) {
+      continue;
+    }
+    const int32_t in = desc.inputs[0], out = desc.outputs[0];
+    if (in < 0 || out < 0) continue;
+    const size_t i = static_cast<size_t>(in), o = static_cast<size_t>(out);
+    if (!planned[i] || !planned[o] || io[i] || io[o] || life.last[i] != step ||
+        s.tensor(in).RequiredBytes() != s.tensor(out).RequiredBytes()) {
+      continue;
+    }
+    const size_t root = static_cast<size_t>(share[i]);
+    share[o] = share[i];
+    last[root] = std::max(last[root], life.last[o]);
+  }
+  return share;
 }
 
 }  // namespace
@@ -137,22 +186,31 @@ void AllocateValue(TensorRecord& t, size_t n) {
 
 MemoryPlan PlanMemory(const SubgraphState& s) {
   const Lifetimes life = TensorLifetimes(s);
-  std::vector<ArenaRequest> requests;
-  MemoryPlan memory;
-  for (size_t i = 0; i < s.tensors().size(); ++i) {
+  const size_t n = s.tensors().size();
+  std::vector<char> planned(n, 0);
+  for (size_t i = 0; i < n; ++i) {
     const TensorRecord& t = s.tensors()[i];
-    if (t.is_constant() || t.desc->is_variable || t.dynamic ||
-        t.prepared_value || life.first[i] < 0 || !t.has_rank ||
-        t.ElementType() == KILN_TYPE_STRING) {
-      continue;
-    }
-    requests.push_back({t.RequiredBytes(), life.first[i], life.last[i]});
-    memory.placements.push_back(
-        {static_cast<int32_t>(i), 0, requests.back().bytes});
+    planned[i] = !(t.is_constant() || t.desc->is_variable || t.dynamic ||
+                   t.prepared_value || life.first[i] < 0 || !t.has_rank ||
+                   t.ElementType() == KILN_TYPE_STRING);
+  }
+  std::vector<int32_t> last = life.last;
+  const std::vector<int32_t> share = SharedArenaBytes(s, planned, life, last);
+  std::vector<ArenaRequest> requests;
+  std::vector<size_t> request_of(n, 0);
+  MemoryPlan memory;
+  for (size_t i = 0; i < n; ++i) {
+    if (!planned[i] || share[i] != static_cast<int32_t>(i)) continue;
+    request_of[i] = requests.size();
+    requests.push_back(
+        {s.tensors()[i].RequiredBytes(), life.first[i], last[i]});
   }
   const ArenaPlan plan = PlanArena(requests);
-  for (size_t r = 0; r < requests.size(); ++r) {
-    memory.placements[r].offset = plan.offsets[r];
+  for (size_t i = 0; i < n; ++i) {
+    if (!planned[i]) continue;
+    const size_t r = request_of[static_cast<size_t>(share[i])];
+    memory.placements.push_back(
+        {static_cast<int32_t>(i), plan.offsets[r], requests[r].bytes});
   }
   memory.arena_bytes = plan.arena_bytes;
   return memory;

@@ -50,6 +50,10 @@
 //   - Every other activation gets arena memory (arena_planner.h); constants
 //     stay in the model mapping; variables (TensorDesc::is_variable) keep
 //     persistent heap storage; strings always use the heap.
+//   - Zero copy: the output of a RESHAPE, SQUEEZE or EXPAND_DIMS node run
+//     by its kernel shares its input's arena bytes when the input dies at
+//     that node and neither is a subgraph input or output (the kernel's
+//     input and output data pointers are then equal; its copy is a no-op).
 //   - A node that writes a subgraph input (the output aliases an input, as
 //     in add_shared_tensors.bin) fails AllocateTensors.
 // ResizeInput changes an input's shape (any rank; dims >= 0; a

@@ -1,8 +1,9 @@
 // Prepare-time values (prepare_values.cc): shape arithmetic evaluated at
 // AllocateTensors gives its consumers static shapes and arena memory, no
 // node is prepared again at invoke, and the values follow the input
-// signature through the plan cache. Expected values are computed by hand
-// here (the oracle), never by Kiln.
+// signature through the plan cache; and zero-copy RESHAPE / SQUEEZE
+// (allocation.cc). Expected values are computed by hand here (the oracle),
+// never by Kiln.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,10 +25,8 @@ using testing::LoadBuilt;
 using testing::Read;
 
 TensorSpec IntTensor(std::string name, std::vector<int32_t> shape) {
-  TensorSpec spec;
-  spec.name = std::move(name);
+  TensorSpec spec = FloatTensor(std::move(name), std::move(shape));
   spec.type = KILN_TYPE_INT32;
-  spec.shape = std::move(shape);
   return spec;
 }
 
@@ -232,6 +231,64 @@ TEST(PrepareValuesDynamicTest, ShapeOutputOfTheSubgraphRunsAtInvoke) {
   EXPECT_EQ(it->raw_tensor(0, shape)->storage, TensorStorage::kArena);
   KILN_ASSERT_OK(it->Invoke());
   EXPECT_THAT(Read<int32_t>(it->output(0)), ElementsAre(7, 3));
+}
+
+// x -> ADD(x, x) = a -> RESHAPE(a) = b -> SQUEEZE(b) = c -> ADD(c, c) = y,
+// and ADD(a, x) = keep when `a_lives_on`: a RESHAPE / SQUEEZE output shares
+// its input's arena bytes when the input dies there (zero copy), never
+// otherwise.
+void RunRelabelChain(bool a_lives_on) {
+  ModelBuilder b;
+  SubgraphBuilder& g = b.AddSubgraph("main");
+  const int32_t x = g.AddTensor(FloatTensor("x", {2, 6}));
+  const int32_t a = g.AddTensor(FloatTensor("a", {2, 6}));
+  const int32_t shape = g.AddConstantTensor(IntTensor("shape", {3}),
+                                            std::vector<int32_t>{3, 1, 4});
+  const int32_t r = g.AddTensor(FloatTensor("r", {3, 1, 4}));
+  const int32_t c = g.AddTensor(FloatTensor("c", {3, 4}));
+  const int32_t y = g.AddTensor(FloatTensor("y", {3, 4}));
+  g.AddOperator(KILN_OP_ADD, 1, {x, x}, {a});
+  g.AddOperator(KILN_OP_RESHAPE, 1, {a, shape}, {r});
+  g.AddOperator(KILN_OP_SQUEEZE, 1, {r}, {c},
+                {{KILN_OPTION_SQUEEZE_DIMS, OptionIntArray({1})}});
+  g.AddOperator(KILN_OP_ADD, 1, {c, c}, {y});
+  std::vector<int32_t> outputs = {y};
+  if (a_lives_on) {
+    const int32_t keep = g.AddTensor(FloatTensor("keep", {2, 6}));
+    g.AddOperator(KILN_OP_ADD, 1, {a, x}, {keep});
+    outputs.push_back(keep);
+  }
+  g.SetInputs({x});
+  g.SetOutputs(outputs);
+  auto model = LoadBuilt(b);
+  ASSERT_TRUE(model.ok()) << model.status();
+  std::unique_ptr<Interpreter> it = Create(*model, 4);
+  ASSERT_NE(it, nullptr);
+  KILN_ASSERT_OK(it->AllocateTensors());
+  const void* a_data = it->raw_tensor(0, a)->data;
+  EXPECT_EQ(it->raw_tensor(0, r)->data == a_data, !a_lives_on);
+  EXPECT_EQ(it->raw_tensor(0, c)->data == a_data, !a_lives_on);
+  EXPECT_NE(it->raw_tensor(0, y)->data, a_data);
+  std::vector<float> xs(12);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i) - 5.f;
+  Fill(it->input(0), xs);
+  KILN_ASSERT_OK(it->Invoke());
+  const std::vector<float> ys = Read<float>(it->output(0));
+  ASSERT_EQ(ys.size(), 12u);
+  for (size_t i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(ys[i], 4.f * xs[i]) << i;
+  if (a_lives_on) {
+    const std::vector<float> keep = Read<float>(it->output(1));
+    ASSERT_EQ(keep.size(), 12u);
+    for (size_t i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(keep[i], 3.f * xs[i]);
+  }
+}
+
+TEST(ZeroCopyRelabelTest, OutputSharesTheBytesOfAnInputThatDiesThere) {
+  RunRelabelChain(/*a_lives_on=*/false);
+}
+
+TEST(ZeroCopyRelabelTest, InputUsedLaterKeepsItsOwnBytes) {
+  RunRelabelChain(/*a_lives_on=*/true);
 }
 
 }  // namespace
