@@ -9,6 +9,7 @@
 #ifndef KILN_PLUGINS_CPU_KERNELS_NN_INT_GEMM_H_
 #define KILN_PLUGINS_CPU_KERNELS_NN_INT_GEMM_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -29,7 +30,17 @@ class PackedInt16Matrix {
       int16_t* dst = data_.data() +
                      static_cast<int64_t>(p) * k_padded_ * kIntGemmPanelWidth;
       const int32_t n0 = p * kIntGemmPanelWidth;
-      for (int32_t j = 0; j < kIntGemmPanelWidth && n0 + j < n_; ++j) {
+      const int32_t width = std::min(kIntGemmPanelWidth, n_ - n0);
+      if (stride_n == 1) {  // columns adjacent: read along them
+        for (int32_t kk = 0; kk < k_; ++kk) {
+          const T* col = w + kk * stride_k + n0;
+          for (int32_t j = 0; j < width; ++j) {
+            dst[PackedIndex(kk, j)] = static_cast<int16_t>(col[j] + offset);
+          }
+        }
+        continue;
+      }
+      for (int32_t j = 0; j < width; ++j) {
         const T* row = w + static_cast<int64_t>(n0 + j) * stride_n;
         for (int32_t kk = 0; kk < k_; ++kk) {
           dst[PackedIndex(kk, j)] =

@@ -25,6 +25,15 @@ namespace kiln::cpu::nn {
 namespace {
 
 template <typename T>
+inline __m128i MaxBytes(__m128i a, __m128i b) {
+  if constexpr (std::is_same_v<T, int8_t>) {
+    return _mm_max_epi8(a, b);
+  } else {
+    return _mm_max_epu8(a, b);
+  }
+}
+
+template <typename T>
 int32_t RowMax(const T* x, int32_t depth) {
   int32_t c = 0;
   int32_t best = std::numeric_limits<T>::min();
@@ -36,9 +45,14 @@ int32_t RowMax(const T* x, int32_t depth) {
       m = std::is_same_v<T, int8_t> ? _mm256_max_epi8(m, v)
                                     : _mm256_max_epu8(m, v);
     }
-    alignas(32) T lanes[32];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), m);
-    best = *std::max_element(lanes, lanes + 32);
+    // Halve the lanes five times: the maximum ends in byte 0.
+    __m128i h =
+        MaxBytes<T>(_mm256_castsi256_si128(m), _mm256_extracti128_si256(m, 1));
+    h = MaxBytes<T>(h, _mm_srli_si128(h, 8));
+    h = MaxBytes<T>(h, _mm_srli_si128(h, 4));
+    h = MaxBytes<T>(h, _mm_srli_si128(h, 2));
+    h = MaxBytes<T>(h, _mm_srli_si128(h, 1));
+    best = static_cast<T>(_mm_cvtsi128_si32(h) & 0xFF);
   }
   for (; c < depth; ++c) best = std::max<int32_t>(best, x[c]);
   return best;
