@@ -50,6 +50,14 @@ void BilinearRowPortable(const BilinearRowArgs& a) {
   }
 }
 
+void SumRowsPortable(const float* x, int64_t rows, int64_t n, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc = 0.f;
+    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
+    out[r] = acc;
+  }
+}
+
 float RowMaxPortable(const float* x, int64_t n) {
   return *std::max_element(x, x + n);
 }
@@ -77,6 +85,7 @@ FloatRowKernels FloatRowKernelsPortable() {
   k.max_pool_row = &PoolRowPortable<true>;
   k.avg_pool_row = &PoolRowPortable<false>;
   k.bilinear_row = &BilinearRowPortable;
+  k.sum_rows = &SumRowsPortable;
   k.row_max = &RowMaxPortable;
   k.pair_sub_max = &PairSubMaxPortable;
   k.pair_normalize = &PairNormalizePortable;
