@@ -62,22 +62,6 @@ float RowMaxPortable(const float* x, int64_t n) {
   return *std::max_element(x, x + n);
 }
 
-void PairSubMaxPortable(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < 2 * n; i += 2) {
-    const float max = std::max(x[i], x[i + 1]);
-    y[i] = x[i] - max;
-    y[i + 1] = x[i + 1] - max;
-  }
-}
-
-void PairNormalizePortable(float* y, int64_t n) {
-  for (int64_t i = 0; i < 2 * n; i += 2) {
-    const float inverse = 1.f / (y[i] + y[i + 1]);
-    y[i] *= inverse;
-    y[i + 1] *= inverse;
-  }
-}
-
 }  // namespace
 
 FloatRowKernels FloatRowKernelsPortable() {
@@ -87,8 +71,6 @@ FloatRowKernels FloatRowKernelsPortable() {
   k.bilinear_row = &BilinearRowPortable;
   k.sum_rows = &SumRowsPortable;
   k.row_max = &RowMaxPortable;
-  k.pair_sub_max = &PairSubMaxPortable;
-  k.pair_normalize = &PairNormalizePortable;
   return k;
 }
 

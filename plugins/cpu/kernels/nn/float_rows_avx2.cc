@@ -175,35 +175,6 @@ float RowMax(const float* x, int64_t n) {
   return max;
 }
 
-void PairSubMax(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= 2 * n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256 m = _mm256_max_ps(v, _mm256_permute_ps(v, 0xB1));
-    _mm256_storeu_ps(y + i, _mm256_sub_ps(v, m));
-  }
-  for (; i < 2 * n; i += 2) {
-    const float max = std::max(x[i], x[i + 1]);
-    y[i] = x[i] - max;
-    y[i + 1] = x[i + 1] - max;
-  }
-}
-
-void PairNormalize(float* y, int64_t n) {
-  const __m256 one = _mm256_set1_ps(1.f);
-  int64_t i = 0;
-  for (; i + 8 <= 2 * n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(y + i);
-    const __m256 sum = _mm256_add_ps(v, _mm256_permute_ps(v, 0xB1));
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(v, _mm256_div_ps(one, sum)));
-  }
-  for (; i < 2 * n; i += 2) {
-    const float inverse = 1.f / (y[i] + y[i + 1]);
-    y[i] *= inverse;
-    y[i + 1] *= inverse;
-  }
-}
-
 }  // namespace
 }  // namespace kiln::cpu::nn
 
@@ -219,8 +190,6 @@ FloatRowKernels FloatRowKernelsAvx2Fma() {
     k.bilinear_row = &BilinearRow;
     k.sum_rows = &SumRows;
     k.row_max = &RowMax;
-    k.pair_sub_max = &PairSubMax;
-    k.pair_normalize = &PairNormalize;
   }
   return k;
 }
