@@ -50,24 +50,16 @@ void BilinearRowPortable(const BilinearRowArgs& a) {
   }
 }
 
+void SumRowsPortable(const float* x, int64_t rows, int64_t n, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float acc = 0.f;
+    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
+    out[r] = acc;
+  }
+}
+
 float RowMaxPortable(const float* x, int64_t n) {
   return *std::max_element(x, x + n);
-}
-
-void PairSubMaxPortable(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < 2 * n; i += 2) {
-    const float max = std::max(x[i], x[i + 1]);
-    y[i] = x[i] - max;
-    y[i + 1] = x[i + 1] - max;
-  }
-}
-
-void PairNormalizePortable(float* y, int64_t n) {
-  for (int64_t i = 0; i < 2 * n; i += 2) {
-    const float inverse = 1.f / (y[i] + y[i + 1]);
-    y[i] *= inverse;
-    y[i + 1] *= inverse;
-  }
 }
 
 }  // namespace
@@ -77,9 +69,8 @@ FloatRowKernels FloatRowKernelsPortable() {
   k.max_pool_row = &PoolRowPortable<true>;
   k.avg_pool_row = &PoolRowPortable<false>;
   k.bilinear_row = &BilinearRowPortable;
+  k.sum_rows = &SumRowsPortable;
   k.row_max = &RowMaxPortable;
-  k.pair_sub_max = &PairSubMaxPortable;
-  k.pair_normalize = &PairNormalizePortable;
   return k;
 }
 

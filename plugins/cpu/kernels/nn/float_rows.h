@@ -39,13 +39,12 @@ struct FloatRowKernels {
   // The mean of the window's in-image values (TFLite's count).
   void (*avg_pool_row)(const PoolRowArgs& a) = nullptr;
   void (*bilinear_row)(const BilinearRowArgs& a) = nullptr;
+  // out[r] = ((0 + x[r][0]) + x[r][1]) + ... for `rows` rows of n values
+  // (x[r][i] = x[r * n + i]): each row added in order, as a scalar loop.
+  void (*sum_rows)(const float* x, int64_t rows, int64_t n,
+                   float* out) = nullptr;
   // The largest of x[0..n) (n > 0).
   float (*row_max)(const float* x, int64_t n) = nullptr;
-  // Pairs (SOFTMAX over a last axis of 2): y[2i + j] = x[2i + j] -
-  // max(x[2i], x[2i + 1]) for n pairs. In place allowed.
-  void (*pair_sub_max)(const float* x, float* y, int64_t n) = nullptr;
-  // Pairs: y[2i + j] *= 1 / (y[2i] + y[2i + 1]) for n pairs.
-  void (*pair_normalize)(float* y, int64_t n) = nullptr;
 };
 
 // The fastest kernels this CPU runs (chosen once).

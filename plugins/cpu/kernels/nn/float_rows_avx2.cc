@@ -109,6 +109,56 @@ void BilinearRow(const BilinearRowArgs& a) {
   }
 }
 
+// Rows 0..7 of an 8x8 block (row stride ld) transposed: t[k] holds column
+// k of the eight rows.
+KILN_FR_INLINE void Transpose8x8(const float* x, int64_t ld, __m256 t[8]) {
+  __m256 r[8], u[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(x + j * ld);
+  for (int j = 0; j < 8; j += 2) {
+    u[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+    u[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 8; j += 4) {
+    r[j] = _mm256_shuffle_ps(u[j], u[j + 2], 0x44);
+    r[j + 1] = _mm256_shuffle_ps(u[j], u[j + 2], 0xEE);
+    r[j + 2] = _mm256_shuffle_ps(u[j + 1], u[j + 3], 0x44);
+    r[j + 3] = _mm256_shuffle_ps(u[j + 1], u[j + 3], 0xEE);
+  }
+  for (int j = 0; j < 4; ++j) {
+    t[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
+    t[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
+  }
+}
+
+// Eight rows at a time, one row a lane: the columns of 8x8 blocks added in
+// order, so each lane sums its row exactly as the scalar loop.
+void SumRows(const float* x, int64_t rows, int64_t n, float* out) {
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    const float* block = x + r * n;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      __m256 t[8];
+      Transpose8x8(block + i, n, t);
+      for (const __m256& column : t) acc = _mm256_add_ps(acc, column);
+    }
+    for (; i < n; ++i) {
+      acc = _mm256_add_ps(
+          acc,
+          _mm256_setr_ps(block[i], block[n + i], block[2 * n + i],
+                         block[3 * n + i], block[4 * n + i], block[5 * n + i],
+                         block[6 * n + i], block[7 * n + i]));
+    }
+    _mm256_storeu_ps(out + r, acc);
+  }
+  for (; r < rows; ++r) {
+    float acc = 0.f;
+    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
+    out[r] = acc;
+  }
+}
+
 float RowMax(const float* x, int64_t n) {
   int64_t i = 0;
   float max = x[0];
@@ -125,35 +175,6 @@ float RowMax(const float* x, int64_t n) {
   return max;
 }
 
-void PairSubMax(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= 2 * n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(x + i);
-    const __m256 m = _mm256_max_ps(v, _mm256_permute_ps(v, 0xB1));
-    _mm256_storeu_ps(y + i, _mm256_sub_ps(v, m));
-  }
-  for (; i < 2 * n; i += 2) {
-    const float max = std::max(x[i], x[i + 1]);
-    y[i] = x[i] - max;
-    y[i + 1] = x[i + 1] - max;
-  }
-}
-
-void PairNormalize(float* y, int64_t n) {
-  const __m256 one = _mm256_set1_ps(1.f);
-  int64_t i = 0;
-  for (; i + 8 <= 2 * n; i += 8) {
-    const __m256 v = _mm256_loadu_ps(y + i);
-    const __m256 sum = _mm256_add_ps(v, _mm256_permute_ps(v, 0xB1));
-    _mm256_storeu_ps(y + i, _mm256_mul_ps(v, _mm256_div_ps(one, sum)));
-  }
-  for (; i < 2 * n; i += 2) {
-    const float inverse = 1.f / (y[i] + y[i + 1]);
-    y[i] *= inverse;
-    y[i + 1] *= inverse;
-  }
-}
-
 }  // namespace
 }  // namespace kiln::cpu::nn
 
@@ -167,9 +188,8 @@ FloatRowKernels FloatRowKernelsAvx2Fma() {
     k.max_pool_row = &PoolRow<true>;
     k.avg_pool_row = &PoolRow<false>;
     k.bilinear_row = &BilinearRow;
+    k.sum_rows = &SumRows;
     k.row_max = &RowMax;
-    k.pair_sub_max = &PairSubMax;
-    k.pair_normalize = &PairNormalize;
   }
   return k;
 }

@@ -177,16 +177,6 @@ void ForEachRow(KernelContext& k, Fn&& fn) {
   for (int64_t r = 0; r < rows; ++r) fn(in + r * depth, o + r * depth, depth);
 }
 
-// Rows of 2 (U-Net's 2-class SOFTMAX) in three vector passes: x - max per
-// pair, the exponentials, each pair over its sum. The same values as the
-// per-row path: exp((x - max - 0) * beta).
-void SoftmaxPairs(const float* x, float* y, int64_t pairs, float beta) {
-  const FloatRowKernels& kernels = GetFloatRowKernels();
-  kernels.pair_sub_max(x, y, pairs);
-  GetVecMathKernels().exp_sum(y, 0.f, beta, y, 2 * pairs);
-  kernels.pair_normalize(y, pairs);
-}
-
 // Rows split across the thread pool (about 24 flops an element).
 KilnStatus SoftmaxInvoke(KernelContext& k) {
   const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
@@ -200,8 +190,9 @@ KilnStatus SoftmaxInvoke(KernelContext& k) {
   float* y = k.output(0).data<float>();
   return ParallelRows(
       k, rows, depth * 24, [&](int64_t begin, int64_t end, int32_t) {
-        if (depth == 2) {
-          SoftmaxPairs(x + 2 * begin, y + 2 * begin, end - begin, beta);
+        if (depth == 2) {  // U-Net's 2-class SOFTMAX: one vector pass
+          GetVecMathKernels().softmax_pairs(x + 2 * begin, beta, y + 2 * begin,
+                                            end - begin);
           return;
         }
         for (int64_t r = begin; r < end; ++r) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/reduce_quantized.h"
 #include "kernels/registry.h"
@@ -96,25 +97,6 @@ struct Reducer {
   }
 };
 
-// Float sums of `rows` rows of n values, each added in order from 0 (the
-// generic loop's values, bit for bit), eight rows at a time so that the
-// rows' dependent additions overlap.
-void SumFloatRows(const float* x, int64_t rows, int64_t n, float* out) {
-  int64_t r = 0;
-  for (; r + 8 <= rows; r += 8) {
-    float acc[8] = {};
-    for (int64_t i = 0; i < n; ++i) {
-      for (int64_t j = 0; j < 8; ++j) acc[j] += x[(r + j) * n + i];
-    }
-    std::copy(acc, acc + 8, out + r);
-  }
-  for (; r < rows; ++r) {
-    float acc = 0.f;
-    for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
-    out[r] = acc;
-  }
-}
-
 // MEAN's last step: each of the n outputs over `count` (when positive).
 template <typename T>
 void DivideAll(T* out, int64_t n, int64_t count) {
@@ -154,7 +136,9 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   if constexpr (std::is_same_v<T, float> &&
                 (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean)) {
     if (inner_reduced && out_count == rows) {  // only the last axis reduced
-      SumFloatRows(in, rows, inner, out);
+      // Each row added in order (bit for bit the loop below), eight rows
+      // at a time.
+      GetFloatRowKernels().sum_rows(in, rows, inner, out);
       if (kKind == ReduceKind::kMean) DivideAll(out, out_count, inner);
       return;
     }

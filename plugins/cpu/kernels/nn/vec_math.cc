@@ -29,6 +29,17 @@ float ExpSumPortable(const float* x, float offset, float scale, float* y,
   return sum;
 }
 
+void SoftmaxPairsPortable(const float* x, float beta, float* y, int64_t n) {
+  for (int64_t i = 0; i < 2 * n; i += 2) {
+    const float max = x[i] > x[i + 1] ? x[i] : x[i + 1];
+    const float e0 = std::exp((x[i] - max) * beta);
+    const float e1 = std::exp((x[i + 1] - max) * beta);
+    const float inverse = 1.f / (e0 + e1);
+    y[i] = e0 * inverse;
+    y[i + 1] = e1 * inverse;
+  }
+}
+
 }  // namespace
 
 const VecMathKernels& GetVecMathKernels() {
@@ -36,6 +47,7 @@ const VecMathKernels& GetVecMathKernels() {
     VecMathKernels k = VecMathKernelsAvx2Fma();
     if (k.gelu == nullptr) k.gelu = &GeluPortable;
     if (k.exp_sum == nullptr) k.exp_sum = &ExpSumPortable;
+    if (k.softmax_pairs == nullptr) k.softmax_pairs = &SoftmaxPairsPortable;
     return k;
   }();
   return kKernels;

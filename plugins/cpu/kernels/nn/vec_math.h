@@ -18,6 +18,10 @@ struct VecMathKernels {
   // fixed order for a given n). In place allowed.
   float (*exp_sum)(const float* x, float offset, float scale, float* y,
                    int64_t n) = nullptr;
+  // SOFTMAX over a last axis of 2 for n pairs: y = exp((x - max) * beta) /
+  // (the pair's sum of them), each pair on its own. In place allowed.
+  void (*softmax_pairs)(const float* x, float beta, float* y,
+                        int64_t n) = nullptr;
 };
 
 // The fastest kernels this CPU runs (chosen once).

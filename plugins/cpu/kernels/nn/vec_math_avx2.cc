@@ -138,6 +138,27 @@ float ExpSum(const float* x, float offset, float scale, float* y, int64_t n) {
   return sum;
 }
 
+// Four pairs a vector: each lane's partner by swapping adjacent lanes.
+void SoftmaxPairs(const float* x, float beta, float* y, int64_t n) {
+  const __m256 vbeta = _mm256_set1_ps(beta), one = _mm256_set1_ps(1.f);
+  const auto pairs = [&](__m256 v) {
+    const __m256 max = _mm256_max_ps(v, _mm256_permute_ps(v, 0xB1));
+    const __m256 e = Exp(_mm256_mul_ps(_mm256_sub_ps(v, max), vbeta));
+    const __m256 sum = _mm256_add_ps(e, _mm256_permute_ps(e, 0xB1));
+    return _mm256_mul_ps(e, _mm256_div_ps(one, sum));
+  };
+  int64_t i = 0;
+  for (; i + 8 <= 2 * n; i += 8) {
+    _mm256_storeu_ps(y + i, pairs(_mm256_loadu_ps(x + i)));
+  }
+  if (i < 2 * n) {
+    float tmp[8] = {};
+    for (int64_t j = i; j < 2 * n; ++j) tmp[j - i] = x[j];
+    _mm256_storeu_ps(tmp, pairs(_mm256_loadu_ps(tmp)));
+    for (int64_t j = i; j < 2 * n; ++j) y[j] = tmp[j - i];
+  }
+}
+
 }  // namespace
 }  // namespace kiln::cpu::nn
 
@@ -150,6 +171,7 @@ VecMathKernels VecMathKernelsAvx2Fma() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     k.gelu = &Gelu;
     k.exp_sum = &ExpSum;
+    k.softmax_pairs = &SoftmaxPairs;
   }
   return k;
 }
