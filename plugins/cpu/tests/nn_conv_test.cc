@@ -295,7 +295,8 @@ std::vector<float> NaiveConv(const std::vector<float>& x,
                              const std::vector<float>& w,
                              const std::vector<int32_t>& ws,
                              const std::vector<float>& bias, int pad_h,
-                             int pad_w, int sh, int sw, int oh, int ow) {
+                             int pad_w, int sh, int sw, int oh, int ow,
+                             int dh = 1) {
   std::vector<float> y(static_cast<size_t>(xs[0]) * oh * ow * ws[0]);
   for (int b = 0; b < xs[0]; ++b)
     for (int oy = 0; oy < oh; ++oy)
@@ -305,7 +306,8 @@ std::vector<float> NaiveConv(const std::vector<float>& x,
           for (int fy = 0; fy < ws[1]; ++fy)
             for (int fx = 0; fx < ws[2]; ++fx)
               for (int ic = 0; ic < ws[3]; ++ic) {
-                const int iy = oy * sh - pad_h + fy, ix = ox * sw - pad_w + fx;
+                const int iy = oy * sh - pad_h + fy * dh;
+                const int ix = ox * sw - pad_w + fx;
                 if (iy < 0 || iy >= xs[1] || ix < 0 || ix >= xs[2]) continue;
                 acc += x[((static_cast<size_t>(b) * xs[1] + iy) * xs[2] + ix) *
                              xs[3] +
@@ -327,6 +329,8 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
     std::vector<int32_t> xs, ws;
     int64_t padding;
     int stride;
+    int dilation_h = 1;
+    bool constant_filter = true;
   };
   const std::vector<Geometry> geometries = {
       {{1, 17, 13, 37}, {35, 3, 3, 37}, KILN_PADDING_SAME, 1},    // depth 333
@@ -344,6 +348,11 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
       // A first layer: 3 input channels, stride 2 (im2col rows of 27).
       {{1, 23, 25, 3}, {16, 3, 3, 3}, KILN_PADDING_SAME, 2},
       {{1, 16, 16, 3}, {32, 3, 3, 3}, KILN_PADDING_SAME, 2},
+      // Row taps with two filter rows outside the image (5x5 SAME), with
+      // dilated filter rows, and with a filter packed at each invoke.
+      {{1, 9, 14, 6}, {11, 5, 5, 6}, KILN_PADDING_SAME, 1},
+      {{1, 10, 12, 4}, {9, 3, 3, 4}, KILN_PADDING_SAME, 1, 3},
+      {{1, 8, 11, 10}, {17, 3, 3, 10}, KILN_PADDING_SAME, 1, 1, false},
   };
   for (const Geometry& g : geometries) {
     SingleNodeRunner r;
@@ -352,24 +361,27 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
     std::vector<float> bias(static_cast<size_t>(g.ws[0]));
     for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.01f * i;
     int xi = r.AddTensor<float>(KILN_TYPE_FLOAT32, g.xs, x);
-    int wi = r.AddTensor<float>(KILN_TYPE_FLOAT32, g.ws, w, true);
+    int wi = r.AddTensor<float>(KILN_TYPE_FLOAT32, g.ws, w, g.constant_filter);
     int bi = r.AddTensor<float>(KILN_TYPE_FLOAT32, {g.ws[0]}, bias, true);
     int out = r.AddTensor(KILN_TYPE_FLOAT32, {});
     r.SetOp(KILN_OP_CONV_2D, 1, {xi, wi, bi}, {out});
     r.node().SetInt(KILN_OPTION_PADDING, g.padding);
     r.node().SetInt(KILN_OPTION_STRIDE_H, g.stride);
     r.node().SetInt(KILN_OPTION_STRIDE_W, g.stride);
+    r.node().SetInt(KILN_OPTION_DILATION_H, g.dilation_h);
     ASSERT_TRUE(r.Run(Kernel(KILN_OP_CONV_2D)).ok());
     const std::vector<int32_t> os = r.tensor(out).shape;
     ASSERT_EQ(os.size(), 4u);
+    const int span_h = (g.ws[1] - 1) * g.dilation_h + 1;
     const int pad_h =
-        std::max(0, ((os[1] - 1) * g.stride + g.ws[1] - g.xs[1]) / 2);
+        std::max(0, ((os[1] - 1) * g.stride + span_h - g.xs[1]) / 2);
     const int pad_w =
         std::max(0, ((os[2] - 1) * g.stride + g.ws[2] - g.xs[2]) / 2);
-    EXPECT_THAT(r.Values<float>(out),
-                Pointwise(FloatNear(2e-3f),
-                          NaiveConv(x, g.xs, w, g.ws, bias, pad_h, pad_w,
-                                    g.stride, g.stride, os[1], os[2])))
+    EXPECT_THAT(
+        r.Values<float>(out),
+        Pointwise(FloatNear(2e-3f),
+                  NaiveConv(x, g.xs, w, g.ws, bias, pad_h, pad_w, g.stride,
+                            g.stride, os[1], os[2], g.dilation_h)))
         << "input " << ::testing::PrintToString(g.xs) << " filter "
         << ::testing::PrintToString(g.ws);
   }

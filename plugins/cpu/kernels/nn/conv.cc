@@ -55,6 +55,9 @@ bool IsStatic(const Tensor& t) {
 
 // ---- CONV_2D -------------------------------------------------------------
 
+// The most filter rows of a row-tap convolution (one GEMM segment each).
+constexpr int32_t kMaxRowTapSegments = 32;
+
 struct ConvState {
   ConvGeometry g;
   bool direct = false;          // 1x1, stride 1: the input is the GEMM's A
@@ -62,15 +65,14 @@ struct ConvState {
   int32_t chunk_rows = 0;
   int32_t threads = 1;  // the host pool's threads: one im2col chunk each
   PackedMatrix weights;
-  // Row-tap path (stride any, dilation_w 1, constant filter): an output
-  // row's pixels whose taps are all inside the image are
-  // sum over fy of (input row iy, read in place with row stride
-  // stride_w * in_c) x (filter row fy, out_c x filter_w * in_c); the other
-  // pixels go through im2col. One packed matrix per filter row (the first
-  // with the bias).
+  // Row-tap path (stride any, dilation_w 1): an output row's pixels whose
+  // taps' columns are all inside the image are one segmented GEMM
+  // (GemmSegments: filter row fy's taps of consecutive pixels are the
+  // input row iy read in place with row stride stride_w * in_c; a filter
+  // row outside the image is left out); the other pixels go through
+  // im2col.
   bool row_taps = false;
   int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
-  std::vector<PackedMatrix> row_weights;
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
 };
@@ -100,25 +102,15 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   const int32_t last = g.in_w - g.filter_w + g.pad_w;  // >= ox * stride_w
   s.ox_hi = last < 0 ? 0 : std::min(g.out_w, last / g.window.stride_w + 1);
   s.ox_hi = std::max(s.ox_hi, s.ox_lo);
-  // Worth it where the rows are wide enough to keep the GEMM busy.
-  s.row_taps = !s.direct && !s.pack_in_invoke && g.window.dilation_w == 1 &&
-               g.in_c >= 8 && s.ox_hi - s.ox_lo >= 8;
+  s.row_taps = !s.direct && g.window.dilation_w == 1 &&
+               g.filter_h <= kMaxRowTapSegments && s.ox_hi - s.ox_lo >= 4;
   if (s.row_taps) {
-    s.row_weights.resize(static_cast<size_t>(g.filter_h));
-    const int32_t row_depth = g.filter_w * g.in_c;
-    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
-      s.row_weights[static_cast<size_t>(fy)].PackConstant(
-          g.out_c, row_depth, filter.data<float>() + fy * row_depth, depth, 1,
-          fy == 0 && bias.present() ? bias.data<float>() : nullptr);
-    }
     s.chunk_rows = g.out_w;  // im2col scratch: one output row per thread
     s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
   } else if (s.direct) {
-    s.row_weights.clear();
     s.im2col.clear();
     s.im2col.shrink_to_fit();
   } else {
-    s.row_weights.clear();
     s.chunk_rows =
         ParallelChunkRows(ChunkRows(depth, s.g.out_h * s.g.out_w), s.g.batches,
                           s.g.out_h * s.g.out_w, s.threads);
@@ -207,28 +199,20 @@ KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
         Im2Col(s, image, r0 + p0, p1 - p0, col);
         Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
       };
-      if (y0 < 0 || y0 + (g.filter_h - 1) * g.window.dilation_h >= g.in_h) {
-        im2col(0, g.out_w);
-        continue;
-      }
       im2col(0, s.ox_lo);
       im2col(s.ox_hi, g.out_w);
-      const int64_t lda = static_cast<int64_t>(g.window.stride_w) * c;
+      const float* seg[kMaxRowTapSegments];
       for (int32_t fy = 0; fy < g.filter_h; ++fy) {
         const int32_t iy = y0 + fy * g.window.dilation_h;
-        const float* a = image + (static_cast<int64_t>(iy) * g.in_w +
-                                  s.ox_lo * g.window.stride_w - g.pad_w) *
-                                     c;
-        const int64_t act =
-            fy == g.filter_h - 1 ? g.activation : KILN_ACTIVATION_NONE;
-        const PackedMatrix& w = s.row_weights[static_cast<size_t>(fy)];
-        float* d = dst + static_cast<int64_t>(s.ox_lo) * oc;
-        if (fy == 0) {
-          Gemm(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
-        } else {
-          GemmAccumulate(a, lda, s.ox_hi - s.ox_lo, w, act, d, oc);
-        }
+        seg[fy] = iy < 0 || iy >= g.in_h
+                      ? nullptr
+                      : image + (static_cast<int64_t>(iy) * g.in_w +
+                                 s.ox_lo * g.window.stride_w - g.pad_w) *
+                                    c;
       }
+      GemmSegmented({seg, g.filter_w * c, int64_t{g.window.stride_w} * c},
+                    s.ox_hi - s.ox_lo, s.weights, g.activation,
+                    dst + static_cast<int64_t>(s.ox_lo) * oc, oc);
     }
   };
   return ParallelRows(k, static_cast<int64_t>(g.batches) * g.out_h, row_macs,

@@ -96,11 +96,29 @@ void PackedMatrix::PackConstant(int32_t n, int32_t k, const float* w,
 void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
                   int32_t panel_begin, int32_t panel_end, float lo, float hi,
                   float* c, int64_t ldc, bool accumulate) {
-  GemmDriver<PortableIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc,
-                          accumulate);
+  GemmDriver<PortableIsa>(GemmPlainA{a, lda}, m, w, panel_begin, panel_end, lo,
+                          hi, c, ldc, accumulate);
+}
+
+void GemmSegmentedPortable(const GemmSegments& a, int32_t m,
+                           const PackedMatrix& w, float lo, float hi, float* c,
+                           int64_t ldc) {
+  GemmDriver<PortableIsa>(GemmSegmentedA{a.rows, a.depth, 0, 0, a.lda}, m, w, 0,
+                          w.num_panels(), lo, hi, c, ldc, false);
 }
 
 namespace {
+
+// The activations that are no clamp (TANH, SIGN_BIT), after the GEMM.
+void ActivateColumns(int64_t act, int32_t m, const PackedMatrix& w,
+                     int32_t panel_begin, int32_t panel_end, float* c,
+                     int64_t ldc) {
+  const int32_t c0 = panel_begin * kGemmPanelWidth;
+  const int32_t c1 = std::min(w.n(), panel_end * kGemmPanelWidth);
+  for (int32_t i = 0; i < m && c1 > c0; ++i) {
+    ApplyActivationInPlace(act, c + i * ldc + c0, c1 - c0);
+  }
+}
 
 void GemmTileImpl(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
                   int32_t panel_begin, int32_t panel_end, int64_t act, float* c,
@@ -112,16 +130,22 @@ void GemmTileImpl(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
   float lo, hi;
   const bool clamp = ActivationClamp(act, &lo, &hi);
   kFastest(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc, accumulate);
-  if (!clamp) {
-    const int32_t c0 = panel_begin * kGemmPanelWidth;
-    const int32_t c1 = std::min(w.n(), panel_end * kGemmPanelWidth);
-    for (int32_t i = 0; i < m && c1 > c0; ++i) {
-      ApplyActivationInPlace(act, c + i * ldc + c0, c1 - c0);
-    }
-  }
+  if (!clamp) ActivateColumns(act, m, w, panel_begin, panel_end, c, ldc);
 }
 
 }  // namespace
+
+void GemmSegmented(const GemmSegments& a, int32_t m, const PackedMatrix& w,
+                   int64_t act, float* c, int64_t ldc) {
+  static const GemmSegmentedClampFn kFastest = [] {
+    GemmSegmentedClampFn f = GemmSegmentedAvx2Fma();
+    return f != nullptr ? f : &GemmSegmentedPortable;
+  }();
+  float lo, hi;
+  const bool clamp = ActivationClamp(act, &lo, &hi);
+  kFastest(a, m, w, lo, hi, c, ldc);
+  if (!clamp) ActivateColumns(act, m, w, 0, w.num_panels(), c, ldc);
+}
 
 void GemmTile(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
               int32_t panel_begin, int32_t panel_end, int64_t act, float* c,

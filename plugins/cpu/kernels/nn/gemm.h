@@ -83,6 +83,22 @@ void GemmAccumulate(const float* a, int64_t lda, int32_t m,
 void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
                   const PackedMatrix& w, int64_t act, float* c, int64_t ldc);
 
+// A in segments, read in place: row i, depth k of A is
+// rows[k / depth][i * lda + k % depth]. A null segment reads as zeros and
+// is skipped. A convolution's output row with every tap inside the image
+// is such an A (one segment per filter row, lda = stride_w * in_c), so no
+// im2col copy is needed.
+struct GemmSegments {
+  const float* const* rows;  // the segments' row 0 (w.k() / depth of them)
+  int32_t depth;             // depths per segment (> 0)
+  int64_t lda;               // row stride, the same in every segment
+};
+
+// Gemm of a segmented A: C (m x w.n()) = act(A * W^T + bias), each sum one
+// FMA chain over k in order (a null segment's depths left out).
+void GemmSegmented(const GemmSegments& a, int32_t m, const PackedMatrix& w,
+                   int64_t act, float* c, int64_t ldc);
+
 // Implementations selected by Gemm (exposed for tests): portable vector code,
 // and AVX2+FMA on x86-64 CPUs that have it.
 // With `accumulate`, C's values replace the bias as the sums' start.
@@ -95,6 +111,13 @@ void GemmPortable(const float* a, int64_t lda, int32_t m, const PackedMatrix& w,
                   float* c, int64_t ldc, bool accumulate);
 // Null when the CPU or the build has no AVX2+FMA path.
 GemmClampFn GemmAvx2Fma();
+using GemmSegmentedClampFn = void (*)(const GemmSegments& a, int32_t m,
+                                      const PackedMatrix& w, float lo, float hi,
+                                      float* c, int64_t ldc);
+void GemmSegmentedPortable(const GemmSegments& a, int32_t m,
+                           const PackedMatrix& w, float lo, float hi, float* c,
+                           int64_t ldc);
+GemmSegmentedClampFn GemmSegmentedAvx2Fma();
 
 }  // namespace kiln::cpu::nn
 

@@ -63,8 +63,15 @@ void GemmAvx2FmaImpl(const float* a, int64_t lda, int32_t m,
                      const PackedMatrix& w, int32_t panel_begin,
                      int32_t panel_end, float lo, float hi, float* c,
                      int64_t ldc, bool accumulate) {
-  GemmDriver<Avx2FmaIsa>(a, lda, m, w, panel_begin, panel_end, lo, hi, c, ldc,
-                         accumulate);
+  GemmDriver<Avx2FmaIsa>(GemmPlainA{a, lda}, m, w, panel_begin, panel_end, lo,
+                         hi, c, ldc, accumulate);
+}
+
+void GemmSegmentedAvx2FmaImpl(const GemmSegments& a, int32_t m,
+                              const PackedMatrix& w, float lo, float hi,
+                              float* c, int64_t ldc) {
+  GemmDriver<Avx2FmaIsa>(GemmSegmentedA{a.rows, a.depth, 0, 0, a.lda}, m, w, 0,
+                         w.num_panels(), lo, hi, c, ldc, false);
 }
 
 }  // namespace
@@ -80,12 +87,16 @@ GemmClampFn GemmAvx2Fma() {
   }
   return nullptr;
 }
+GemmSegmentedClampFn GemmSegmentedAvx2Fma() {
+  return GemmAvx2Fma() != nullptr ? &GemmSegmentedAvx2FmaImpl : nullptr;
+}
 }  // namespace kiln::cpu::nn
 
 #else
 
 namespace kiln::cpu::nn {
 GemmClampFn GemmAvx2Fma() { return nullptr; }
+GemmSegmentedClampFn GemmSegmentedAvx2Fma() { return nullptr; }
 }  // namespace kiln::cpu::nn
 
 #endif

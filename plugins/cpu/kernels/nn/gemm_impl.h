@@ -74,20 +74,55 @@ KILN_GEMM_INLINE void GemmStoreAcc(typename Isa::V (&acc)[MR][NV], bool last,
   }
 }
 
-// Rows [0, MR) x columns [0, NV * kLanes) of one panel (row stride NR),
-// n_valid of them stored. Each output's sum runs over k in order whatever
-// MR and NV are, so every tiling of the rows and panels gives the same
-// values.
+// A read in place: row i, depth k at p[i * lda + k].
+struct GemmPlainA {
+  const float* p;
+  int64_t lda;
+  GemmPlainA Rows(int64_t i) const { return {p + i * lda, lda}; }
+  GemmPlainA Depth(int32_t k0) const { return {p + k0, lda}; }
+  // fn(a, lda, len, koff) for each run of depths [koff, koff + len) of
+  // [0, kc) stored contiguously in each row, a at that run's row 0.
+  template <class Fn>
+  KILN_GEMM_INLINE void Runs(int kc, Fn&& fn) const {
+    fn(p, lda, kc, 0);
+  }
+};
+
+// A in segments of seg_k depths (the filter rows of a convolution's
+// output row): depth k of row i at seg[k / seg_k][i * lda + k % seg_k];
+// a null segment is all zeros and skipped.
+struct GemmSegmentedA {
+  const float* const* seg;
+  int32_t seg_k;
+  int32_t k_off;
+  int64_t row_off;
+  int64_t lda;
+  GemmSegmentedA Rows(int64_t i) const {
+    return {seg, seg_k, k_off, row_off + i * lda, lda};
+  }
+  GemmSegmentedA Depth(int32_t k0) const {
+    return {seg, seg_k, k_off + k0, row_off, lda};
+  }
+  template <class Fn>
+  KILN_GEMM_INLINE void Runs(int kc, Fn&& fn) const {
+    const int end = k_off + kc;
+    for (int k = k_off; k < end;) {
+      const int s = k / seg_k;
+      const int e = end < (s + 1) * seg_k ? end : (s + 1) * seg_k;
+      if (seg[s] != nullptr) {
+        fn(seg[s] + row_off + (k - s * seg_k), lda, e - k, k - k_off);
+      }
+      k = e;
+    }
+  }
+};
+
+// acc += rows [0, MR) of a (depths [0, kc)) x the panel slice bp.
 template <class Isa, int MR, int NV>
-KILN_GEMM_INLINE void GemmMicroKernel(int kc, const float* a, int64_t lda,
-                                      const float* bp, float* c, int64_t ldc,
-                                      int n_valid, bool first,
-                                      const float* bias, bool last, float lo,
-                                      float hi) {
+KILN_GEMM_INLINE void GemmKLoop(typename Isa::V (&acc)[MR][NV], int kc,
+                                const float* a, int64_t lda, const float* bp) {
   using V = typename Isa::V;
   constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
-  V acc[MR][NV];
-  GemmLoadAcc<Isa, MR, NV>(acc, first, bias, c, ldc, n_valid);
   for (int k = 0; k < kc; ++k) {
     V b[NV];
 #pragma GCC unroll 8
@@ -100,33 +135,52 @@ KILN_GEMM_INLINE void GemmMicroKernel(int kc, const float* a, int64_t lda,
       for (int j = 0; j < NV; ++j) acc[i][j] = Isa::MulAdd(av, b[j], acc[i][j]);
     }
   }
+}
+
+// Rows [0, MR) x columns [0, NV * kLanes) of one panel (row stride NR),
+// n_valid of them stored. Each output's sum runs over k in order whatever
+// MR and NV are, so every tiling of the rows and panels gives the same
+// values.
+template <class Isa, int MR, int NV, class A>
+KILN_GEMM_INLINE void GemmMicroKernel(int kc, const A& a, const float* bp,
+                                      float* c, int64_t ldc, int n_valid,
+                                      bool first, const float* bias, bool last,
+                                      float lo, float hi) {
+  constexpr int NR = ::kiln::cpu::nn::kGemmPanelWidth;
+  typename Isa::V acc[MR][NV];
+  GemmLoadAcc<Isa, MR, NV>(acc, first, bias, c, ldc, n_valid);
+  a.Runs(
+      kc, [&](const float* ap, int64_t lda, int len, int koff)
+              __attribute__((always_inline)) {
+                GemmKLoop<Isa, MR, NV>(acc, len, ap, lda,
+                                       bp + static_cast<int64_t>(koff) * NR);
+              });
   GemmStoreAcc<Isa, MR, NV>(acc, last, lo, hi, c, ldc, n_valid);
 }
 
 // The last `rest` rows (1 <= rest <= R) in one micro-kernel of exactly
 // that height: a narrow kernel's few sums would wait on the FMA latency.
-template <class Isa, int R, int NV>
-KILN_GEMM_INLINE void GemmRowsTail(int rest, int kc, const float* a,
-                                   int64_t lda, const float* bp, float* c,
-                                   int64_t ldc, int n_valid, bool first,
-                                   const float* bias, bool last, float lo,
-                                   float hi) {
+template <class Isa, int R, int NV, class A>
+KILN_GEMM_INLINE void GemmRowsTail(int rest, int kc, const A& a,
+                                   const float* bp, float* c, int64_t ldc,
+                                   int n_valid, bool first, const float* bias,
+                                   bool last, float lo, float hi) {
   if (rest == R) {
-    GemmMicroKernel<Isa, R, NV>(kc, a, lda, bp, c, ldc, n_valid, first, bias,
-                                last, lo, hi);
+    GemmMicroKernel<Isa, R, NV>(kc, a, bp, c, ldc, n_valid, first, bias, last,
+                                lo, hi);
     return;
   }
   if constexpr (R > 1) {
-    GemmRowsTail<Isa, R - 1, NV>(rest, kc, a, lda, bp, c, ldc, n_valid, first,
-                                 bias, last, lo, hi);
+    GemmRowsTail<Isa, R - 1, NV>(rest, kc, a, bp, c, ldc, n_valid, first, bias,
+                                 last, lo, hi);
   }
 }
 
-template <class Isa, int MR, int NV>
-KILN_GEMM_INLINE void GemmRows(int rows, int kc, const float* a, int64_t lda,
-                               const float* bp, float* c, int64_t ldc,
-                               int n_valid, bool first, const float* bias,
-                               bool last, float lo, float hi) {
+template <class Isa, int MR, int NV, class A>
+KILN_GEMM_INLINE void GemmRows(int rows, int kc, const A& a, const float* bp,
+                               float* c, int64_t ldc, int n_valid, bool first,
+                               const float* bias, bool last, float lo,
+                               float hi) {
   // A short tail (at most half a kernel) shares the last full kernel's
   // rows: two kernels of about equal height keep more sums in flight than
   // a full one and a narrow one.
@@ -135,21 +189,21 @@ KILN_GEMM_INLINE void GemmRows(int rows, int kc, const float* a, int64_t lda,
       rows - rest - (rest > 0 && 2 * rest <= MR && rows > MR ? MR : 0);
   int i = 0;
   for (; i < full_end; i += MR) {
-    GemmMicroKernel<Isa, MR, NV>(kc, a + i * lda, lda, bp, c + i * ldc, ldc,
-                                 n_valid, first, bias, last, lo, hi);
+    GemmMicroKernel<Isa, MR, NV>(kc, a.Rows(i), bp, c + i * ldc, ldc, n_valid,
+                                 first, bias, last, lo, hi);
   }
   if constexpr (MR > 1) {
     int left = rows - i;  // < 2 * MR
     if (left > MR) {
       const int h = (left + 1) / 2;
-      GemmRowsTail<Isa, MR, NV>(h, kc, a + i * lda, lda, bp, c + i * ldc, ldc,
-                                n_valid, first, bias, last, lo, hi);
+      GemmRowsTail<Isa, MR, NV>(h, kc, a.Rows(i), bp, c + i * ldc, ldc, n_valid,
+                                first, bias, last, lo, hi);
       i += h;
       left -= h;
     }
     if (left > 0) {
-      GemmRowsTail<Isa, MR, NV>(left, kc, a + i * lda, lda, bp, c + i * ldc,
-                                ldc, n_valid, first, bias, last, lo, hi);
+      GemmRowsTail<Isa, MR, NV>(left, kc, a.Rows(i), bp, c + i * ldc, ldc,
+                                n_valid, first, bias, last, lo, hi);
     }
   }
 }
@@ -157,26 +211,25 @@ KILN_GEMM_INLINE void GemmRows(int rows, int kc, const float* a, int64_t lda,
 // One panel's rows: a panel with at most half its columns valid (the last
 // panel of a ragged N, or N <= 8) computes only that half, in twice the
 // rows (the same number of accumulators).
-template <class Isa>
-KILN_GEMM_INLINE void GemmPanelRows(int rows, int kc, const float* a,
-                                    int64_t lda, const float* bp, float* c,
-                                    int64_t ldc, int n_valid, bool first,
-                                    const float* bias, bool last, float lo,
-                                    float hi) {
+template <class Isa, class A>
+KILN_GEMM_INLINE void GemmPanelRows(int rows, int kc, const A& a,
+                                    const float* bp, float* c, int64_t ldc,
+                                    int n_valid, bool first, const float* bias,
+                                    bool last, float lo, float hi) {
   constexpr int NV = ::kiln::cpu::nn::kGemmPanelWidth / Isa::kLanes;
   if constexpr (NV % 2 == 0) {
     if (2 * n_valid <= ::kiln::cpu::nn::kGemmPanelWidth) {
-      GemmRows<Isa, 2 * Isa::kRows, NV / 2>(rows, kc, a, lda, bp, c, ldc,
-                                            n_valid, first, bias, last, lo, hi);
+      GemmRows<Isa, 2 * Isa::kRows, NV / 2>(rows, kc, a, bp, c, ldc, n_valid,
+                                            first, bias, last, lo, hi);
       return;
     }
   }
-  GemmRows<Isa, Isa::kRows, NV>(rows, kc, a, lda, bp, c, ldc, n_valid, first,
-                                bias, last, lo, hi);
+  GemmRows<Isa, Isa::kRows, NV>(rows, kc, a, bp, c, ldc, n_valid, first, bias,
+                                last, lo, hi);
 }
 
-template <class Isa>
-KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
+template <class Isa, class A>
+KILN_GEMM_INLINE void GemmDriver(const A& a, int32_t m,
                                  const ::kiln::cpu::nn::PackedMatrix& w,
                                  int32_t panel_begin, int32_t panel_end,
                                  float lo, float hi, float* c, int64_t ldc,
@@ -188,9 +241,9 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
     if (k == 0) {
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
-        GemmPanelRows<Isa>(rows, 0, a, lda, w.panel(p), c + m0 * ldc + p * NR,
-                           ldc, n_valid, !accumulate, w.bias() + p * NR, true,
-                           lo, hi);
+        GemmPanelRows<Isa>(rows, 0, a, w.panel(p), c + m0 * ldc + p * NR, ldc,
+                           n_valid, !accumulate, w.bias() + p * NR, true, lo,
+                           hi);
       }
       continue;
     }
@@ -199,7 +252,7 @@ KILN_GEMM_INLINE void GemmDriver(const float* a, int64_t lda, int32_t m,
       const bool first = k0 == 0 && !accumulate, last = k0 + kc == k;
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
-        GemmPanelRows<Isa>(rows, kc, a + m0 * lda + k0, lda,
+        GemmPanelRows<Isa>(rows, kc, a.Rows(m0).Depth(k0),
                            w.panel(p) + static_cast<int64_t>(k0) * NR,
                            c + m0 * ldc + p * NR, ldc, n_valid, first,
                            w.bias() + p * NR, last, lo, hi);
