@@ -49,8 +49,9 @@ enum : int32_t {
 float Weight(int j, int k) { return static_cast<float>((j + 1) * (k % 3) - k); }
 
 // x [N,4,8] -> SHAPE -> GATHER[0,1] -> REDUCE_PROD -> PACK(., 8) -> RESHAPE(x)
-// -> FULLY_CONNECTED (the converters' Tensordot pattern).
-std::shared_ptr<const Model> TensordotModel() {
+// -> FULLY_CONNECTED (the converters' Tensordot pattern); with `add_tail`,
+// ADD(flat, flat) instead of FULLY_CONNECTED (for the test delegate).
+std::shared_ptr<const Model> TensordotModel(bool add_tail = false) {
   ModelBuilder b;
   SubgraphBuilder& g = b.AddSubgraph("main");
   TensorSpec xs = FloatTensor("x", {1, 4, 8});
@@ -71,7 +72,7 @@ std::shared_ptr<const Model> TensordotModel() {
   }
   g.AddConstantTensor(FloatTensor("w", {2, 8}), w);
   g.AddConstantTensor(FloatTensor("bias", {2}), std::vector<float>{0.5f, -1.f});
-  g.AddTensor(FloatTensor("y", {4, 2}));
+  g.AddTensor(FloatTensor("y", {4, add_tail ? 8 : 2}));
   g.AddOperator(KILN_OP_SHAPE, 1, {kX}, {kShape},
                 {{KILN_OPTION_OUTPUT_TYPE, OptionInt(KILN_TYPE_INT32)}});
   g.AddOperator(KILN_OP_GATHER, 1, {kShape, kIdx}, {kLead},
@@ -82,7 +83,11 @@ std::shared_ptr<const Model> TensordotModel() {
                 {{KILN_OPTION_VALUES_COUNT, OptionInt(2)},
                  {KILN_OPTION_AXIS, OptionInt(0)}});
   g.AddOperator(KILN_OP_RESHAPE, 1, {kX, kNewShp}, {kFlat});
-  g.AddOperator(KILN_OP_FULLY_CONNECTED, 1, {kFlat, kW, kBias}, {kY});
+  if (add_tail) {
+    g.AddOperator(KILN_OP_ADD, 1, {kFlat, kFlat}, {kY});
+  } else {
+    g.AddOperator(KILN_OP_FULLY_CONNECTED, 1, {kFlat, kW, kBias}, {kY});
+  }
   g.SetInputs({kX});
   g.SetOutputs({kY});
   auto model = LoadBuilt(b);
@@ -91,9 +96,11 @@ std::shared_ptr<const Model> TensordotModel() {
 }
 
 std::unique_ptr<Interpreter> Create(const std::shared_ptr<const Model>& model,
-                                    int32_t max_plans) {
+                                    int32_t max_plans,
+                                    bool test_delegate = false) {
   if (model == nullptr) return nullptr;
-  InterpreterOptions options = CpuOnlyOptions();
+  InterpreterOptions options =
+      test_delegate ? testing::WithTestDelegate("") : CpuOnlyOptions();
   options.plan_cache.max_plans = max_plans;
   options.plan_cache.retrace_threshold = 0;  // switching is the point here
   options.profile = true;
@@ -171,6 +178,37 @@ INSTANTIATE_TEST_SUITE_P(PlanCache, PrepareValuesTest,
                          [](const ::testing::TestParamInfo<int32_t>& info) {
                            return "MaxPlans" + std::to_string(info.param);
                          });
+
+// The partition after the RESHAPE (the test delegate's ADD) has static
+// shapes too: prepared once at AllocateTensors, never at invoke.
+TEST(PrepareValuesDelegateTest, PartitionAfterTheReshapeIsNotDeferred) {
+  std::unique_ptr<Interpreter> it =
+      Create(TensordotModel(/*add_tail=*/true), 4, /*test_delegate=*/true);
+  ASSERT_NE(it, nullptr);
+  ASSERT_EQ(it->Partitions(0).size(), 1u);
+  for (int32_t n : {2, 1, 2}) {
+    KILN_ASSERT_OK(it->ResizeInput(0, {n, 4, 8}));
+    KILN_ASSERT_OK(it->AllocateTensors());
+    EXPECT_EQ(it->raw_tensor(0, kY)->storage, TensorStorage::kArena);
+    std::vector<float> x(static_cast<size_t>(n) * 32);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i);
+    Fill(it->input(0), x);
+    it->ClearProfile();
+    KILN_ASSERT_OK(it->Invoke());
+    std::vector<std::string> ran;
+    for (const ProfileEvent& e : it->ProfileEvents()) {
+      EXPECT_THAT(e.category, ::testing::Not(::testing::EndsWith("prepare")))
+          << e.name;
+      if (e.category == "invoke" || e.category == "partition_invoke") {
+        ran.push_back(e.op);
+      }
+    }
+    EXPECT_THAT(ran, ElementsAre("RESHAPE", "DELEGATE"));
+    const std::vector<float> y = Read<float>(it->output(0));
+    ASSERT_EQ(y.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(y[i], 2.f * x[i]);
+  }
+}
 
 // x -> RESHAPE(x, shape input) -> z (value-dependent shape) -> SHAPE -> out:
 // the SHAPE of a dynamic tensor stays deferred to invoke.
