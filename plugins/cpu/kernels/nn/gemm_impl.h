@@ -80,6 +80,7 @@ struct GemmPlainA {
   int64_t lda;
   GemmPlainA Rows(int64_t i) const { return {p + i * lda, lda}; }
   GemmPlainA Depth(int32_t k0) const { return {p + k0, lda}; }
+  int DepthBlock() const { return kGemmDepthBlock; }
   // fn(a, lda, len, koff) for each run of depths [koff, koff + len) of
   // [0, kc) stored contiguously in each row, a at that run's row 0.
   template <class Fn>
@@ -102,6 +103,12 @@ struct GemmSegmentedA {
   }
   GemmSegmentedA Depth(int32_t k0) const {
     return {seg, seg_k, k_off + k0, row_off, lda};
+  }
+  // Whole segments per depth block where one fits: a block's runs are
+  // whole segments, none split into a short run.
+  int DepthBlock() const {
+    return seg_k > kGemmDepthBlock ? kGemmDepthBlock
+                                   : kGemmDepthBlock / seg_k * seg_k;
   }
   template <class Fn>
   KILN_GEMM_INLINE void Runs(int kc, Fn&& fn) const {
@@ -247,8 +254,9 @@ KILN_GEMM_INLINE void GemmDriver(const A& a, int32_t m,
       }
       continue;
     }
-    for (int32_t k0 = 0; k0 < k; k0 += kGemmDepthBlock) {
-      const int kc = k - k0 < kGemmDepthBlock ? k - k0 : kGemmDepthBlock;
+    const int block = a.DepthBlock();
+    for (int32_t k0 = 0; k0 < k; k0 += block) {
+      const int kc = k - k0 < block ? k - k0 : block;
       const bool first = k0 == 0 && !accumulate, last = k0 + kc == k;
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
