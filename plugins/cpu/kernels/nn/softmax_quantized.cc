@@ -391,11 +391,12 @@ void PreparePairTable(const Tensor& input, QuantizedSoftmaxState& s) {
 // across the pool.
 template <typename In, typename Out, typename Fn>
 KilnStatus SplitRows(KernelContext& k, const In* in, Out* out, int64_t rows,
-                     int32_t depth, Fn&& fn) {
-  return ParallelRows(
-      k, rows, int64_t{4} * depth, [&](int64_t begin, int64_t end, int32_t) {
-        fn(in + begin * depth, out + begin * depth, end - begin, depth);
-      });
+                     int32_t depth, Fn&& fn, int64_t row_cost = 0) {
+  return ParallelRows(k, rows, row_cost > 0 ? row_cost : int64_t{4} * depth,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        fn(in + begin * depth, out + begin * depth, end - begin,
+                           depth);
+                      });
 }
 
 void Softmax16(const QuantizedSoftmaxState& s, const int16_t* in, int16_t* out,
@@ -491,6 +492,8 @@ KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
   const auto run8 = [&](const auto* in, auto* o, int64_t n, int32_t d) {
     Softmax8Rows(s, in, o, n, d);
   };
+  // A pair-table row is one lookup: split only very many of them.
+  const int64_t cost = depth == 2 && !s.pair_table.empty() ? 1 : 0;
   if (s.input_type == KILN_TYPE_INT16) {
     return SplitRows(k, input.data<int16_t>(), out.data<int16_t>(), rows, depth,
                      [&](const int16_t* in, int16_t* o, int64_t n, int32_t d) {
@@ -500,17 +503,17 @@ KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
   if (s.input_type == KILN_TYPE_INT8) {
     if (s.output_type == KILN_TYPE_INT8) {
       return SplitRows(k, input.data<int8_t>(), out.data<int8_t>(), rows, depth,
-                       run8);
+                       run8, cost);
     }
     return SplitRows(k, input.data<int8_t>(), out.data<int16_t>(), rows, depth,
-                     run8);
+                     run8, cost);
   }
   if (s.output_type == KILN_TYPE_UINT8) {
     return SplitRows(k, input.data<uint8_t>(), out.data<uint8_t>(), rows, depth,
-                     run8);
+                     run8, cost);
   }
   return SplitRows(k, input.data<uint8_t>(), out.data<int16_t>(), rows, depth,
-                   run8);
+                   run8, cost);
 }
 
 KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,

@@ -3,6 +3,7 @@
 
 #include "kernels/nn/conv_quantized.h"
 #include "kernels/nn/parallel.h"
+#include "kernels/nn/requantize.h"
 
 namespace kiln::cpu::nn {
 namespace {
@@ -90,6 +91,32 @@ void InputRowsOfBand(const ConvGeometry& g, int32_t oy0, int32_t oy1,
   *hi = last < 0 ? 0 : std::min(g.in_h, last / sh + 1);
 }
 
+// out = the requantized acc + bias of pixels [p0, p1), vectorized for
+// 8-bit outputs of int32 sums.
+template <typename T, typename Acc>
+void RequantizeBand(const ChannelRequant& q, const BiasView& bias,
+                    const Acc* acc, int64_t p0, int64_t p1, int32_t out_c,
+                    T* out) {
+  if constexpr (sizeof(Acc) == 4 && sizeof(T) == 1) {
+    if (RowRequantApplies(q) && bias.i64 == nullptr) {
+      RequantizeRows(acc + p0 * out_c, static_cast<int32_t>(p1 - p0), out_c,
+                     bias.i32, q, out + p0 * out_c, out_c);
+      return;
+    }
+  }
+  for (int64_t p = p0; p < p1; ++p) {
+    for (int32_t c = 0; c < out_c; ++c) {
+      Acc v = acc[p * out_c + c];
+      if constexpr (sizeof(Acc) == 4) {
+        v = WrappingAdd(v, static_cast<int32_t>(bias.at(c)));
+      } else {
+        v += bias.at(c);
+      }
+      out[p * out_c + c] = static_cast<T>(RequantizeChannel(v, c, q));
+    }
+  }
+}
+
 // Output rows [oy0, oy1) of one image: the GEMM of every input row that
 // reaches them, added into those rows only (integer sums: the same in any
 // order), then requantized.
@@ -118,28 +145,23 @@ void RunBand(const QuantizedTransposeConvState& s, const Scratch& t,
                     }
                   });
   }
-  for (int64_t p = oy0 * int64_t{g.out_w}; p < oy1 * int64_t{g.out_w}; ++p) {
-    for (int32_t c = 0; c < g.out_c; ++c) {
-      Acc v = acc[p * g.out_c + c];
-      if constexpr (sizeof(Acc) == 4) {
-        v = WrappingAdd(v, static_cast<int32_t>(bias.at(c)));
-      } else {
-        v += bias.at(c);
-      }
-      out[p * g.out_c + c] = static_cast<T>(RequantizeChannel(v, c, s.q));
-    }
-  }
+  RequantizeBand(s.q, bias, acc, oy0 * int64_t{g.out_w}, oy1 * int64_t{g.out_w},
+                 g.out_c, out);
 }
 
-// Each image in bands of output rows, one per pool thread when the work is
-// large enough (bands recompute the input rows they share).
+// Each image in bands of output rows across the pool when the work is large
+// enough (bands recompute the input rows they share).
 template <typename T, typename Acc>
 KilnStatus Run(KernelContext& k, QuantizedTransposeConvState& s, const T* in,
                const BiasView& bias, T* out, std::vector<Acc>& acc) {
   const ConvGeometry& g = s.g;
   const int64_t macs = g.in_image() * g.taps() * g.out_c;
+  // Four bands a thread (a slow thread's band is then short) of at least
+  // four input rows each.
   const int32_t bands =
-      macs < kMinParallelMacs ? 1 : std::max(1, std::min(s.threads, g.out_h));
+      macs < kMinParallelMacs || s.threads <= 1
+          ? 1
+          : std::max(1, std::min({4 * s.threads, g.out_h, g.in_h / 4}));
   const int64_t out_image = int64_t{g.out_h} * g.out_w * g.out_c;
   for (int32_t b = 0; b < g.batches; ++b) {
     KILN_SDK_RETURN_IF_ERROR(sdk::ParallelFor(
