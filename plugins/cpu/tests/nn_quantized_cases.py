@@ -760,10 +760,13 @@ def transpose_conv_cases(rng):
     out += [transpose_conv_case(rng, "float32", activation=a)
             for a in (ACT_RELU, ACT_TANH, ACT_SIGN_BIT)]
     # Large enough to split into bands of output rows on the pool: a
-    # U-Net's 2x2 stride-2 upsampling (no shared input rows), overlapping
-    # 3x3 / 4x4 windows, two images, odd sizes.
+    # U-Net's 2x2 stride-2 upsampling (windows that tile the output), windows
+    # within the stride leaving gaps, overlapping 3x3 / 4x4 windows, two
+    # images, odd sizes.
     for dtype, geometry in (
             ("int8", (1, 16, 16, 16, 8, 2, 2, 2, 2, VALID)),
+            ("uint8", (2, 12, 9, 24, 8, 2, 2, 2, 2, SAME)),
+            ("int8", (1, 20, 18, 24, 16, 1, 2, 2, 3, SAME)),
             ("int8", (1, 24, 20, 32, 16, 3, 3, 2, 2, SAME)),
             ("int8", (2, 13, 11, 17, 16, 3, 3, 1, 1, VALID)),
             ("uint8", (1, 9, 7, 40, 16, 4, 4, 3, 2, SAME)),
