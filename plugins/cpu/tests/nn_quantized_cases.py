@@ -700,7 +700,7 @@ def resize_cases(rng):
 # ---- TRANSPOSE_CONV --------------------------------------------------------
 
 def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
-                        activation=ACT_NONE):
+                        activation=ACT_NONE, geometry=None):
     act_t, w_t, b_t = quant_types(dtype)
     n, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 6)), int(
         rng.integers(1, 6))
@@ -708,6 +708,8 @@ def transpose_conv_case(rng, dtype, per_channel=True, bias=True,
     fh, fw = int(rng.integers(1, 4)), int(rng.integers(1, 4))
     sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
     padding = int(rng.choice([SAME, VALID]))
+    if geometry is not None:
+        n, h, w, cin, cout, fh, fw, sh, sw, padding = geometry
     if padding == SAME:
         oh, ow = h * sh, w * sw
     else:
@@ -757,6 +759,21 @@ def transpose_conv_cases(rng):
                 for a in (ACT_RELU, ACT_RELU6)]
     out += [transpose_conv_case(rng, "float32", activation=a)
             for a in (ACT_RELU, ACT_TANH, ACT_SIGN_BIT)]
+    # Large enough to split into bands of output rows on the pool: a
+    # U-Net's 2x2 stride-2 upsampling (windows that tile the output), windows
+    # within the stride leaving gaps, overlapping 3x3 / 4x4 windows, two
+    # images, odd sizes.
+    for dtype, geometry in (
+            ("int8", (1, 16, 16, 16, 8, 2, 2, 2, 2, VALID)),
+            ("uint8", (2, 12, 9, 24, 8, 2, 2, 2, 2, SAME)),
+            ("int8", (1, 20, 18, 24, 16, 1, 2, 2, 3, SAME)),
+            ("int8", (1, 24, 20, 32, 16, 3, 3, 2, 2, SAME)),
+            ("int8", (2, 13, 11, 17, 16, 3, 3, 1, 1, VALID)),
+            ("uint8", (1, 9, 7, 40, 16, 4, 4, 3, 2, SAME)),
+            ("int16", (1, 24, 20, 32, 16, 3, 3, 2, 2, SAME))):
+        out.append(transpose_conv_case(rng, dtype,
+                                       per_channel=dtype != "uint8",
+                                       geometry=geometry))
     return out
 
 
@@ -992,6 +1009,21 @@ def vector_path_cases(rng):
             out.append(softmax_case(rng, in_t, in_t,
                                     float(rng.choice([1.0, 0.5, 2.7])),
                                     shape=shape))
+    # SOFTMAX over a last axis of 2 (a segmentation net's output) through
+    # the pair table, split across the pool at the larger sizes; the tiny
+    # scale's float table too.
+    for shape in ([1, 400, 330, 2], [3, 7, 2], [1, 1, 2]):
+        for in_t, out_t in (("int8", "int8"), ("uint8", "uint8"),
+                            ("int8", "int16"), ("uint8", "int16")):
+            out.append(softmax_case(rng, in_t, out_t,
+                                    float(rng.choice([1.0, 0.5, 2.7])),
+                                    shape=shape, name_extra="/pairs"))
+    for in_t in ("int8", "uint8"):
+        c = softmax_case(rng, in_t, in_t, shape=[1, 96, 200, 2],
+                         name_extra="/pairs/tiny_scale",
+                         in_scale=float(log_uniform(rng, 1e-10, 1.4e-8)))
+        c.oracle = "BUILTIN_WITHOUT_DEFAULT_DELEGATES"
+        out.append(c)
     # int8 BATCH_MATMUL split over (batch, rows) tasks: a transformer's
     # attention products, a broadcast rhs batch, odd sizes, adj flags.
     for i, dims in enumerate(((64, 32, 64, [1, 4], [1, 4]),

@@ -48,15 +48,17 @@ KilnStatus ReadTransposeConvGeometry(KernelContext& k, const char* op,
 // per input pixel of one image: taps x out_c values, row stride ldcol) into
 // the output image `image` (out_h x out_w x out_c) at the pixels each tap
 // reaches, skipping taps outside the image. add(dst, src, n) adds n values.
+// Col2ImAddBand adds only into output rows [oy_begin, oy_end).
 template <typename T, typename Add>
-void Col2ImAdd(const ConvGeometry& g, int32_t row0, int32_t rows, const T* col,
-               int64_t ldcol, T* image, Add&& add) {
+void Col2ImAddBand(const ConvGeometry& g, int32_t row0, int32_t rows,
+                   const T* col, int64_t ldcol, T* image, int32_t oy_begin,
+                   int32_t oy_end, Add&& add) {
   for (int32_t r = 0; r < rows; ++r) {
     const int32_t iy = (row0 + r) / g.in_w, ix = (row0 + r) % g.in_w;
     const T* src = col + static_cast<int64_t>(r) * ldcol;
     for (int32_t fy = 0; fy < g.filter_h; ++fy) {
       const int32_t oy = iy * g.window.stride_h - g.pad_h + fy;
-      if (oy < 0 || oy >= g.out_h) continue;
+      if (oy < oy_begin || oy >= oy_end) continue;
       for (int32_t fx = 0; fx < g.filter_w; ++fx) {
         const int32_t ox = ix * g.window.stride_w - g.pad_w + fx;
         if (ox < 0 || ox >= g.out_w) continue;
@@ -66,6 +68,12 @@ void Col2ImAdd(const ConvGeometry& g, int32_t row0, int32_t rows, const T* col,
       }
     }
   }
+}
+
+template <typename T, typename Add>
+void Col2ImAdd(const ConvGeometry& g, int32_t row0, int32_t rows, const T* col,
+               int64_t ldcol, T* image, Add&& add) {
+  Col2ImAddBand(g, row0, rows, col, ldcol, image, 0, g.out_h, add);
 }
 
 // DEPTHWISE_CONV_2D: fn(x, w) for each tap of the output pixel whose

@@ -100,6 +100,8 @@ struct QuantizedTransposeConvState {
   PackedInt16Matrix weights;
   bool pack_in_invoke = false;
   int32_t chunk_rows = 0;
+  // Per pool thread (threads of them): each computes a band of output rows.
+  int32_t threads = 1;
   std::vector<int16_t> lhs;    // chunk_rows x weights.k_padded()
   std::vector<int32_t> col;    // chunk_rows x taps * out_c
   std::vector<int64_t> col64;  // int16x8: the same, summed over depth blocks

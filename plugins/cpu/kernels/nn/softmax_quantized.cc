@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
+
+#include "kernels/nn/parallel.h"
 
 namespace kiln::cpu::nn {
 namespace {
@@ -321,6 +324,81 @@ void Softmax8Any(const QuantizedSoftmaxState& s, const In* in, Out* out,
   }
 }
 
+// Fills s.pair_table by running the row kernel on one row of every
+// difference x[1] - x[0] in [-255, 255].
+template <typename In, typename Out>
+void FillPairTable(QuantizedSoftmaxState& s) {
+  constexpr int32_t kDiffs = 511;
+  constexpr int32_t kMin = std::numeric_limits<In>::min();
+  std::vector<In> in(2 * kDiffs);
+  std::vector<Out> out(2 * kDiffs);
+  for (int32_t i = 0; i < kDiffs; ++i) {
+    const int32_t d = i - 255;
+    in[2 * i] = static_cast<In>(kMin + std::max(0, -d));
+    in[2 * i + 1] = static_cast<In>(kMin + std::max(0, d));
+  }
+  if (s.float_table.empty()) {
+    Softmax8(s, in.data(), out.data(), kDiffs, 2);
+  } else {
+    Softmax8FloatTable(s, in.data(), out.data(), kDiffs, 2);
+  }
+  s.pair_table.resize(out.size() * sizeof(Out));
+  std::memcpy(s.pair_table.data(), out.data(), s.pair_table.size());
+}
+
+// Rows of 2 through s.pair_table.
+template <typename In, typename Out>
+void Softmax8Pairs(const QuantizedSoftmaxState& s, const In* in, Out* out,
+                   int64_t rows) {
+  const uint8_t* table = s.pair_table.data();
+  constexpr size_t kPair = 2 * sizeof(Out);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int32_t i = static_cast<int32_t>(in[2 * r + 1]) - in[2 * r] + 255;
+    std::memcpy(out + 2 * r, table + i * kPair, kPair);
+  }
+}
+
+template <typename In, typename Out>
+void Softmax8Rows(const QuantizedSoftmaxState& s, const In* in, Out* out,
+                  int64_t rows, int32_t depth) {
+  if (depth == 2 && !s.pair_table.empty()) {
+    Softmax8Pairs(s, in, out, rows);
+  } else {
+    Softmax8Any(s, in, out, rows, depth);
+  }
+}
+
+// The pair table of an 8-bit input whose last axis is 2 (none otherwise).
+void PreparePairTable(const Tensor& input, QuantizedSoftmaxState& s) {
+  s.pair_table.clear();
+  if (input.rank() < 1 || input.dim(input.rank() - 1) != 2) return;
+  if (s.input_type == KILN_TYPE_INT8) {
+    if (s.output_type == KILN_TYPE_INT8) {
+      FillPairTable<int8_t, int8_t>(s);
+    } else {
+      FillPairTable<int8_t, int16_t>(s);
+    }
+  } else if (s.input_type == KILN_TYPE_UINT8) {
+    if (s.output_type == KILN_TYPE_UINT8) {
+      FillPairTable<uint8_t, uint8_t>(s);
+    } else {
+      FillPairTable<uint8_t, int16_t>(s);
+    }
+  }
+}
+
+// Runs rows(in, out, count, depth) over the rows of the last axis, split
+// across the pool.
+template <typename In, typename Out, typename Fn>
+KilnStatus SplitRows(KernelContext& k, const In* in, Out* out, int64_t rows,
+                     int32_t depth, Fn&& fn, int64_t row_cost = 0) {
+  return ParallelRows(k, rows, row_cost > 0 ? row_cost : int64_t{4} * depth,
+                      [&](int64_t begin, int64_t end, int32_t) {
+                        fn(in + begin * depth, out + begin * depth, end - begin,
+                           depth);
+                      });
+}
+
 void Softmax16(const QuantizedSoftmaxState& s, const int16_t* in, int16_t* out,
                int64_t rows, int32_t depth) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -395,6 +473,7 @@ KilnStatus QuantizedSoftmaxPrepare(KernelContext& k, QuantizedSoftmaxState& s) {
     } else {
       PrepareFloatTable(qin, qout, beta, s);  // see softmax_quantized.h
     }
+    PreparePairTable(input, s);
   }
   return k.Resize(out, input.shape());
 }
@@ -410,20 +489,31 @@ KilnStatus QuantizedSoftmaxInvoke(KernelContext& k,
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, kOp,
                   ": input or output has no data at invoke");
   }
+  const auto run8 = [&](const auto* in, auto* o, int64_t n, int32_t d) {
+    Softmax8Rows(s, in, o, n, d);
+  };
+  // A pair-table row is one lookup: split only very many of them.
+  const int64_t cost = depth == 2 && !s.pair_table.empty() ? 1 : 0;
   if (s.input_type == KILN_TYPE_INT16) {
-    Softmax16(s, input.data<int16_t>(), out.data<int16_t>(), rows, depth);
-  } else if (s.input_type == KILN_TYPE_INT8) {
-    if (s.output_type == KILN_TYPE_INT8) {
-      Softmax8Any(s, input.data<int8_t>(), out.data<int8_t>(), rows, depth);
-    } else {
-      Softmax8Any(s, input.data<int8_t>(), out.data<int16_t>(), rows, depth);
-    }
-  } else if (s.output_type == KILN_TYPE_UINT8) {
-    Softmax8Any(s, input.data<uint8_t>(), out.data<uint8_t>(), rows, depth);
-  } else {
-    Softmax8Any(s, input.data<uint8_t>(), out.data<int16_t>(), rows, depth);
+    return SplitRows(k, input.data<int16_t>(), out.data<int16_t>(), rows, depth,
+                     [&](const int16_t* in, int16_t* o, int64_t n, int32_t d) {
+                       Softmax16(s, in, o, n, d);
+                     });
   }
-  return KILN_STATUS_OK;
+  if (s.input_type == KILN_TYPE_INT8) {
+    if (s.output_type == KILN_TYPE_INT8) {
+      return SplitRows(k, input.data<int8_t>(), out.data<int8_t>(), rows, depth,
+                       run8, cost);
+    }
+    return SplitRows(k, input.data<int8_t>(), out.data<int16_t>(), rows, depth,
+                     run8, cost);
+  }
+  if (s.output_type == KILN_TYPE_UINT8) {
+    return SplitRows(k, input.data<uint8_t>(), out.data<uint8_t>(), rows, depth,
+                     run8, cost);
+  }
+  return SplitRows(k, input.data<uint8_t>(), out.data<int16_t>(), rows, depth,
+                   run8, cost);
 }
 
 KilnStatus QuantizedLogSoftmaxPrepare(KernelContext& k,

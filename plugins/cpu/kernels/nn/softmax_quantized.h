@@ -39,6 +39,10 @@ struct QuantizedSoftmaxState {
   std::vector<float> float_table;
   float output_scale = 0.f;
   int32_t output_zero_point = 0;
+  // 8-bit inputs with a last axis of 2: a row's outputs depend only on
+  // x[1] - x[0], so both are looked up, as 2 * output-size bytes at
+  // (x[1] - x[0] + 255), from this table filled by the kernel above.
+  std::vector<uint8_t> pair_table;
 };
 
 // Rows of the fixed-point 8-bit SOFTMAX (exp tables filled, no float table)
