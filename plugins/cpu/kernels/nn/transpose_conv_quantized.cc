@@ -117,6 +117,29 @@ void RequantizeBand(const ChannelRequant& q, const BiasView& bias,
   }
 }
 
+// Windows that tile the output (filter = stride, no padding), 8-bit output
+// of int32 sums: rows [row0, row0 + rows) of `col` requantized straight into
+// the output pixels of rows [oy0, oy1) their taps reach, one RequantizeRows
+// call per input pixel and filter row (filter_w adjacent output pixels).
+template <typename T>
+void RequantizeTiles(const ConvGeometry& g, const ChannelRequant& q,
+                     const int32_t* bias, int32_t row0, int32_t rows,
+                     const int32_t* col, int64_t ldcol, T* out, int32_t oy0,
+                     int32_t oy1) {
+  for (int32_t r = 0; r < rows; ++r) {
+    const int32_t iy = (row0 + r) / g.in_w, ix = (row0 + r) % g.in_w;
+    for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+      const int32_t oy = iy * g.filter_h + fy;
+      if (oy < oy0 || oy >= oy1) continue;
+      RequantizeRows(
+          col + r * ldcol + int64_t{fy} * g.filter_w * g.out_c, g.filter_w,
+          g.out_c, bias, q,
+          out + (int64_t{oy} * g.out_w + int64_t{ix} * g.filter_w) * g.out_c,
+          g.out_c);
+    }
+  }
+}
+
 // Output rows [oy0, oy1) of one image: the GEMM of every input row that
 // reaches them, added into those rows only (integer sums: the same in any
 // order), then requantized.
@@ -136,6 +159,10 @@ void RunBand(const QuantizedTransposeConvState& s, const Scratch& t,
                        g.filter_w == g.window.stride_w && g.pad_h == 0 &&
                        g.pad_w == 0 && g.out_h == g.in_h * g.filter_h &&
                        g.out_w == g.in_w * g.filter_w;
+  bool direct = false;  // RequantizeTiles applies
+  if constexpr (sizeof(Acc) == 4 && sizeof(T) == 1) {
+    direct = covered && RowRequantApplies(s.q) && bias.i64 == nullptr;
+  }
   if (!covered) {
     std::fill(acc + oy0 * row_values, acc + oy1 * row_values, Acc{0});
   }
@@ -148,6 +175,13 @@ void RunBand(const QuantizedTransposeConvState& s, const Scratch& t,
                         s.q.input_offset, t.lhs + int64_t{r} * kp);
     }
     const Acc* col = GemmColumns<Acc>(s, t, n);
+    if constexpr (sizeof(Acc) == 4 && sizeof(T) == 1) {
+      if (direct) {
+        RequantizeTiles(g, s.q, bias.i32, r0, n, col, s.weights.n(), out, oy0,
+                        oy1);
+        continue;
+      }
+    }
     if (disjoint) {
       Col2ImAddBand(g, r0, n, col, s.weights.n(), acc, oy0, oy1,
                     [](Acc* dst, const Acc* src, int32_t c) {
@@ -164,6 +198,7 @@ void RunBand(const QuantizedTransposeConvState& s, const Scratch& t,
                     }
                   });
   }
+  if (direct) return;
   RequantizeBand(s.q, bias, acc, oy0 * int64_t{g.out_w}, oy1 * int64_t{g.out_w},
                  g.out_c, out);
 }
