@@ -1,11 +1,23 @@
 #include "runtime/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "runtime/graph.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define KILN_CPU_RELAX() _mm_pause()
+#else
+#define KILN_CPU_RELAX() std::this_thread::yield()
+#endif
+
 namespace kiln {
 namespace {
+
+// How long an idle worker spins before it sleeps: about the gap between two
+// consecutive nodes' ParallelFor calls in one Invoke.
+constexpr int64_t kWorkerSpinMicros = 100;
 
 // The pool whose task the current thread is running (null outside tasks),
 // and its thread_index there: what makes a nested ParallelFor run inline.
@@ -58,6 +70,7 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
+    stop_posted_.store(true, std::memory_order_release);
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -95,6 +108,21 @@ void ThreadPool::RunRanges(Job& job, int32_t thread_index) {
   }
 }
 
+void ThreadPool::SpinForWork(uint64_t seen) const {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::microseconds(kWorkerSpinMicros);
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (posted_generation_.load(std::memory_order_acquire) != seen ||
+          stop_posted_.load(std::memory_order_acquire)) {
+        return;
+      }
+      KILN_CPU_RELAX();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return;
+  }
+}
+
 // A worker joins a job only while it is open (job_ set); the caller closes
 // it once it ran out of ranges and waits only for the workers that joined,
 // never for one that the scheduler has not woken yet (on a loaded machine
@@ -102,21 +130,33 @@ void ThreadPool::RunRanges(Job& job, int32_t thread_index) {
 void ThreadPool::WorkerLoop(int32_t thread_index) {
   uint64_t seen = 0;
   while (true) {
+    SpinForWork(seen);
     Job* job = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
+      if (!stop_ && job_ == nullptr && generation_ != seen) {
+        // A job was posted and closed while this worker spun: spin again.
+        seen = generation_;
+        continue;
+      }
+      ++sleeping_workers_;
       work_cv_.wait(lock, [&] {
         return stop_ || (job_ != nullptr && generation_ != seen);
       });
+      --sleeping_workers_;
       if (stop_) return;
       seen = generation_;
       job = job_;
       ++busy_workers_;
+      busy_posted_.store(busy_workers_, std::memory_order_relaxed);
     }
     RunRanges(*job, thread_index);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (--busy_workers_ == 0) done_cv_.notify_one();
+      --busy_workers_;
+      // Release: the caller may return (and free the job) once it reads 0.
+      busy_posted_.store(busy_workers_, std::memory_order_release);
+      if (busy_workers_ == 0 && caller_waiting_) done_cv_.notify_one();
     }
   }
 }
@@ -146,19 +186,37 @@ KilnStatus ThreadPool::ParallelFor(int64_t count, int64_t min_range,
   const int64_t wanted = static_cast<int64_t>(num_threads_) * 4;
   job.range = std::max(min_range, (count + wanted - 1) / wanted);
   job.num_ranges = (count + job.range - 1) / job.range;
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     job_ = &job;
     ++generation_;
+    posted_generation_.store(generation_, std::memory_order_release);
+    wake = sleeping_workers_ > 0;
   }
-  work_cv_.notify_all();
+  if (wake) work_cv_.notify_all();
   RunRanges(job, 0);
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    std::lock_guard<std::mutex> lock(mu_);
     job_ = nullptr;  // closed: no worker joins any more
-    done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
   }
+  WaitForBusyWorkers();
   return static_cast<KilnStatus>(job.status.load());
+}
+
+void ThreadPool::WaitForBusyWorkers() {
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::microseconds(kWorkerSpinMicros);
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (int i = 0; i < 64; ++i) {
+      if (busy_posted_.load(std::memory_order_acquire) == 0) return;
+      KILN_CPU_RELAX();
+    }
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  caller_waiting_ = true;
+  done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
+  caller_waiting_ = false;
 }
 
 const KilnParallelForHostExtension* ParallelForHostExtension() {

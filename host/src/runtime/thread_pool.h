@@ -6,7 +6,12 @@
 // interpreter option, ties the threads' lifetime to the interpreter, and
 // keeps interpreters of one process from waiting on each other. Worker
 // threads start on the first ParallelFor that can use them and are joined
-// by the destructor.
+// by the destructor. A worker that finished a job spins for up to
+// kWorkerSpinMicros before it sleeps on a condition variable: the nodes of
+// one Invoke call ParallelFor microseconds apart, and a sleeping worker
+// takes tens of microseconds to wake, longer than many of those tasks. For
+// the same reason the caller spins (as long) for the workers that joined
+// its job before it sleeps on done_cv_.
 #ifndef KILN_HOST_RUNTIME_THREAD_POOL_H_
 #define KILN_HOST_RUNTIME_THREAD_POOL_H_
 
@@ -53,6 +58,12 @@ class ThreadPool {
 
   void StartWorkers();  // under call_mu_
   void WorkerLoop(int32_t thread_index);
+  // Spins until a job newer than `seen` is posted, stop is requested, or
+  // kWorkerSpinMicros pass; takes no lock.
+  void SpinForWork(uint64_t seen) const;
+  // Returns once no worker runs ranges of the (closed) current job: spins
+  // for kWorkerSpinMicros, then sleeps on done_cv_.
+  void WaitForBusyWorkers();
   // Runs ranges of the current job until none is left.
   void RunRanges(Job& job, int32_t thread_index);
 
@@ -64,7 +75,14 @@ class ThreadPool {
   Job* job_ = nullptr;
   uint64_t generation_ = 0;
   int32_t busy_workers_ = 0;
+  int32_t sleeping_workers_ = 0;  // waiting on work_cv_
+  bool caller_waiting_ = false;   // the caller sleeps on done_cv_
   bool stop_ = false;
+  // Copies of generation_ and stop_ that spinning workers read without mu_.
+  std::atomic<uint64_t> posted_generation_{0};
+  std::atomic<bool> stop_posted_{false};
+  // Copy of busy_workers_ that the caller spins on without mu_.
+  std::atomic<int32_t> busy_posted_{0};
   std::vector<std::thread> workers_;
 };
 
