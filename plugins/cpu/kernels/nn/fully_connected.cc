@@ -114,6 +114,7 @@ using FullyConnectedOps =
 // ---- BATCH_MATMUL --------------------------------------------------------
 
 struct BatchMatMulState {
+  std::vector<BatchTriple> batches;  // the broadcast batches
   BatchMatMulPlan plan;
   bool pack_in_invoke = false;
   std::vector<PackedMatrix> rhs_packed;  // one per rhs batch
@@ -157,6 +158,11 @@ KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
   }
   s.lhs_transposed.assign(p.adj_x ? static_cast<size_t>(p.m) * p.depth : 0,
                           0.f);
+  s.batches.clear();
+  ForEachBroadcast(p.lhs_batch, p.rhs_batch, p.out_batch,
+                   [&](int64_t ob, int64_t lb, int64_t rb) {
+                     s.batches.push_back(BatchTriple{ob, lb, rb});
+                   });
   return k.Resize(out, p.out_shape);
 }
 
@@ -168,6 +174,21 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   float* o = out.data<float>();
   const int64_t lhs_matrix = static_cast<int64_t>(p.m) * p.depth;
   const int64_t out_matrix = static_cast<int64_t>(p.m) * p.n;
+  if (!p.adj_x && s.batches.size() > 1) {
+    // Several small products (attention heads): one product a task, so the
+    // pool is entered once per node instead of once per product.
+    return ParallelRows(
+        k, static_cast<int64_t>(s.batches.size()),
+        static_cast<int64_t>(p.m) * p.n * p.depth,
+        [&](int64_t begin, int64_t end, int32_t) {
+          for (int64_t i = begin; i < end; ++i) {
+            const BatchTriple& b = s.batches[static_cast<size_t>(i)];
+            Gemm(l + b.lhs * lhs_matrix, p.depth, p.m,
+                 s.rhs_packed[static_cast<size_t>(b.rhs)], KILN_ACTIVATION_NONE,
+                 o + b.out * out_matrix, p.n);
+          }
+        });
+  }
   ForEachBroadcast(
       p.lhs_batch, p.rhs_batch, p.out_batch,
       [&](int64_t ob, int64_t lb, int64_t rb) {

@@ -180,9 +180,16 @@ void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
   const int64_t row_blocks = (m + kParallelGemmRows - 1) / kParallelGemmRows;
   const int32_t block = static_cast<int32_t>((m + row_blocks - 1) / row_blocks);
   const int64_t tile_macs = int64_t{block} * kGemmPanelWidth * depth;
+  // One contiguous range of tiles per thread when the GEMM is small (a
+  // thread then reuses its rows of `a` across all its panels); at least
+  // kMinParallelMacs / 4 multiply-adds a range otherwise.
+  const int64_t tiles = row_blocks * panels;
+  const int64_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  const int64_t per_thread = (tiles + threads - 1) / threads;
   const int64_t min_tiles =
-      std::max<int64_t>(1, kMinParallelMacs / 4 / tile_macs);
-  sdk::ParallelFor(k.host(), k.raw_context(), row_blocks * panels, min_tiles,
+      std::max<int64_t>({1, kMinParallelMacs / 4 / tile_macs,
+                         macs < kMinParallelMacs * 16 ? per_thread : 1});
+  sdk::ParallelFor(k.host(), k.raw_context(), tiles, min_tiles,
                    [&](int64_t begin, int64_t end, int32_t) {
                      for (int64_t t = begin; t < end;) {
                        const int32_t r = static_cast<int32_t>(t / panels);
