@@ -44,14 +44,17 @@ struct PoolDeleter {
   void operator()(pthreadpool_t p) const { pthreadpool_destroy(p); }
 };
 
-// Whether the machine has idle CPUs for the pool's extra threads: the
-// one-minute load average plus `threads` - 1 fits the CPUs this process may
-// run on (half a CPU of slack). Debian's pthreadpool (2021) spin-waits
+// Whether the machine is not oversubscribed: the one-minute load average is
+// at most the CPUs this process may run on plus half a CPU. The average
+// includes this process's own threads (a benchmark running two threads on
+// two CPUs sits near 2), so only other work beyond the machine's CPUs
+// counts against the pool. Debian's pthreadpool (2021) spin-waits
 // (1,000,000 x PAUSE, then a futex) in the caller for a preempted worker and
 // in a worker between operators; on an oversubscribed machine that turns a
 // 25 ms int8 MobileNetV2 invoke into 600 ms of mostly spinning
 // (docs/benchmarks.md), so a runtime built then runs on the calling thread.
 bool IdleCpusFor(size_t threads) {
+  if (threads <= 1) return true;
   cpu_set_t set;
   CPU_ZERO(&set);
   long cpus = sched_getaffinity(0, sizeof(set), &set) == 0
@@ -59,8 +62,7 @@ bool IdleCpusFor(size_t threads) {
                   : sysconf(_SC_NPROCESSORS_ONLN);
   double load = 0;
   if (cpus < 1 || getloadavg(&load, 1) != 1) return true;  // unknown: trust
-  return load + static_cast<double>(threads - 1) <=
-         static_cast<double>(cpus) + 0.5;
+  return load <= static_cast<double>(cpus) + 0.5;
 }
 
 // One claimed partition: one XNNPACK runtime, rebuilt when the shapes of
