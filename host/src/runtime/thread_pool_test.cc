@@ -5,6 +5,7 @@
 #include "runtime/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -49,6 +50,26 @@ TEST(ThreadPoolTest, EveryItemRunsExactlyOnce) {
         for (int64_t i = 0; i < count; ++i) ASSERT_EQ(c.hits[i].load(), 1);
         EXPECT_LT(c.max_index.load(), threads);
         EXPECT_GE(c.max_index.load(), 0);
+      }
+    }
+  }
+}
+
+// Back-to-back jobs (as consecutive nodes of one Invoke post them) are
+// picked up by spinning workers, by workers that slept in between, and by
+// workers that saw a job close before they joined; each item runs once, and
+// the pool is destroyed while its workers may still be spinning.
+TEST(ThreadPoolTest, BackToBackJobsWithSpinningAndSleepingWorkers) {
+  for (int32_t threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 2000; ++round) {
+      const int64_t count = 1 + round % 37;
+      Coverage c(count);
+      ASSERT_EQ(pool.ParallelFor(count, 1, CountItems, &c), KILN_STATUS_OK);
+      for (int64_t i = 0; i < count; ++i) ASSERT_EQ(c.hits[i].load(), 1);
+      // Every 500 rounds, past the spin time: the workers sleep.
+      if (round % 500 == 499) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       }
     }
   }
