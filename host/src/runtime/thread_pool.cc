@@ -108,19 +108,29 @@ void ThreadPool::RunRanges(Job& job, int32_t thread_index) {
   }
 }
 
-void ThreadPool::SpinForWork(uint64_t seen) const {
+namespace {
+
+// Spins (PAUSE) until done() or kWorkerSpinMicros pass; true when done().
+template <typename Done>
+bool SpinUntil(Done done) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::microseconds(kWorkerSpinMicros);
-  while (true) {
+  do {
     for (int i = 0; i < 64; ++i) {
-      if (posted_generation_.load(std::memory_order_acquire) != seen ||
-          stop_posted_.load(std::memory_order_acquire)) {
-        return;
-      }
+      if (done()) return true;
       KILN_CPU_RELAX();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return;
-  }
+  } while (std::chrono::steady_clock::now() < deadline);
+  return done();
+}
+
+}  // namespace
+
+void ThreadPool::SpinForWork(uint64_t seen) const {
+  SpinUntil([&] {
+    return posted_generation_.load(std::memory_order_acquire) != seen ||
+           stop_posted_.load(std::memory_order_acquire);
+  });
 }
 
 // A worker joins a job only while it is open (job_ set); the caller closes
@@ -205,13 +215,9 @@ KilnStatus ThreadPool::ParallelFor(int64_t count, int64_t min_range,
 }
 
 void ThreadPool::WaitForBusyWorkers() {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::microseconds(kWorkerSpinMicros);
-  while (std::chrono::steady_clock::now() < deadline) {
-    for (int i = 0; i < 64; ++i) {
-      if (busy_posted_.load(std::memory_order_acquire) == 0) return;
-      KILN_CPU_RELAX();
-    }
+  if (SpinUntil(
+          [&] { return busy_posted_.load(std::memory_order_acquire) == 0; })) {
+    return;
   }
   std::unique_lock<std::mutex> lock(mu_);
   caller_waiting_ = true;
