@@ -75,7 +75,37 @@ struct ConvState {
   int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
+  // For a small im2col path (at most kMaxGatherEntries values per image):
+  // each value's offset in the image, or -1 for padding, so Im2Col is one
+  // gather instead of a walk over taps costing more than the copy.
+  std::vector<int32_t> gather;
 };
+
+constexpr int64_t kMaxGatherEntries = 16 * 1024;
+
+// ConvState::gather for geometry g (depth = filter_h * filter_w * in_c).
+std::vector<int32_t> Im2ColGather(const ConvGeometry& g) {
+  std::vector<int32_t> map;
+  map.reserve(static_cast<size_t>(g.out_h) * g.out_w * g.filter_h * g.filter_w *
+              g.in_c);
+  for (int32_t oy = 0; oy < g.out_h; ++oy) {
+    for (int32_t ox = 0; ox < g.out_w; ++ox) {
+      for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+        const int32_t iy =
+            oy * g.window.stride_h - g.pad_h + fy * g.window.dilation_h;
+        for (int32_t fx = 0; fx < g.filter_w; ++fx) {
+          const int32_t ix =
+              ox * g.window.stride_w - g.pad_w + fx * g.window.dilation_w;
+          const bool inside = iy >= 0 && iy < g.in_h && ix >= 0 && ix < g.in_w;
+          for (int32_t ch = 0; ch < g.in_c; ++ch) {
+            map.push_back(inside ? (iy * g.in_w + ix) * g.in_c + ch : -1);
+          }
+        }
+      }
+    }
+  }
+  return map;
+}
 
 KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   const Tensor input = k.input(0), filter = k.input(1), out = k.output(0);
@@ -116,6 +146,12 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
                           s.g.out_h * s.g.out_w, s.threads);
     s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
   }
+  s.gather.clear();
+  if (!s.direct && !s.row_taps &&
+      int64_t{g.out_h} * g.out_w * depth <= kMaxGatherEntries &&
+      g.in_image() <= std::numeric_limits<int32_t>::max()) {
+    s.gather = Im2ColGather(g);
+  }
   return k.Resize(out, {s.g.batches, s.g.out_h, s.g.out_w, s.g.out_c});
 }
 
@@ -144,6 +180,13 @@ void Im2Col(const ConvState& s, const float* in, int32_t row0, int32_t rows,
             float* col) {
   const int32_t c = s.g.in_c;
   const int64_t depth = static_cast<int64_t>(s.g.filter_h) * s.g.filter_w * c;
+  if (!s.gather.empty()) {
+    const int32_t* offset = s.gather.data() + row0 * depth;
+    for (int64_t i = 0; i < rows * depth; ++i) {
+      col[i] = offset[i] >= 0 ? in[offset[i]] : 0.f;
+    }
+    return;
+  }
   for (int32_t r = 0; r < rows; ++r) {
     const int32_t oy = (row0 + r) / s.g.out_w, ox = (row0 + r) % s.g.out_w;
     float* dst = col + r * depth;

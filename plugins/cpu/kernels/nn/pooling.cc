@@ -65,11 +65,17 @@ KilnStatus ReadPoolGeometry(KernelContext& k, const char* op, PoolGeometry* g) {
   return KILN_STATUS_OK;
 }
 
-template <bool kMax>
-KilnStatus PoolPrepare(KernelContext& k) {
+// The geometry prepare derived from the node's options and the input's
+// shape; invoke reads it instead of deriving it again.
+struct PoolState {
   PoolGeometry g;
+};
+
+template <bool kMax>
+KilnStatus PoolPrepare(KernelContext& k, PoolState& s) {
   const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
-  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &s.g));
+  const PoolGeometry& g = s.g;
   if (k.input(0).type() != KILN_TYPE_FLOAT32) {
     int32_t lo = 0, hi = 0;
     KILN_SDK_RETURN_IF_ERROR(QuantizedPoolBounds(k, op, g, &lo, &hi));
@@ -111,14 +117,12 @@ KilnStatus FloatPoolInvoke(KernelContext& k, const PoolGeometry& g, bool max) {
 }
 
 template <bool kMax>
-KilnStatus PoolInvoke(KernelContext& k) {
-  PoolGeometry g;
-  const char* op = kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D";
-  KILN_SDK_RETURN_IF_ERROR(ReadPoolGeometry(k, op, &g));
+KilnStatus PoolInvoke(KernelContext& k, PoolState& s) {
   if (k.input(0).type() != KILN_TYPE_FLOAT32) {
-    return QuantizedPoolInvoke(k, op, kMax, g);
+    return QuantizedPoolInvoke(k, kMax ? "MAX_POOL_2D" : "AVERAGE_POOL_2D",
+                               kMax, s.g);
   }
-  return FloatPoolInvoke(k, g, kMax);
+  return FloatPoolInvoke(k, s.g, kMax);
 }
 
 // ---- Last-axis normalisations --------------------------------------------
@@ -286,10 +290,14 @@ using L2NormOp = LastAxisOp<L2NormIntState, L2NormPrepare, L2NormInvoke,
 void RegisterPoolingKernels(sdk::PluginDefinition& def) {
   // AVERAGE_POOL_2D / MAX_POOL_2D v1: float32 and uint8; v2: int8; v3:
   // int16. Integer types pool raw values as TFLite does.
-  def.AddKernel(sdk::MakeKernel<PoolPrepare<false>, PoolInvoke<false>>(
-      KILN_OP_AVERAGE_POOL_2D, 1, 3));
-  def.AddKernel(sdk::MakeKernel<PoolPrepare<true>, PoolInvoke<true>>(
-      KILN_OP_MAX_POOL_2D, 1, 3));
+  // Their state is the geometry of one input shape, so each input
+  // signature keeps its own.
+  def.AddKernel(sdk::StatePerShapeSignature(
+      sdk::MakeStatefulKernel<PoolState, PoolPrepare<false>, PoolInvoke<false>>(
+          KILN_OP_AVERAGE_POOL_2D, 1, 3)));
+  def.AddKernel(sdk::StatePerShapeSignature(
+      sdk::MakeStatefulKernel<PoolState, PoolPrepare<true>, PoolInvoke<true>>(
+          KILN_OP_MAX_POOL_2D, 1, 3)));
   // The integer variants keep state prepare derives from the node and the
   // shapes, so each input signature keeps its own.
   // L2_NORMALIZATION v1: float32 and uint8; v2: int8. No fused activation
