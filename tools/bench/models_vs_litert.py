@@ -14,10 +14,15 @@ threads, in fresh processes, one configuration after another per model:
   litert-builtin  OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
                 num_threads=T (its builtin kernels)
 
-Each figure: invoke latency = median wall time of 3 x --iterations invokes
-after --warmup untimed ones on fixed inputs; CPU ms = the process CPU time
-(user + system, all threads) one more invoke adds, from two runs of n and 3n
-invokes, (CPU(3n) - CPU(n)) / 2n, so init and warm-up cancel: on a shared,
+Each figure is the median over --rounds rounds (default 3); a round
+measures the four configurations of one model and thread count one after
+another, so slow phases of a shared machine hit every configuration alike
+rather than one. Within a round: invoke latency = median wall time of the
+longer of two runs (n = --iterations invokes, then max(3n, enough invokes
+for --min-time seconds) after --warmup untimed ones on fixed inputs: a
+sub-millisecond model gets hundreds of invokes, not 90); CPU ms = the
+process CPU time (user + system, all threads) one more invoke adds,
+(CPU(long) - CPU(n)) / (long - n), so init and warm-up cancel: on a shared,
 loaded machine wall time mostly measures the scheduler, CPU time the work
 (at 2 threads it adds both threads' time, spinning included); init = model open + interpreter creation +
 tensor allocation (Kiln's `init_ms`; LiteRT: Interpreter(model_path) +
@@ -33,6 +38,7 @@ import argparse
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -95,21 +101,42 @@ def run_measured(command):
     return out, rss_mib, cpu_s
 
 
-def marginal(run, warmup, iterations):
-    """Runs `run(iterations)` with `iterations` and 3x as many invokes: the
-    figures of the longer run plus cpu_ms, the process CPU time one more
-    invoke adds ((CPU(3n) - CPU(n)) / 2n: init and warm-up cancel), which
-    the load of a shared machine disturbs far less than wall time."""
+def marginal(run, iterations, min_time_s):
+    """Runs `run(n)` with n = `iterations` invokes, then with max(3n, enough
+    invokes for `min_time_s` at the first run's median): the figures of the
+    longer run plus cpu_ms, the process CPU time one more invoke adds
+    ((CPU(long) - CPU(n)) / (long - n): init and warm-up cancel), which the
+    load of a shared machine disturbs far less than wall time."""
     short, _, cpu_short = run(iterations)
-    long, rss, cpu_long = run(3 * iterations)
-    if short is None or long is None:
+    if short is None:
+        return None
+    per_invoke_s = max(short["invoke_ms"], 1e-3) / 1e3
+    n_long = max(3 * iterations, int(math.ceil(min_time_s / per_invoke_s)))
+    long, rss, cpu_long = run(n_long)
+    if long is None:
         return None
     long["rss_mib"] = rss
-    long["cpu_ms"] = (cpu_long - cpu_short) * 1e3 / (2 * iterations)
+    long["iterations"] = n_long
+    long["cpu_ms"] = (cpu_long - cpu_short) * 1e3 / (n_long - iterations)
     return long
 
 
-def kiln_figures(kiln, model, threads, delegate_none, warmup, iterations):
+def median_of_rounds(rounds):
+    """One configuration's figures over rounds (None where a round failed):
+    the median of each figure, the largest RSS, and every round's latency."""
+    done = [r for r in rounds if r is not None]
+    if not done:
+        return None
+    out = {key: statistics.median(r[key] for r in done)
+           for key in ("invoke_ms", "init_ms", "cpu_ms")}
+    out["rss_mib"] = max(r["rss_mib"] for r in done)
+    out["rounds_invoke_ms"] = [r["invoke_ms"] for r in done]
+    out["delegates"] = done[0].get("delegates", [])
+    return out
+
+
+def kiln_figures(kiln, model, threads, delegate_none, warmup, iterations,
+                 min_time_s):
     def run(n):
         command = [kiln, "bench", model, "--json", "--warmup", str(warmup),
                    "--iterations", str(n), "--threads", str(threads)]
@@ -121,10 +148,10 @@ def kiln_figures(kiln, model, threads, delegate_none, warmup, iterations):
         j = json.loads(out)
         return ({"invoke_ms": j["invoke_ms"]["median"], "init_ms": j["init_ms"],
                  "delegates": j.get("delegates", [])}, rss, cpu)
-    return marginal(run, warmup, iterations)
+    return marginal(run, iterations, min_time_s)
 
 
-def litert_figures(model, config, threads, warmup, iterations):
+def litert_figures(model, config, threads, warmup, iterations, min_time_s):
     def run(n):
         out, rss, cpu = run_measured([sys.executable, "-c", LITERT_CHILD, model,
                                       config, str(threads), str(warmup),
@@ -132,7 +159,7 @@ def litert_figures(model, config, threads, warmup, iterations):
         if out is None:
             return None, rss, cpu
         return json.loads(out.strip().splitlines()[-1]), rss, cpu
-    return marginal(run, warmup, iterations)
+    return marginal(run, iterations, min_time_s)
 
 
 def geomean(values):
@@ -146,6 +173,13 @@ def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
+def fmt_range(values):
+    """'lo-hi' of per-round ratios ('-' when none)."""
+    if not values:
+        return "-"
+    return f"{min(values):.2f}-{max(values):.2f}"
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kiln", default=os.path.join(REPO, "build", "bin", "kiln"))
@@ -153,6 +187,11 @@ def main(argv=None):
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--min-time", type=float, default=0.3,
+                    help="seconds of invokes in each longer run (at least)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds per model and thread count; figures are "
+                         "the medians over rounds")
     ap.add_argument("--all", action="store_true",
                     help="also the dyn8 and int16x8 models")
     ap.add_argument("--only", help="substring: only models containing it")
@@ -170,25 +209,32 @@ def main(argv=None):
     load_before = os.getloadavg()
     started = time.time()
     results = []
+    counts = (args.warmup, args.iterations, args.min_time)
     for model in models:
         name = os.path.relpath(model, args.corpus)
         for t in threads:
-            cpu = kiln_figures(args.kiln, model, t, True, args.warmup,
-                               args.iterations)
-            print(f"measuring {name} at {t} thread(s)...", file=sys.stderr,
-                  flush=True)
-            row = {"model": name, "threads": t,
-                   "kiln_default": kiln_figures(args.kiln, model, t, False,
-                                                args.warmup, args.iterations),
-                   "kiln_cpu": cpu,
-                   "litert_default": litert_figures(model, "default", t,
-                                                    args.warmup,
-                                                    args.iterations),
-                   "litert_builtin": litert_figures(model, "builtin", t,
-                                                    args.warmup,
-                                                    args.iterations)}
+            print(f"measuring {name} at {t} thread(s), {args.rounds} "
+                  "round(s)...", file=sys.stderr, flush=True)
+            rounds = {"kiln_cpu": [], "kiln_default": [],
+                      "litert_default": [], "litert_builtin": []}
+            for _ in range(args.rounds):
+                rounds["kiln_cpu"].append(
+                    kiln_figures(args.kiln, model, t, True, *counts))
+                rounds["kiln_default"].append(
+                    kiln_figures(args.kiln, model, t, False, *counts))
+                rounds["litert_default"].append(
+                    litert_figures(model, "default", t, *counts))
+                rounds["litert_builtin"].append(
+                    litert_figures(model, "builtin", t, *counts))
+            row = {"model": name, "threads": t}
+            row.update({k: median_of_rounds(v) for k, v in rounds.items()})
+            kd, ld = rounds["kiln_default"], rounds["litert_default"]
+            row["rounds_ratio_default"] = [
+                a["invoke_ms"] / b["invoke_ms"] for a, b in zip(kd, ld)
+                if a and b and b["invoke_ms"] > 0]
             results.append(row)
     header = ("model", "thr", "kiln def ms", "litert def ms", "ratio",
+              "rounds' ratios",
               "CPU ms kiln/litert def", "CPU ratio", "litert builtin ms",
               "kiln cpu ms", "cpu/builtin", "CPU ratio cpu/builtin",
               "init kiln/litert ms", "RSS kiln/litert MiB")
@@ -215,11 +261,12 @@ def main(argv=None):
             cpu_time_ratios.append(ratio_cpu_time)
             cpu_time_cpu_ratios.append(cpu_ratio_cpu_time)
             lines.append((
-                r["model"], str(t), fmt(kd and kd["invoke_ms"]),
-                fmt(ld and ld["invoke_ms"]), fmt(ratio),
+                r["model"], str(t), fmt(kd and kd["invoke_ms"], 3),
+                fmt(ld and ld["invoke_ms"], 3), fmt(ratio),
+                fmt_range(r["rounds_ratio_default"]),
                 f"{fmt(kd and kd['cpu_ms'])}/{fmt(ld and ld['cpu_ms'])}",
                 fmt(ratio_cpu_time),
-                fmt(lb and lb["invoke_ms"]), fmt(kc and kc["invoke_ms"]),
+                fmt(lb and lb["invoke_ms"], 3), fmt(kc and kc["invoke_ms"], 3),
                 fmt(cpu_ratio), fmt(cpu_ratio_cpu_time),
                 f"{fmt(kd and kd['init_ms'], 1)}/{fmt(ld and ld['init_ms'], 1)}",
                 f"{fmt(kd and kd['rss_mib'], 0)}/{fmt(ld and ld['rss_mib'], 0)}"))
