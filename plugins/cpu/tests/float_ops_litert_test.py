@@ -27,6 +27,11 @@ threads (more than 2^17 multiply-adds):
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
   other axes reduced into the same output too) and over other axes.
+- ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (the AVX2 rows of
+  binary_float.h): same shapes, a row times a broadcast value ([1, 64, 128]
+  by [1, 64, 1] and the other way round), a row times a row ([128]), a
+  scalar, mixed broadcasts with vector tails (19 and 37 values), RELU6 and
+  RELU fused on ADD / MUL.
 
   float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX]
@@ -170,6 +175,39 @@ def gelu_cases():
     return cases
 
 
+def binary_cases():
+    cases = []
+    shape_pairs = [
+        ([1, 64, 128], [1, 64, 128]),
+        ([1, 64, 128], [1, 64, 1]),
+        ([1, 64, 1], [1, 64, 128]),
+        ([1, 64, 128], [128]),
+        ([3, 37], [1]),
+        ([1], [3, 37]),
+        ([5, 1, 19], [1, 7, 19]),
+        ([2, 3, 1], [2, 1, 37]),
+    ]
+    ops = [
+        ("add", OP.ADD, OPTS.AddOptions, schema.AddOptionsT),
+        ("sub", OP.SUB, OPTS.SubOptions, schema.SubOptionsT),
+        ("mul", OP.MUL, OPTS.MulOptions, schema.MulOptionsT),
+        ("div", OP.DIV, OPTS.DivOptions, schema.DivOptionsT),
+        ("sqdiff", OP.SQUARED_DIFFERENCE, 0, None),
+        ("maximum", OP.MAXIMUM, 0, None),
+        ("minimum", OP.MINIMUM, 0, None),
+    ]
+    for name, op, opts_type, opts_cls in ops:
+        for i, (a, b) in enumerate(shape_pairs):
+            options = None
+            if opts_cls is not None:
+                options = opts_cls()
+                if name in ("add", "mul") and i in (1, 6):
+                    options.fusedActivationFunction = RELU6 if i == 1 else RELU
+            cases.append((f"{name}_{i}", lso.build_model(
+                op, 1, [f32(a), f32(b)], [f32([1])], opts_type, options)))
+    return cases
+
+
 def reduce_cases():
     cases = []
     specs = [
@@ -191,7 +229,8 @@ def reduce_cases():
 def make_models(_):
     rng = np.random.default_rng(5)
     cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
-             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases())
+             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases()
+             + binary_cases())
     return [(name + ".tflite", data) for name, data in cases]
 
 
