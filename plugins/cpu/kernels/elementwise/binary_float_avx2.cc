@@ -14,44 +14,21 @@ namespace {
 
 #define KILN_BF_INLINE inline __attribute__((always_inline))
 
-struct Add {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_add_ps(x, y);
-  }
-};
-struct Sub {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_sub_ps(x, y);
-  }
-};
-struct Mul {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_mul_ps(x, y);
-  }
-};
-struct Div {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_div_ps(x, y);
-  }
-};
-struct SquaredDifference {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
+// maxps / minps return the second operand unless the comparison holds,
+// as x > y ? x : y and x < y ? x : y do (NaNs included).
+template <FloatBinaryOp kOp>
+KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
+  if constexpr (kOp == FloatBinaryOp::kAdd) return _mm256_add_ps(x, y);
+  if constexpr (kOp == FloatBinaryOp::kSub) return _mm256_sub_ps(x, y);
+  if constexpr (kOp == FloatBinaryOp::kMul) return _mm256_mul_ps(x, y);
+  if constexpr (kOp == FloatBinaryOp::kDiv) return _mm256_div_ps(x, y);
+  if constexpr (kOp == FloatBinaryOp::kSquaredDifference) {
     const __m256 d = _mm256_sub_ps(x, y);
     return _mm256_mul_ps(d, d);
   }
-};
-// maxps / minps return the second operand unless the comparison holds,
-// as x > y ? x : y and x < y ? x : y do (NaNs included).
-struct Maximum {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_max_ps(x, y);
-  }
-};
-struct Minimum {
-  static KILN_BF_INLINE __m256 Apply(__m256 x, __m256 y) {
-    return _mm256_min_ps(x, y);
-  }
-};
+  if constexpr (kOp == FloatBinaryOp::kMaximum) return _mm256_max_ps(x, y);
+  if constexpr (kOp == FloatBinaryOp::kMinimum) return _mm256_min_ps(x, y);
+}
 
 // Lanes [0, n) set, n in [0, 8].
 KILN_BF_INLINE __m256i TailMask(int64_t n) {
@@ -62,7 +39,7 @@ KILN_BF_INLINE __m256i TailMask(int64_t n) {
 
 // kA / kB: whether a / b is a row (else one broadcast value). Two vectors
 // an iteration, then one, then a masked tail.
-template <typename Op, bool kA, bool kB>
+template <FloatBinaryOp kOp, bool kA, bool kB>
 KILN_BF_INLINE void RowLoop(const float* a, const float* b, float* out,
                             int64_t n) {
   const __m256 va = kA ? _mm256_setzero_ps() : _mm256_broadcast_ss(a);
@@ -73,33 +50,33 @@ KILN_BF_INLINE void RowLoop(const float* a, const float* b, float* out,
     const __m256 x1 = kA ? _mm256_loadu_ps(a + i + 8) : va;
     const __m256 y0 = kB ? _mm256_loadu_ps(b + i) : vb;
     const __m256 y1 = kB ? _mm256_loadu_ps(b + i + 8) : vb;
-    _mm256_storeu_ps(out + i, Op::Apply(x0, y0));
-    _mm256_storeu_ps(out + i + 8, Op::Apply(x1, y1));
+    _mm256_storeu_ps(out + i, Apply<kOp>(x0, y0));
+    _mm256_storeu_ps(out + i + 8, Apply<kOp>(x1, y1));
   }
   for (; i + 8 <= n; i += 8) {
     const __m256 x = kA ? _mm256_loadu_ps(a + i) : va;
     const __m256 y = kB ? _mm256_loadu_ps(b + i) : vb;
-    _mm256_storeu_ps(out + i, Op::Apply(x, y));
+    _mm256_storeu_ps(out + i, Apply<kOp>(x, y));
   }
   if (i < n) {
     const __m256i mask = TailMask(n - i);
     const __m256 x = kA ? _mm256_maskload_ps(a + i, mask) : va;
     const __m256 y = kB ? _mm256_maskload_ps(b + i, mask) : vb;
-    _mm256_maskstore_ps(out + i, mask, Op::Apply(x, y));
+    _mm256_maskstore_ps(out + i, mask, Apply<kOp>(x, y));
   }
 }
 
-template <typename Op>
+template <FloatBinaryOp kOp>
 void Row(const float* a, int64_t sa, const float* b, int64_t sb, float* out,
          int64_t n) {
   if (sa != 0 && sb != 0) {
-    RowLoop<Op, true, true>(a, b, out, n);
+    RowLoop<kOp, true, true>(a, b, out, n);
   } else if (sa != 0) {
-    RowLoop<Op, true, false>(a, b, out, n);
+    RowLoop<kOp, true, false>(a, b, out, n);
   } else if (sb != 0) {
-    RowLoop<Op, false, true>(a, b, out, n);
+    RowLoop<kOp, false, true>(a, b, out, n);
   } else {
-    RowLoop<Op, false, false>(a, b, out, n);
+    RowLoop<kOp, false, false>(a, b, out, n);
   }
 }
 
@@ -114,19 +91,19 @@ FloatBinaryRow FloatBinaryRowAvx2(FloatBinaryOp op) {
   if (!__builtin_cpu_supports("avx2")) return nullptr;
   switch (op) {
     case FloatBinaryOp::kAdd:
-      return &Row<Add>;
+      return &Row<FloatBinaryOp::kAdd>;
     case FloatBinaryOp::kSub:
-      return &Row<Sub>;
+      return &Row<FloatBinaryOp::kSub>;
     case FloatBinaryOp::kMul:
-      return &Row<Mul>;
+      return &Row<FloatBinaryOp::kMul>;
     case FloatBinaryOp::kDiv:
-      return &Row<Div>;
+      return &Row<FloatBinaryOp::kDiv>;
     case FloatBinaryOp::kSquaredDifference:
-      return &Row<SquaredDifference>;
+      return &Row<FloatBinaryOp::kSquaredDifference>;
     case FloatBinaryOp::kMaximum:
-      return &Row<Maximum>;
+      return &Row<FloatBinaryOp::kMaximum>;
     case FloatBinaryOp::kMinimum:
-      return &Row<Minimum>;
+      return &Row<FloatBinaryOp::kMinimum>;
   }
   return nullptr;
 }
