@@ -186,22 +186,6 @@ void SumRows(const float* x, int64_t rows, int64_t n, float* out) {
   }
 }
 
-float RowMax(const float* x, int64_t n) {
-  int64_t i = 0;
-  float max = x[0];
-  if (n >= 8) {
-    __m256 acc = _mm256_loadu_ps(x);
-    for (i = 8; i + 8 <= n; i += 8) {
-      acc = _mm256_max_ps(acc, _mm256_loadu_ps(x + i));
-    }
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc);
-    max = *std::max_element(lanes, lanes + 8);
-  }
-  for (; i < n; ++i) max = std::max(max, x[i]);
-  return max;
-}
-
 }  // namespace
 }  // namespace kiln::cpu::nn
 
@@ -216,7 +200,6 @@ FloatRowKernels FloatRowKernelsAvx2Fma() {
     k.avg_pool_row = &PoolRow<false>;
     k.bilinear_row = &BilinearRow;
     k.sum_rows = &SumRows;
-    k.row_max = &RowMax;
   }
   return k;
 }
