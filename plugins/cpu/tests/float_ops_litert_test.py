@@ -27,6 +27,17 @@ threads (more than 2^17 multiply-adds):
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
   other axes reduced into the same output too) and over other axes.
+- ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (the AVX2 rows of
+  binary_float.h): same shapes, a row times a broadcast value ([1, 64, 128]
+  by [1, 64, 1] and the other way round), a row times a row ([128]), a
+  scalar, mixed broadcasts with vector tails (19 and 37 values), RELU6 and
+  RELU fused on ADD / MUL.
+- TRANSPOSE as a batched block transpose (block_transpose.h): a
+  transformer's head split and merge ([1, 64, 4, 32] <-> [1, 4, 64, 32],
+  blocks of 32 floats), its K^T ([0, 2, 3, 1]: 8x8 AVX2 tiles), NCHW <->
+  NHWC with edges past a multiple of 8, blocks of 6 floats, 2-D transposes,
+  a permutation that is a copy once size-1 dims drop, and one that is no
+  block transpose ([2, 1, 0]: the general path).
 
   float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX]
@@ -170,6 +181,61 @@ def gelu_cases():
     return cases
 
 
+def binary_cases():
+    cases = []
+    shape_pairs = [
+        ([1, 64, 128], [1, 64, 128]),
+        ([1, 64, 128], [1, 64, 1]),
+        ([1, 64, 1], [1, 64, 128]),
+        ([1, 64, 128], [128]),
+        ([3, 37], [1]),
+        ([1], [3, 37]),
+        ([5, 1, 19], [1, 7, 19]),
+        ([2, 3, 1], [2, 1, 37]),
+    ]
+    ops = [
+        ("add", OP.ADD, OPTS.AddOptions, schema.AddOptionsT),
+        ("sub", OP.SUB, OPTS.SubOptions, schema.SubOptionsT),
+        ("mul", OP.MUL, OPTS.MulOptions, schema.MulOptionsT),
+        ("div", OP.DIV, OPTS.DivOptions, schema.DivOptionsT),
+        ("sqdiff", OP.SQUARED_DIFFERENCE, 0, None),
+        ("maximum", OP.MAXIMUM, 0, None),
+        ("minimum", OP.MINIMUM, 0, None),
+    ]
+    for name, op, opts_type, opts_cls in ops:
+        for i, (a, b) in enumerate(shape_pairs):
+            options = None
+            if opts_cls is not None:
+                options = opts_cls()
+                if name in ("add", "mul") and i in (1, 6):
+                    options.fusedActivationFunction = RELU6 if i == 1 else RELU
+            cases.append((f"{name}_{i}", lso.build_model(
+                op, 1, [f32(a), f32(b)], [f32([1])], opts_type, options)))
+    return cases
+
+
+def transpose_cases():
+    cases = []
+    specs = [
+        ([1, 64, 4, 32], [0, 2, 1, 3]),
+        ([1, 4, 64, 32], [0, 2, 1, 3]),
+        ([1, 64, 4, 32], [0, 2, 3, 1]),
+        ([2, 3, 5, 7], [0, 3, 1, 2]),
+        ([2, 11, 13, 9], [0, 2, 3, 1]),
+        ([4, 8, 8, 6], [0, 2, 1, 3]),
+        ([9, 13], [1, 0]),
+        ([64, 128], [1, 0]),
+        ([1, 1, 5], [2, 0, 1]),
+        ([3, 17, 19], [2, 1, 0]),
+    ]
+    for i, (shape, perm) in enumerate(specs):
+        p = lso.T("int32", [len(perm)], data=np.array(perm, np.int32))
+        cases.append((f"transpose_{i}", lso.build_model(
+            OP.TRANSPOSE, 1, [f32(shape), p], [f32([1])],
+            OPTS.TransposeOptions, schema.TransposeOptionsT())))
+    return cases
+
+
 def reduce_cases():
     cases = []
     specs = [
@@ -191,7 +257,8 @@ def reduce_cases():
 def make_models(_):
     rng = np.random.default_rng(5)
     cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
-             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases())
+             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases()
+             + binary_cases() + transpose_cases())
     return [(name + ".tflite", data) for name, data in cases]
 
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -155,30 +156,37 @@ TEST_F(CpuKernelTest, MeanOverLeadingAxis) {
 
 // Float MEAN / SUM over the last axis (with a reduced axis of size 1) sum
 // each row in order from 0, as LiteRT's reference kernel: bit for bit the
-// sequential float sums (computed here), on 11 rows (eight at a time plus a
-// tail) of 37 values whose order of addition changes the rounding.
+// sequential float sums (computed here), on rows whose order of addition
+// changes the rounding: 11 rows (eight at a time plus a tail), 75 rows (two
+// 32-row blocks of four eight-row groups, one group, a tail) and 40 rows of
+// 131 values (columns four at a time plus a tail of 3).
 TEST_F(CpuKernelTest, MeanAndSumOverLastAxisAddInOrder) {
-  const std::vector<int32_t> shape = {11, 1, 37};
-  std::vector<float> x(11 * 37);
-  for (size_t i = 0; i < x.size(); ++i) {
-    x[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1000) - 500) *
-           (i % 3 == 0 ? 1e3f : 1.37e-3f);
-  }
-  std::vector<float> sums(11), means(11);
-  for (size_t r = 0; r < 11; ++r) {
-    float acc = 0.f;
-    for (size_t i = 0; i < 37; ++i) acc += x[r * 37 + i];
-    sums[r] = acc;
-    means[r] = acc / 37.f;
-  }
-  for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
-    SingleNodeRunner r;
-    int out;
-    ASSERT_TRUE(RunReduce<float>(this, Kernel(op), op, KILN_TYPE_FLOAT32, shape,
-                                 x, {1, 2}, false, r, &out)
-                    .ok());
-    EXPECT_THAT(r.Values<float>(out),
-                ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+  for (const auto& [rows, n] :
+       {std::pair<size_t, size_t>{11, 37}, {75, 37}, {40, 131}, {32, 128}}) {
+    SCOPED_TRACE(std::to_string(rows) + " rows of " + std::to_string(n));
+    const std::vector<int32_t> shape = {static_cast<int32_t>(rows), 1,
+                                        static_cast<int32_t>(n)};
+    std::vector<float> x(rows * n);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1000) - 500) *
+             (i % 3 == 0 ? 1e3f : 1.37e-3f);
+    }
+    std::vector<float> sums(rows), means(rows);
+    for (size_t r = 0; r < rows; ++r) {
+      float acc = 0.f;
+      for (size_t i = 0; i < n; ++i) acc += x[r * n + i];
+      sums[r] = acc;
+      means[r] = acc / static_cast<float>(n);
+    }
+    for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
+      SingleNodeRunner r;
+      int out;
+      ASSERT_TRUE(RunReduce<float>(this, Kernel(op), op, KILN_TYPE_FLOAT32,
+                                   shape, x, {1, 2}, false, r, &out)
+                      .ok());
+      EXPECT_THAT(r.Values<float>(out),
+                  ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // each expressed as per-output-dimension offset maps (CopyWithDimMaps).
 #include <vector>
 
+#include "kernels/data/block_transpose.h"
 #include "kernels/data/data_common.h"
 
 namespace kiln::cpu::data {
@@ -14,6 +15,9 @@ struct PermutePlan : PlanBase {
   // One map per dim of an output view with the same element order as the
   // output (possibly of higher rank than the output itself).
   std::vector<std::vector<int64_t>> maps;
+  // TRANSPOSE as a batched block transpose (maps left empty) when it is one.
+  bool is_block_transpose = false;
+  BlockTranspose block_transpose;
 };
 
 KilnStatus RunPermute(KernelContext& k, const PermutePlan& plan) {
@@ -21,6 +25,11 @@ KilnStatus RunPermute(KernelContext& k, const PermutePlan& plan) {
   const void* src = nullptr;
   KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
   if (in.num_elements() == 0) return KILN_STATUS_OK;
+  if (plan.is_block_transpose) {
+    RunBlockTranspose(plan.block_transpose, sdk::TypeByteSize(in.type()), src,
+                      out.data<void>());
+    return KILN_STATUS_OK;
+  }
   CopyWithDimMaps(plan.maps, 0, sdk::TypeByteSize(in.type()), src,
                   out.data<void>(), nullptr);
   return KILN_STATUS_OK;
@@ -46,9 +55,7 @@ KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
                   " entries but input '", in.name(), "' has rank ", rank);
   }
   std::vector<bool> seen(perm.size(), false);
-  const std::vector<int64_t> strides = Strides(in_shape);
   Shape out_shape(perm.size());
-  plan.maps.resize(perm.size());
   for (int i = 0; i < rank; ++i) {
     int axis = 0;
     KILN_SDK_RETURN_IF_ERROR(
@@ -59,10 +66,18 @@ KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
                     " twice; it must be a permutation of 0..", rank - 1);
     }
     seen[axis] = true;
+    perm[i] = axis;
     out_shape[i] = in_shape[axis];
-    plan.maps[i] = Arithmetic(in_shape[axis], strides[axis]);
   }
   plan.output_shapes = {out_shape};
+  plan.is_block_transpose =
+      MakeBlockTranspose(in_shape, perm, &plan.block_transpose);
+  if (plan.is_block_transpose) return KILN_STATUS_OK;
+  const std::vector<int64_t> strides = Strides(in_shape);
+  plan.maps.resize(perm.size());
+  for (int i = 0; i < rank; ++i) {
+    plan.maps[i] = Arithmetic(in_shape[perm[i]], strides[perm[i]]);
+  }
   return KILN_STATUS_OK;
 }
 

@@ -12,6 +12,7 @@
 
 #include "kernels/activation.h"
 #include "kernels/broadcast.h"
+#include "kernels/elementwise/binary_float.h"
 #include "kernels/elementwise/elementwise_common.h"
 #include "kernels/elementwise/quantized_binary.h"
 #include "kernels/registry.h"
@@ -316,6 +317,49 @@ KilnStatus BinaryPrepare(KernelContext& k, BinaryState& state) {
   return elementwise::PrepareBroadcast(k, 2, &state.plan);
 }
 
+// The AVX2 float row kernel of Op (binary_float.h), or null: none for the
+// op, or none on this CPU. Bit for bit the scalar loops.
+template <typename Op>
+elementwise::FloatBinaryRow FloatRowKernel() {
+  using elementwise::FloatBinaryOp;
+  static const elementwise::FloatBinaryRow row = []() {
+    if constexpr (std::is_same_v<Op, AddOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kAdd);
+    } else if constexpr (std::is_same_v<Op, SubOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kSub);
+    } else if constexpr (std::is_same_v<Op, MulOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kMul);
+    } else if constexpr (std::is_same_v<Op, DivOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kDiv);
+    } else if constexpr (std::is_same_v<Op, SquaredDifferenceOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kSquaredDifference);
+    } else if constexpr (std::is_same_v<Op, MaximumOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kMaximum);
+    } else if constexpr (std::is_same_v<Op, MinimumOp>) {
+      return elementwise::FloatBinaryRowAvx2(FloatBinaryOp::kMinimum);
+    } else {
+      return elementwise::FloatBinaryRow{nullptr};
+    }
+  }();
+  return row;
+}
+
+// out = a op b over the plan's rows.
+template <typename Op, typename T>
+void ComputeBinary(const BroadcastPlan& plan, const T* pa, const T* pb, T* po) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (const elementwise::FloatBinaryRow row = FloatRowKernel<Op>()) {
+      const int64_t sa = plan.inner_stride(0), sb = plan.inner_stride(1);
+      ForEachBroadcastRow(plan, [&](int64_t o, const int64_t* off, int64_t n) {
+        row(pa + off[0], sa, pb + off[1], sb, po + o, n);
+      });
+      return;
+    }
+  }
+  BroadcastBinary(plan, pa, pb, po,
+                  [](T x, T y) { return Op::template Apply<T>(x, y); });
+}
+
 template <typename Op, typename T>
 KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
   const T *pa = nullptr, *pb = nullptr;
@@ -345,8 +389,7 @@ KilnStatus RunBinary(KernelContext& k, const BinaryState& state) {
       }
     }
   }
-  BroadcastBinary(state.plan, pa, pb, po,
-                  [](T x, T y) { return Op::template Apply<T>(x, y); });
+  ComputeBinary<Op>(state.plan, pa, pb, po);
   if constexpr (Op::kFusedActivation) {
     ApplyActivationInPlace<T>(state.activation, po, state.plan.total);
   }

@@ -58,10 +58,6 @@ void SumRowsPortable(const float* x, int64_t rows, int64_t n, float* out) {
   }
 }
 
-float RowMaxPortable(const float* x, int64_t n) {
-  return *std::max_element(x, x + n);
-}
-
 }  // namespace
 
 FloatRowKernels FloatRowKernelsPortable() {
@@ -70,7 +66,6 @@ FloatRowKernels FloatRowKernelsPortable() {
   k.avg_pool_row = &PoolRowPortable<false>;
   k.bilinear_row = &BilinearRowPortable;
   k.sum_rows = &SumRowsPortable;
-  k.row_max = &RowMaxPortable;
   return k;
 }
 

@@ -1,4 +1,4 @@
-// Row kernels of the float32 pooling, resize and softmax ops: an AVX2+FMA
+// Row kernels of the float32 pooling, resize and reduction ops: an AVX2+FMA
 // implementation selected at run time, and a portable one. Each call
 // computes whole output rows, so a kernel split across the thread pool over
 // rows gives the same values for any thread count.
@@ -43,8 +43,6 @@ struct FloatRowKernels {
   // (x[r][i] = x[r * n + i]): each row added in order, as a scalar loop.
   void (*sum_rows)(const float* x, int64_t rows, int64_t n,
                    float* out) = nullptr;
-  // The largest of x[0..n) (n > 0).
-  float (*row_max)(const float* x, int64_t n) = nullptr;
 };
 
 // The fastest kernels this CPU runs (chosen once).

@@ -109,47 +109,74 @@ void BilinearRow(const BilinearRowArgs& a) {
   }
 }
 
-// Rows 0..7 of an 8x8 block (row stride ld) transposed: t[k] holds column
-// k of the eight rows.
-KILN_FR_INLINE void Transpose8x8(const float* x, int64_t ld, __m256 t[8]) {
-  __m256 r[8], u[8];
-  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(x + j * ld);
-  for (int j = 0; j < 8; j += 2) {
-    u[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
-    u[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
-  }
-  for (int j = 0; j < 8; j += 4) {
-    r[j] = _mm256_shuffle_ps(u[j], u[j + 2], 0x44);
-    r[j + 1] = _mm256_shuffle_ps(u[j], u[j + 2], 0xEE);
-    r[j + 2] = _mm256_shuffle_ps(u[j + 1], u[j + 3], 0x44);
-    r[j + 3] = _mm256_shuffle_ps(u[j + 1], u[j + 3], 0xEE);
-  }
-  for (int j = 0; j < 4; ++j) {
-    t[j] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x20);
-    t[j + 4] = _mm256_permute2f128_ps(r[j], r[j + 4], 0x31);
-  }
+// Columns 0..3 of rows 0..7 (row stride ld) added to acc in column order,
+// lane j taking row j: each 128-bit half loaded from rows j and j + 4, then
+// a 4x4 transpose inside the 128-bit lanes (no cross-lane shuffles), so
+// column k of the eight rows is one vector. Written without arrays so that
+// GCC keeps everything in registers.
+KILN_FR_INLINE __m256 AddColumns4(__m256 acc, const float* x, int64_t ld) {
+  const __m256 a0 = _mm256_insertf128_ps(
+      _mm256_castps128_ps256(_mm_loadu_ps(x)), _mm_loadu_ps(x + 4 * ld), 1);
+  const __m256 a1 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(x + ld)),
+                           _mm_loadu_ps(x + 5 * ld), 1);
+  const __m256 a2 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(x + 2 * ld)),
+                           _mm_loadu_ps(x + 6 * ld), 1);
+  const __m256 a3 =
+      _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(x + 3 * ld)),
+                           _mm_loadu_ps(x + 7 * ld), 1);
+  const __m256 u0 = _mm256_unpacklo_ps(a0, a1);
+  const __m256 u1 = _mm256_unpackhi_ps(a0, a1);
+  const __m256 u2 = _mm256_unpacklo_ps(a2, a3);
+  const __m256 u3 = _mm256_unpackhi_ps(a2, a3);
+  acc = _mm256_add_ps(acc, _mm256_shuffle_ps(u0, u2, 0x44));
+  acc = _mm256_add_ps(acc, _mm256_shuffle_ps(u0, u2, 0xEE));
+  acc = _mm256_add_ps(acc, _mm256_shuffle_ps(u1, u3, 0x44));
+  return _mm256_add_ps(acc, _mm256_shuffle_ps(u1, u3, 0xEE));
 }
 
-// Eight rows at a time, one row a lane: the columns of 8x8 blocks added in
-// order, so each lane sums its row exactly as the scalar loop.
+// Column i of rows 0..7 added to acc (the tail past a multiple of 4).
+KILN_FR_INLINE __m256 AddColumn(__m256 acc, const float* x, int64_t ld) {
+  return _mm256_add_ps(
+      acc, _mm256_setr_ps(x[0], x[ld], x[2 * ld], x[3 * ld], x[4 * ld],
+                          x[5 * ld], x[6 * ld], x[7 * ld]));
+}
+
+// Eight rows at a time, one row a lane: the columns added in order, so each
+// lane sums its row exactly as the scalar loop. Four 8-row groups run side
+// by side so that four independent addition chains hide the add latency.
 void SumRows(const float* x, int64_t rows, int64_t n, float* out) {
   int64_t r = 0;
-  for (; r + 8 <= rows; r += 8) {
-    const float* block = x + r * n;
-    __m256 acc = _mm256_setzero_ps();
+  const int64_t group = 8 * n;
+  for (; r + 32 <= rows; r += 32) {
+    const float* b = x + r * n;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    __m256 acc2 = _mm256_setzero_ps(), acc3 = _mm256_setzero_ps();
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      __m256 t[8];
-      Transpose8x8(block + i, n, t);
-      for (const __m256& column : t) acc = _mm256_add_ps(acc, column);
+    for (; i + 4 <= n; i += 4) {
+      acc0 = AddColumns4(acc0, b + i, n);
+      acc1 = AddColumns4(acc1, b + group + i, n);
+      acc2 = AddColumns4(acc2, b + 2 * group + i, n);
+      acc3 = AddColumns4(acc3, b + 3 * group + i, n);
     }
     for (; i < n; ++i) {
-      acc = _mm256_add_ps(
-          acc,
-          _mm256_setr_ps(block[i], block[n + i], block[2 * n + i],
-                         block[3 * n + i], block[4 * n + i], block[5 * n + i],
-                         block[6 * n + i], block[7 * n + i]));
+      acc0 = AddColumn(acc0, b + i, n);
+      acc1 = AddColumn(acc1, b + group + i, n);
+      acc2 = AddColumn(acc2, b + 2 * group + i, n);
+      acc3 = AddColumn(acc3, b + 3 * group + i, n);
     }
+    _mm256_storeu_ps(out + r, acc0);
+    _mm256_storeu_ps(out + r + 8, acc1);
+    _mm256_storeu_ps(out + r + 16, acc2);
+    _mm256_storeu_ps(out + r + 24, acc3);
+  }
+  for (; r + 8 <= rows; r += 8) {
+    const float* b = x + r * n;
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) acc = AddColumns4(acc, b + i, n);
+    for (; i < n; ++i) acc = AddColumn(acc, b + i, n);
     _mm256_storeu_ps(out + r, acc);
   }
   for (; r < rows; ++r) {
@@ -157,22 +184,6 @@ void SumRows(const float* x, int64_t rows, int64_t n, float* out) {
     for (int64_t i = 0; i < n; ++i) acc += x[r * n + i];
     out[r] = acc;
   }
-}
-
-float RowMax(const float* x, int64_t n) {
-  int64_t i = 0;
-  float max = x[0];
-  if (n >= 8) {
-    __m256 acc = _mm256_loadu_ps(x);
-    for (i = 8; i + 8 <= n; i += 8) {
-      acc = _mm256_max_ps(acc, _mm256_loadu_ps(x + i));
-    }
-    alignas(32) float lanes[8];
-    _mm256_store_ps(lanes, acc);
-    max = *std::max_element(lanes, lanes + 8);
-  }
-  for (; i < n; ++i) max = std::max(max, x[i]);
-  return max;
 }
 
 }  // namespace
@@ -189,7 +200,6 @@ FloatRowKernels FloatRowKernelsAvx2Fma() {
     k.avg_pool_row = &PoolRow<false>;
     k.bilinear_row = &BilinearRow;
     k.sum_rows = &SumRows;
-    k.row_max = &RowMax;
   }
   return k;
 }

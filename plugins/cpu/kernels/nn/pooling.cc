@@ -184,8 +184,6 @@ void ForEachRow(KernelContext& k, Fn&& fn) {
 // Rows split across the thread pool (about 24 flops an element).
 KilnStatus SoftmaxInvoke(KernelContext& k) {
   const float beta = k.OptionFloat(KILN_OPTION_BETA, 1.f);
-  const auto exp_sum = GetVecMathKernels().exp_sum;
-  const auto row_max = GetFloatRowKernels().row_max;
   const Tensor input = k.input(0);
   const int64_t depth = input.rank() > 0 ? input.shape().back() : 0;
   if (depth == 0) return KILN_STATUS_OK;
@@ -199,12 +197,8 @@ KilnStatus SoftmaxInvoke(KernelContext& k) {
                                             end - begin);
           return;
         }
-        for (int64_t r = begin; r < end; ++r) {
-          const float* xr = x + r * depth;
-          float* yr = y + r * depth;
-          const float sum = exp_sum(xr, row_max(xr, depth), beta, yr, depth);
-          vec::Scale(yr, 1.f / sum, depth);
-        }
+        GetVecMathKernels().softmax_rows(x + begin * depth, beta,
+                                         y + begin * depth, end - begin, depth);
       });
 }
 

@@ -121,15 +121,6 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
     return;
   }
   if (total == 0) return;
-  // Output strides per input dim (0 for reduced dims).
-  std::vector<int64_t> out_stride(static_cast<size_t>(rank), 0);
-  int64_t stride = 1;
-  for (int32_t d = rank - 1; d >= 0; --d) {
-    if (!plan.reduced[static_cast<size_t>(d)]) {
-      out_stride[static_cast<size_t>(d)] = stride;
-      stride *= plan.in_shape[static_cast<size_t>(d)];
-    }
-  }
   const int32_t inner = plan.in_shape.back();
   const bool inner_reduced = plan.reduced.back();
   const int64_t rows = total / inner;
@@ -141,6 +132,15 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
       GetFloatRowKernels().sum_rows(in, rows, inner, out);
       if (kKind == ReduceKind::kMean) DivideAll(out, out_count, inner);
       return;
+    }
+  }
+  // Output strides per input dim (0 for reduced dims).
+  std::vector<int64_t> out_stride(static_cast<size_t>(rank), 0);
+  int64_t stride = 1;
+  for (int32_t d = rank - 1; d >= 0; --d) {
+    if (!plan.reduced[static_cast<size_t>(d)]) {
+      out_stride[static_cast<size_t>(d)] = stride;
+      stride *= plan.in_shape[static_cast<size_t>(d)];
     }
   }
   std::vector<int32_t> idx(static_cast<size_t>(rank), 0);

@@ -1,5 +1,6 @@
 #include "kernels/nn/vec_math.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::cpu::nn {
@@ -40,6 +41,15 @@ void SoftmaxPairsPortable(const float* x, float beta, float* y, int64_t n) {
   }
 }
 
+void SoftmaxRowsPortable(const float* x, float beta, float* y, int64_t rows,
+                         int64_t depth) {
+  for (int64_t r = 0; r < rows; ++r, x += depth, y += depth) {
+    const float max = *std::max_element(x, x + depth);
+    const float inverse = 1.f / ExpSumPortable(x, max, beta, y, depth);
+    for (int64_t i = 0; i < depth; ++i) y[i] *= inverse;
+  }
+}
+
 }  // namespace
 
 const VecMathKernels& GetVecMathKernels() {
@@ -48,6 +58,7 @@ const VecMathKernels& GetVecMathKernels() {
     if (k.gelu == nullptr) k.gelu = &GeluPortable;
     if (k.exp_sum == nullptr) k.exp_sum = &ExpSumPortable;
     if (k.softmax_pairs == nullptr) k.softmax_pairs = &SoftmaxPairsPortable;
+    if (k.softmax_rows == nullptr) k.softmax_rows = &SoftmaxRowsPortable;
     return k;
   }();
   return kKernels;

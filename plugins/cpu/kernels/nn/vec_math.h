@@ -22,6 +22,11 @@ struct VecMathKernels {
   // (the pair's sum of them), each pair on its own. In place allowed.
   void (*softmax_pairs)(const float* x, float beta, float* y,
                         int64_t n) = nullptr;
+  // SOFTMAX over `rows` rows of `depth` > 0 values: per row, e = exp_sum(x,
+  // max of the row, beta), then y[i] = e[i] * (1 / sum): bit for bit
+  // exp_sum's values and sum. In place allowed.
+  void (*softmax_rows)(const float* x, float beta, float* y, int64_t rows,
+                       int64_t depth) = nullptr;
 };
 
 // The fastest kernels this CPU runs (chosen once).

@@ -138,6 +138,45 @@ float ExpSum(const float* x, float offset, float scale, float* y, int64_t n) {
   return sum;
 }
 
+// The largest of x[0..n), n > 0: two vector accumulators, then the lanes.
+KILN_VM_INLINE float RowMax(const float* x, int64_t n) {
+  int64_t i = 0;
+  float max = x[0];
+  if (n >= 8) {
+    __m256 m0 = _mm256_loadu_ps(x), m1 = m0;
+    for (i = 8; i + 16 <= n; i += 16) {
+      m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+      m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
+    }
+    if (i + 8 <= n) {
+      m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
+      i += 8;
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(_mm256_max_ps(m0, m1)),
+                          _mm256_extractf128_ps(_mm256_max_ps(m0, m1), 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+    max = _mm_cvtss_f32(m);
+  }
+  for (; i < n; ++i) max = x[i] > max ? x[i] : max;
+  return max;
+}
+
+// ExpSum, the row's max, and the scaling by 1 / sum in one pass over rows
+// that stay in L1.
+void SoftmaxRows(const float* x, float beta, float* y, int64_t rows,
+                 int64_t depth) {
+  for (int64_t r = 0; r < rows; ++r, x += depth, y += depth) {
+    const float sum = ExpSum(x, RowMax(x, depth), beta, y, depth);
+    const __m256 inverse = _mm256_set1_ps(1.f / sum);
+    int64_t i = 0;
+    for (; i + 8 <= depth; i += 8) {
+      _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inverse));
+    }
+    for (; i < depth; ++i) y[i] *= 1.f / sum;
+  }
+}
+
 // Four pairs a vector: each lane's partner by swapping adjacent lanes.
 void SoftmaxPairs(const float* x, float beta, float* y, int64_t n) {
   const __m256 vbeta = _mm256_set1_ps(beta), one = _mm256_set1_ps(1.f);
@@ -172,6 +211,7 @@ VecMathKernels VecMathKernelsAvx2Fma() {
     k.gelu = &Gelu;
     k.exp_sum = &ExpSum;
     k.softmax_pairs = &SoftmaxPairs;
+    k.softmax_rows = &SoftmaxRows;
   }
   return k;
 }
