@@ -275,9 +275,10 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
 // How DEPTHWISE_CONV_2D computes an output row; fixed by the geometry, so
 // chosen once in prepare.
 enum class DepthwisePath {
-  kRow3x3,   // the AVX2 3x3 row kernel (weights in registers)
-  kPixel,    // the pixel kernel over a list of in-image taps
-  kGeneric,  // multiply-accumulate per tap (depth multiplier > 1, many taps)
+  kRow3x3,      // the AVX2 3x3 row kernel (weights in registers)
+  kRow3x3Wide,  // the AVX2 3x3 row kernel for many channels
+  kPixel,       // the pixel kernel over a list of in-image taps
+  kGeneric,     // multiply-accumulate per tap (depth multiplier > 1, many taps)
 };
 
 struct DepthwiseState {
@@ -289,6 +290,8 @@ struct DepthwiseState {
 };
 
 constexpr int32_t kMaxDepthwiseTaps = 64;
+// The fewest channels of a 3x3 layer on the wide row kernel.
+constexpr int32_t kMinWideChannels = 16;
 
 // The portable DepthwisePixelFn (depthwise.h): products rounded and then
 // added in tap order, a block of channels' sums kept across the taps.
@@ -331,13 +334,21 @@ DepthwiseRow3x3Fn DepthwiseRow3x3Kernel() {
   return kRow3x3;
 }
 
+DepthwiseRow3x3Fn DepthwiseRow3x3WideKernel() {
+  static const DepthwiseRow3x3Fn kWide = DepthwiseRow3x3WideAvx2Fma();
+  return kWide;
+}
+
 DepthwisePath ChooseDepthwisePath(const ConvGeometry& g, bool clamp) {
-  // The row kernel (weights in registers) is faster with few channels;
-  // with many, the pixel kernel's contiguous channel runs are (see
-  // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
-  if (DepthwiseRow3x3Kernel() != nullptr && g.depth_multiplier == 1 &&
-      g.filter_h == 3 && g.filter_w == 3 && clamp && g.in_c <= 32) {
-    return DepthwisePath::kRow3x3;
+  // The row kernel (weights in registers) for a few channels; from
+  // kMinWideChannels on, the wide row kernel (four pixels' contiguous
+  // channel runs at a time) is faster than both it and the pixel kernel
+  // (see BM_Depthwise3x3 in bench/gemm_benchmark.cc).
+  if (g.depth_multiplier == 1 && g.filter_h == 3 && g.filter_w == 3 && clamp) {
+    if (DepthwiseRow3x3WideKernel() != nullptr && g.in_c >= kMinWideChannels) {
+      return DepthwisePath::kRow3x3Wide;
+    }
+    if (DepthwiseRow3x3Kernel() != nullptr) return DepthwisePath::kRow3x3;
   }
   if (g.depth_multiplier == 1 && g.filter_h * g.filter_w <= kMaxDepthwiseTaps) {
     return DepthwisePath::kPixel;
@@ -381,7 +392,8 @@ float* DepthwiseOut(const DepthwiseRowArgs& a, int32_t ox) {
                    g.out_c;
 }
 
-void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
+// The arguments of a 3x3 row kernel for row `a`.
+DepthwiseRow3x3 Row3x3Args(const DepthwiseRowArgs& a) {
   const ConvGeometry& g = a.s.g;
   const int32_t c = g.in_c;
   DepthwiseRow3x3 r;
@@ -402,7 +414,15 @@ void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
   r.pad_w = g.pad_w;
   r.lo = a.s.lo;
   r.hi = a.s.hi;
-  DepthwiseRow3x3Kernel()(r);
+  return r;
+}
+
+void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
+  DepthwiseRow3x3Kernel()(Row3x3Args(a));
+}
+
+void DepthwiseRowByRow3x3Wide(const DepthwiseRowArgs& a) {
+  DepthwiseRow3x3WideKernel()(Row3x3Args(a));
 }
 
 // fn(x, wt) for each tap of output pixel (row, ox) inside the image, in
@@ -460,9 +480,10 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const DepthwiseRowArgs a{s, input.data<float>(), filter.data<float>(), b,
                            out.data<float>()};
   void (*const row_fn)(const DepthwiseRowArgs&) =
-      s.path == DepthwisePath::kRow3x3  ? &DepthwiseRowByRow3x3
-      : s.path == DepthwisePath::kPixel ? &DepthwiseRowByPixel
-                                        : &DepthwiseRowGeneric;
+      s.path == DepthwisePath::kRow3x3       ? &DepthwiseRowByRow3x3
+      : s.path == DepthwisePath::kRow3x3Wide ? &DepthwiseRowByRow3x3Wide
+      : s.path == DepthwisePath::kPixel      ? &DepthwiseRowByPixel
+                                             : &DepthwiseRowGeneric;
   // Output rows (batch x out_h) on the host's pool; each row is computed
   // the same way whatever thread runs it.
   const int64_t row_macs =
