@@ -348,6 +348,12 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
       // A first layer: 3 input channels, stride 2 (im2col rows of 27).
       {{1, 23, 25, 3}, {16, 3, 3, 3}, KILN_PADDING_SAME, 2},
       {{1, 16, 16, 3}, {32, 3, 3, 3}, KILN_PADDING_SAME, 2},
+      // Row taps with segments under 16 depths: the inner pixels' rows
+      // copied into the scratch (stride 1, two batches; 5x5 with dilated
+      // filter rows partly outside the image; a runtime filter).
+      {{2, 14, 19, 3}, {8, 3, 3, 3}, KILN_PADDING_SAME, 1},
+      {{1, 11, 13, 2}, {6, 5, 5, 2}, KILN_PADDING_SAME, 1, 2},
+      {{1, 9, 12, 1}, {5, 3, 3, 1}, KILN_PADDING_VALID, 2, 1, false},
       // Row taps with two filter rows outside the image (5x5 SAME), with
       // dilated filter rows, and with a filter packed at each invoke.
       {{1, 9, 14, 6}, {11, 5, 5, 6}, KILN_PADDING_SAME, 1},

@@ -57,6 +57,9 @@ bool IsStatic(const Tensor& t) {
 
 // The most filter rows of a row-tap convolution (one GEMM segment each).
 constexpr int32_t kMaxRowTapSegments = 32;
+// The fewest depths (filter_w * in_c) of a segment the row-tap path's
+// segmented GEMM reads in place.
+constexpr int32_t kMinRowTapDepth = 16;
 
 struct ConvState {
   ConvGeometry g;
@@ -73,6 +76,11 @@ struct ConvState {
   // im2col.
   bool row_taps = false;
   int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
+  // Segments shorter than kMinRowTapDepth (a first layer's 3 channels):
+  // their pixels are copied into the im2col scratch instead, and the row
+  // runs as one plain GEMM (the segmented one's short depth runs cost
+  // more than the copy).
+  bool row_copy = false;
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
 };
@@ -104,6 +112,7 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   s.ox_hi = std::max(s.ox_hi, s.ox_lo);
   s.row_taps = !s.direct && g.window.dilation_w == 1 &&
                g.filter_h <= kMaxRowTapSegments && s.ox_hi - s.ox_lo >= 4;
+  s.row_copy = s.row_taps && g.filter_w * g.in_c < kMinRowTapDepth;
   if (s.row_taps) {
     s.chunk_rows = g.out_w;  // im2col scratch: one output row per thread
     s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
@@ -193,14 +202,6 @@ KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
       float* dst = o + row * g.out_w * oc;
       const int32_t y0 = oy * g.window.stride_h - g.pad_h;
       const int32_t r0 = oy * g.out_w;
-      // Pixels [p0, p1) through im2col.
-      const auto im2col = [&](int32_t p0, int32_t p1) {
-        if (p1 <= p0) return;
-        Im2Col(s, image, r0 + p0, p1 - p0, col);
-        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
-      };
-      im2col(0, s.ox_lo);
-      im2col(s.ox_hi, g.out_w);
       const float* seg[kMaxRowTapSegments];
       for (int32_t fy = 0; fy < g.filter_h; ++fy) {
         const int32_t iy = y0 + fy * g.window.dilation_h;
@@ -210,8 +211,33 @@ KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
                                  s.ox_lo * g.window.stride_w - g.pad_w) *
                                     c;
       }
-      GemmSegmented({seg, g.filter_w * c, int64_t{g.window.stride_w} * c},
-                    s.ox_hi - s.ox_lo, s.weights, g.activation,
+      const GemmSegments a{seg, g.filter_w * c, int64_t{g.window.stride_w} * c};
+      const int32_t inner = s.ox_hi - s.ox_lo;
+      if (s.row_copy) {
+        // Short segments: the whole row as one GEMM of its im2col rows,
+        // the inner pixels' rows copied from the segments.
+        Im2Col(s, image, r0, s.ox_lo, col);
+        Im2Col(s, image, r0 + s.ox_hi, g.out_w - s.ox_hi,
+               col + static_cast<int64_t>(s.ox_hi) * depth);
+        for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+          float* d = col + static_cast<int64_t>(s.ox_lo) * depth + fy * a.depth;
+          for (int32_t p = 0; p < inner; ++p, d += depth) {
+            CopyFloats(seg[fy] == nullptr ? nullptr : seg[fy] + p * a.lda,
+                       a.depth, d);
+          }
+        }
+        Gemm(col, depth, g.out_w, s.weights, g.activation, dst, oc);
+        continue;
+      }
+      // Pixels [p0, p1) through im2col.
+      const auto im2col = [&](int32_t p0, int32_t p1) {
+        if (p1 <= p0) return;
+        Im2Col(s, image, r0 + p0, p1 - p0, col);
+        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
+      };
+      im2col(0, s.ox_lo);
+      im2col(s.ox_hi, g.out_w);
+      GemmSegmented(a, inner, s.weights, g.activation,
                     dst + static_cast<int64_t>(s.ox_lo) * oc, oc);
     }
   };
