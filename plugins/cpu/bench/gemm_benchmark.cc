@@ -10,7 +10,8 @@
 //   BM_Depthwise3x3/<kernel>/<H>/<C>/<stride>
 //                        A 3x3 SAME depthwise convolution of an H x H x C
 //                        image (MobileNetV2's shapes): kernel 0 the AVX2
-//                        row kernel, 1 the AVX2 pixel kernel. Counter GMACS.
+//                        row kernel, 1 the AVX2 pixel kernel, 2 the AVX2
+//                        wide row kernel. Counter GMACS.
 //
 // Speed is checked here and by tools/bench/models_vs_litert.py, never by
 // unit tests.
@@ -87,11 +88,13 @@ void GemmShapes(benchmark::internal::Benchmark* b) {
 }
 
 void BM_Depthwise3x3(benchmark::State& state) {
-  const bool row_kernel = state.range(0) == 0;
+  const bool row_kernel = state.range(0) != 1;
   const int32_t h = static_cast<int32_t>(state.range(1));
   const int32_t c = static_cast<int32_t>(state.range(2));
   const int32_t stride = static_cast<int32_t>(state.range(3));
-  const DepthwiseRow3x3Fn row = DepthwiseRow3x3Avx2Fma();
+  const DepthwiseRow3x3Fn row = state.range(0) == 2
+                                    ? DepthwiseRow3x3WideAvx2Fma()
+                                    : DepthwiseRow3x3Avx2Fma();
   const DepthwisePixelFn pixel = DepthwisePixelAvx2Fma();
   if (row == nullptr || pixel == nullptr) {
     state.SkipWithError("no AVX2+FMA");
@@ -157,9 +160,10 @@ void BM_Depthwise3x3(benchmark::State& state) {
 
 BENCHMARK(BM_Depthwise3x3)
     ->ArgNames({"kernel", "H", "C", "stride"})
-    ->ArgsProduct({{0, 1}, {112}, {32}, {1}})
-    ->ArgsProduct({{0, 1}, {56}, {144}, {1, 2}})
-    ->ArgsProduct({{0, 1}, {14}, {576}, {1}});
+    ->ArgsProduct({{0, 1, 2}, {112}, {32}, {1}})
+    ->ArgsProduct({{0, 1, 2}, {112}, {96}, {2}})
+    ->ArgsProduct({{0, 1, 2}, {56}, {144}, {1, 2}})
+    ->ArgsProduct({{0, 1, 2}, {14}, {576}, {1}});
 BENCHMARK(BM_Gemm)->Apply(GemmShapes);
 BENCHMARK(BM_GemmPortable)->Apply(GemmShapes);
 

@@ -348,6 +348,12 @@ TEST_F(CpuKernelTest, Conv2dLargeShapesMatchNaiveReference) {
       // A first layer: 3 input channels, stride 2 (im2col rows of 27).
       {{1, 23, 25, 3}, {16, 3, 3, 3}, KILN_PADDING_SAME, 2},
       {{1, 16, 16, 3}, {32, 3, 3, 3}, KILN_PADDING_SAME, 2},
+      // Row taps with segments under 16 depths: the inner pixels' rows
+      // copied into the scratch (stride 1, two batches; 5x5 with dilated
+      // filter rows partly outside the image; a runtime filter).
+      {{2, 14, 19, 3}, {8, 3, 3, 3}, KILN_PADDING_SAME, 1},
+      {{1, 11, 13, 2}, {6, 5, 5, 2}, KILN_PADDING_SAME, 1, 2},
+      {{1, 9, 12, 1}, {5, 3, 3, 1}, KILN_PADDING_VALID, 2, 1, false},
       // Row taps with two filter rows outside the image (5x5 SAME), with
       // dilated filter rows, and with a filter packed at each invoke.
       {{1, 9, 14, 6}, {11, 5, 5, 6}, KILN_PADDING_SAME, 1},
@@ -485,10 +491,12 @@ std::vector<float> NaiveDepthwise(const std::vector<float>& x,
   return y;
 }
 
-// 3x3 depthwise with ReLU6 on rows wide enough for the row kernel's
-// four-pixel interior loop (and its one-pixel remainder), channel counts
-// on both sides of the row / pixel kernel choice and ragged ones, strides
-// 1 and 2, dilation 2, against the naive reference.
+// 3x3 depthwise with ReLU6 on rows wide enough for the row kernels'
+// four-pixel interior loops (and their one-pixel remainders), channel
+// counts on both sides of the row / wide row kernel choice and ragged ones
+// (the wide kernel's 16-, 8- and masked channel blocks), strides 1 and 2,
+// dilation 2, VALID padding and rows too narrow for a four-pixel group,
+// against the naive reference.
 TEST_F(CpuKernelTest, DepthwiseWideRowsMatchNaiveReference) {
   struct Geometry {
     std::vector<int32_t> xs;
@@ -502,6 +510,17 @@ TEST_F(CpuKernelTest, DepthwiseWideRowsMatchNaiveReference) {
       {{1, 4, 18, 13}, KILN_PADDING_VALID, 1, 1},
       {{1, 9, 17, 16}, KILN_PADDING_SAME, 1, 2},
       {{1, 5, 13, 144}, KILN_PADDING_SAME, 1, 1},
+      {{1, 4, 11, 12}, KILN_PADDING_SAME, 1, 1},
+      {{2, 6, 14, 16}, KILN_PADDING_SAME, 1, 1},
+      {{1, 5, 19, 44}, KILN_PADDING_SAME, 1, 1},
+      {{1, 7, 22, 40}, KILN_PADDING_SAME, 2, 1},
+      {{1, 8, 23, 96}, KILN_PADDING_SAME, 2, 1},
+      {{1, 6, 17, 36}, KILN_PADDING_VALID, 1, 1},
+      {{1, 7, 20, 27}, KILN_PADDING_VALID, 2, 1},
+      {{1, 9, 18, 48}, KILN_PADDING_SAME, 1, 2},
+      {{1, 3, 5, 52}, KILN_PADDING_SAME, 1, 1},
+      {{1, 2, 2, 20}, KILN_PADDING_SAME, 1, 1},
+      {{1, 4, 6, 21}, KILN_PADDING_VALID, 2, 1},
   };
   for (const Geometry& g : geometries) {
     SingleNodeRunner r;

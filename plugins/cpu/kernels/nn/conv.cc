@@ -57,6 +57,9 @@ bool IsStatic(const Tensor& t) {
 
 // The most filter rows of a row-tap convolution (one GEMM segment each).
 constexpr int32_t kMaxRowTapSegments = 32;
+// The fewest depths (filter_w * in_c) of a segment the row-tap path's
+// segmented GEMM reads in place.
+constexpr int32_t kMinRowTapDepth = 16;
 
 struct ConvState {
   ConvGeometry g;
@@ -73,6 +76,11 @@ struct ConvState {
   // im2col.
   bool row_taps = false;
   int32_t ox_lo = 0, ox_hi = 0;  // pixels with every column inside
+  // Segments shorter than kMinRowTapDepth (a first layer's 3 channels):
+  // their pixels are copied into the im2col scratch instead, and the row
+  // runs as one plain GEMM (the segmented one's short depth runs cost
+  // more than the copy).
+  bool row_copy = false;
   // threads x chunk_rows x (filter_h * filter_w * in_c)
   std::vector<float> im2col;
   // For a small im2col path (at most kMaxGatherEntries values per image):
@@ -134,6 +142,7 @@ KilnStatus ConvPrepare(KernelContext& k, ConvState& s) {
   s.ox_hi = std::max(s.ox_hi, s.ox_lo);
   s.row_taps = !s.direct && g.window.dilation_w == 1 &&
                g.filter_h <= kMaxRowTapSegments && s.ox_hi - s.ox_lo >= 4;
+  s.row_copy = s.row_taps && g.filter_w * g.in_c < kMinRowTapDepth;
   if (s.row_taps) {
     s.chunk_rows = g.out_w;  // im2col scratch: one output row per thread
     s.im2col.assign(static_cast<size_t>(s.threads) * s.chunk_rows * depth, 0.f);
@@ -236,14 +245,6 @@ KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
       float* dst = o + row * g.out_w * oc;
       const int32_t y0 = oy * g.window.stride_h - g.pad_h;
       const int32_t r0 = oy * g.out_w;
-      // Pixels [p0, p1) through im2col.
-      const auto im2col = [&](int32_t p0, int32_t p1) {
-        if (p1 <= p0) return;
-        Im2Col(s, image, r0 + p0, p1 - p0, col);
-        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
-      };
-      im2col(0, s.ox_lo);
-      im2col(s.ox_hi, g.out_w);
       const float* seg[kMaxRowTapSegments];
       for (int32_t fy = 0; fy < g.filter_h; ++fy) {
         const int32_t iy = y0 + fy * g.window.dilation_h;
@@ -253,8 +254,33 @@ KilnStatus RowTapsConv(KernelContext& k, ConvState& s, const float* in,
                                  s.ox_lo * g.window.stride_w - g.pad_w) *
                                     c;
       }
-      GemmSegmented({seg, g.filter_w * c, int64_t{g.window.stride_w} * c},
-                    s.ox_hi - s.ox_lo, s.weights, g.activation,
+      const GemmSegments a{seg, g.filter_w * c, int64_t{g.window.stride_w} * c};
+      const int32_t inner = s.ox_hi - s.ox_lo;
+      if (s.row_copy) {
+        // Short segments: the whole row as one GEMM of its im2col rows,
+        // the inner pixels' rows copied from the segments.
+        Im2Col(s, image, r0, s.ox_lo, col);
+        Im2Col(s, image, r0 + s.ox_hi, g.out_w - s.ox_hi,
+               col + static_cast<int64_t>(s.ox_hi) * depth);
+        for (int32_t fy = 0; fy < g.filter_h; ++fy) {
+          float* d = col + static_cast<int64_t>(s.ox_lo) * depth + fy * a.depth;
+          for (int32_t p = 0; p < inner; ++p, d += depth) {
+            CopyFloats(seg[fy] == nullptr ? nullptr : seg[fy] + p * a.lda,
+                       a.depth, d);
+          }
+        }
+        Gemm(col, depth, g.out_w, s.weights, g.activation, dst, oc);
+        continue;
+      }
+      // Pixels [p0, p1) through im2col.
+      const auto im2col = [&](int32_t p0, int32_t p1) {
+        if (p1 <= p0) return;
+        Im2Col(s, image, r0 + p0, p1 - p0, col);
+        Gemm(col, depth, p1 - p0, s.weights, g.activation, dst + p0 * oc, oc);
+      };
+      im2col(0, s.ox_lo);
+      im2col(s.ox_hi, g.out_w);
+      GemmSegmented(a, inner, s.weights, g.activation,
                     dst + static_cast<int64_t>(s.ox_lo) * oc, oc);
     }
   };
@@ -318,9 +344,10 @@ KilnStatus ConvInvoke(KernelContext& k, ConvState& s) {
 // How DEPTHWISE_CONV_2D computes an output row; fixed by the geometry, so
 // chosen once in prepare.
 enum class DepthwisePath {
-  kRow3x3,   // the AVX2 3x3 row kernel (weights in registers)
-  kPixel,    // the pixel kernel over a list of in-image taps
-  kGeneric,  // multiply-accumulate per tap (depth multiplier > 1, many taps)
+  kRow3x3,      // the AVX2 3x3 row kernel (weights in registers)
+  kRow3x3Wide,  // the AVX2 3x3 row kernel for many channels
+  kPixel,       // the pixel kernel over a list of in-image taps
+  kGeneric,     // multiply-accumulate per tap (depth multiplier > 1, many taps)
 };
 
 struct DepthwiseState {
@@ -332,6 +359,8 @@ struct DepthwiseState {
 };
 
 constexpr int32_t kMaxDepthwiseTaps = 64;
+// The fewest channels of a 3x3 layer on the wide row kernel.
+constexpr int32_t kMinWideChannels = 16;
 
 // The portable DepthwisePixelFn (depthwise.h): products rounded and then
 // added in tap order, a block of channels' sums kept across the taps.
@@ -374,13 +403,21 @@ DepthwiseRow3x3Fn DepthwiseRow3x3Kernel() {
   return kRow3x3;
 }
 
+DepthwiseRow3x3Fn DepthwiseRow3x3WideKernel() {
+  static const DepthwiseRow3x3Fn kWide = DepthwiseRow3x3WideAvx2Fma();
+  return kWide;
+}
+
 DepthwisePath ChooseDepthwisePath(const ConvGeometry& g, bool clamp) {
-  // The row kernel (weights in registers) is faster with few channels;
-  // with many, the pixel kernel's contiguous channel runs are (see
-  // BM_Depthwise3x3 in bench/gemm_benchmark.cc).
-  if (DepthwiseRow3x3Kernel() != nullptr && g.depth_multiplier == 1 &&
-      g.filter_h == 3 && g.filter_w == 3 && clamp && g.in_c <= 32) {
-    return DepthwisePath::kRow3x3;
+  // The row kernel (weights in registers) for a few channels; from
+  // kMinWideChannels on, the wide row kernel (four pixels' contiguous
+  // channel runs at a time) is faster than both it and the pixel kernel
+  // (see BM_Depthwise3x3 in bench/gemm_benchmark.cc).
+  if (g.depth_multiplier == 1 && g.filter_h == 3 && g.filter_w == 3 && clamp) {
+    if (DepthwiseRow3x3WideKernel() != nullptr && g.in_c >= kMinWideChannels) {
+      return DepthwisePath::kRow3x3Wide;
+    }
+    if (DepthwiseRow3x3Kernel() != nullptr) return DepthwisePath::kRow3x3;
   }
   if (g.depth_multiplier == 1 && g.filter_h * g.filter_w <= kMaxDepthwiseTaps) {
     return DepthwisePath::kPixel;
@@ -424,7 +461,8 @@ float* DepthwiseOut(const DepthwiseRowArgs& a, int32_t ox) {
                    g.out_c;
 }
 
-void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
+// The arguments of a 3x3 row kernel for row `a`.
+DepthwiseRow3x3 Row3x3Args(const DepthwiseRowArgs& a) {
   const ConvGeometry& g = a.s.g;
   const int32_t c = g.in_c;
   DepthwiseRow3x3 r;
@@ -445,7 +483,15 @@ void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
   r.pad_w = g.pad_w;
   r.lo = a.s.lo;
   r.hi = a.s.hi;
-  DepthwiseRow3x3Kernel()(r);
+  return r;
+}
+
+void DepthwiseRowByRow3x3(const DepthwiseRowArgs& a) {
+  DepthwiseRow3x3Kernel()(Row3x3Args(a));
+}
+
+void DepthwiseRowByRow3x3Wide(const DepthwiseRowArgs& a) {
+  DepthwiseRow3x3WideKernel()(Row3x3Args(a));
 }
 
 // fn(x, wt) for each tap of output pixel (row, ox) inside the image, in
@@ -503,9 +549,10 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
   const DepthwiseRowArgs a{s, input.data<float>(), filter.data<float>(), b,
                            out.data<float>()};
   void (*const row_fn)(const DepthwiseRowArgs&) =
-      s.path == DepthwisePath::kRow3x3  ? &DepthwiseRowByRow3x3
-      : s.path == DepthwisePath::kPixel ? &DepthwiseRowByPixel
-                                        : &DepthwiseRowGeneric;
+      s.path == DepthwisePath::kRow3x3       ? &DepthwiseRowByRow3x3
+      : s.path == DepthwisePath::kRow3x3Wide ? &DepthwiseRowByRow3x3Wide
+      : s.path == DepthwisePath::kPixel      ? &DepthwiseRowByPixel
+                                             : &DepthwiseRowGeneric;
   // Output rows (batch x out_h) on the host's pool; each row is computed
   // the same way whatever thread runs it.
   const int64_t row_macs =

@@ -34,6 +34,10 @@ using DepthwiseRow3x3Fn = void (*)(const DepthwiseRow3x3& row);
 
 // The AVX2+FMA row kernel (weights held in registers), or null.
 DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma();
+// The AVX2+FMA row kernel for many channels (groups of four pixels, all
+// channels of a group in turn, each weight vector loaded once per group;
+// the same values as DepthwisePixelFn), or null.
+DepthwiseRow3x3Fn DepthwiseRow3x3WideAvx2Fma();
 
 }  // namespace kiln::cpu::nn
 

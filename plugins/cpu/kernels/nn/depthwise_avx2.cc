@@ -187,15 +187,20 @@ void Row3x3Block(const DepthwiseRow3x3& r, int32_t cb, __m256i mask,
   }
 }
 
-void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
-  // Pixels [ox_lo, ox_hi) have all three columns inside the image.
+// Pixels [*ox_lo, *ox_hi) of row r have all three columns inside the image.
+void InteriorColumns(const DepthwiseRow3x3& r, int32_t* ox_lo, int32_t* ox_hi) {
   const int32_t sw = r.stride_w;
-  int32_t ox_lo = (r.pad_w + sw - 1) / sw;
+  const int32_t lo = (r.pad_w + sw - 1) / sw;
   const int32_t last = r.in_w - 1 - 2 * r.dilation_w + r.pad_w;  // >= ox*sw
-  int32_t ox_hi = last < 0 ? 0 : last / sw + 1;
-  ox_lo = ox_lo < r.out_w ? ox_lo : r.out_w;
-  ox_hi = ox_hi < r.out_w ? ox_hi : r.out_w;
-  if (ox_hi < ox_lo) ox_hi = ox_lo;
+  int32_t hi = last < 0 ? 0 : last / sw + 1;
+  *ox_lo = lo < r.out_w ? lo : r.out_w;
+  hi = hi < r.out_w ? hi : r.out_w;
+  *ox_hi = hi < *ox_lo ? *ox_lo : hi;
+}
+
+void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
+  int32_t ox_lo, ox_hi;
+  InteriorColumns(r, &ox_lo, &ox_hi);
   // Tiles of kTile pixels, all channel blocks of one tile before the next:
   // the tile's input columns stay in L1 across the blocks.
   constexpr int32_t kTile = 8;
@@ -215,6 +220,126 @@ void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
       Row3x3Block<true>(r, full, mask, t0, t1, ox_lo, ox_hi);
     }
   }
+}
+
+// One output pixel of a row through the pixel kernel: its taps inside the
+// image in (fy, fx) order.
+void Pixel3x3Taps(const DepthwiseRow3x3& r, int32_t ox) {
+  const float* xs[9];
+  const float* ws[9];
+  int32_t taps = 0;
+  const int32_t x0 = ox * r.stride_w - r.pad_w;
+  for (int fy = 0; fy < 3; ++fy) {
+    if (r.rows[fy] == nullptr) continue;
+    for (int fx = 0; fx < 3; ++fx) {
+      const int32_t ix = x0 + fx * r.dilation_w;
+      if (ix < 0 || ix >= r.in_w) continue;
+      xs[taps] = r.rows[fy] + static_cast<int64_t>(ix) * r.channels;
+      ws[taps++] = r.weights + (fy * 3 + fx) * r.channels;
+    }
+  }
+  DepthwisePixelImpl(r.out + static_cast<int64_t>(ox) * r.channels, r.bias, xs,
+                     ws, taps, r.channels, r.lo, r.hi);
+}
+
+// NP adjacent interior pixels (all nine taps inside; tap (fy, fx) of pixel
+// j at p[fy] + fx * dx + j * step), channels [i, i + 8 * NV): the weights
+// of each tap loaded once for all NP pixels, each sum bias + the taps in
+// (fy, fx) order as DepthwisePixelImpl adds them, so the values are the
+// same.
+template <int NP, int NV, bool kMasked>
+inline __attribute__((always_inline)) void WideGroup(
+    const DepthwiseRow3x3& r, const float* const (&p)[3], int64_t step,
+    int64_t dx, float* o, int32_t i, __m256i mask, __m256 lo, __m256 hi) {
+  const int64_t c = r.channels;
+  const auto load = [&](const float* q) {
+    return kMasked ? _mm256_maskload_ps(q, mask) : _mm256_loadu_ps(q);
+  };
+  __m256 acc[NP][NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) {
+    const __m256 b = load(r.bias + i + 8 * v);
+#pragma GCC unroll 4
+    for (int j = 0; j < NP; ++j) acc[j][v] = b;
+  }
+#pragma GCC unroll 3
+  for (int fy = 0; fy < 3; ++fy) {
+#pragma GCC unroll 3
+    for (int fx = 0; fx < 3; ++fx) {
+      const float* wp = r.weights + (fy * 3 + fx) * c + i;
+      const float* xp = p[fy] + fx * dx + i;
+      __m256 w[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) w[v] = load(wp + 8 * v);
+#pragma GCC unroll 4
+      for (int j = 0; j < NP; ++j) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          acc[j][v] =
+              _mm256_fmadd_ps(load(xp + j * step + 8 * v), w[v], acc[j][v]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < NP; ++j) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      const __m256 y = _mm256_min_ps(hi, _mm256_max_ps(lo, acc[j][v]));
+      float* q = o + j * c + i + 8 * v;
+      if (kMasked) {
+        _mm256_maskstore_ps(q, mask, y);
+      } else {
+        _mm256_storeu_ps(q, y);
+      }
+    }
+  }
+}
+
+// NP interior pixels from output column ox, all channels.
+template <int NP>
+inline __attribute__((always_inline)) void WidePixels(const DepthwiseRow3x3& r,
+                                                      int32_t ox, __m256i tail,
+                                                      __m256 lo, __m256 hi) {
+  const int64_t c = r.channels;
+  const int64_t x0 = static_cast<int64_t>(ox) * r.stride_w - r.pad_w;
+  const float* const p[3] = {r.rows[0] + x0 * c, r.rows[1] + x0 * c,
+                             r.rows[2] + x0 * c};
+  const int64_t step = static_cast<int64_t>(r.stride_w) * c;
+  const int64_t dx = static_cast<int64_t>(r.dilation_w) * c;
+  float* o = r.out + static_cast<int64_t>(ox) * c;
+  const __m256i all = _mm256_set1_epi32(-1);
+  int32_t i = 0;
+  for (; i + 16 <= r.channels; i += 16) {
+    WideGroup<NP, 2, false>(r, p, step, dx, o, i, all, lo, hi);
+  }
+  if (i + 8 <= r.channels) {
+    WideGroup<NP, 1, false>(r, p, step, dx, o, i, all, lo, hi);
+    i += 8;
+  }
+  if (i < r.channels)
+    WideGroup<NP, 1, true>(r, p, step, dx, o, i, tail, lo, hi);
+}
+
+// The row kernel for many channels: groups of four interior pixels, all
+// channels of a group before the next (the input read in contiguous runs
+// of the group's columns), the weights loaded once per group; the pixels
+// with a tap outside the image through the pixel kernel.
+void DepthwiseRow3x3WideImpl(const DepthwiseRow3x3& r) {
+  int32_t ox_lo, ox_hi;
+  InteriorColumns(r, &ox_lo, &ox_hi);
+  if (r.rows[0] == nullptr || r.rows[1] == nullptr || r.rows[2] == nullptr) {
+    ox_lo = ox_hi = r.out_w;  // every pixel through the pixel kernel
+  }
+  const int32_t rest = r.channels % 8;
+  const __m256i tail = _mm256_cmpgt_epi32(
+      _mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
+  int32_t ox = 0;
+  for (; ox < ox_lo; ++ox) Pixel3x3Taps(r, ox);
+  for (; ox + 4 <= ox_hi; ox += 4) WidePixels<4>(r, ox, tail, lo, hi);
+  for (; ox < ox_hi; ++ox) WidePixels<1>(r, ox, tail, lo, hi);
+  for (; ox < r.out_w; ++ox) Pixel3x3Taps(r, ox);
 }
 
 }  // namespace
@@ -237,6 +362,10 @@ DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma() {
   }
   return nullptr;
 }
+DepthwiseRow3x3Fn DepthwiseRow3x3WideAvx2Fma() {
+  return DepthwiseRow3x3Avx2Fma() != nullptr ? &DepthwiseRow3x3WideImpl
+                                             : nullptr;
+}
 }  // namespace kiln::cpu::nn
 
 #else
@@ -244,6 +373,7 @@ DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma() {
 namespace kiln::cpu::nn {
 DepthwisePixelFn DepthwisePixelAvx2Fma() { return nullptr; }
 DepthwiseRow3x3Fn DepthwiseRow3x3Avx2Fma() { return nullptr; }
+DepthwiseRow3x3Fn DepthwiseRow3x3WideAvx2Fma() { return nullptr; }
 }  // namespace kiln::cpu::nn
 
 #endif

@@ -183,21 +183,38 @@ KILN_GEMM_INLINE void GemmRowsTail(int rest, int kc, const A& a,
   }
 }
 
+// The packed weights the driver reads next (the next panel slice), to be
+// prefetched in pieces between the micro-kernels of the current one: with
+// few rows a slice is read by few micro-kernels, too few for the hardware
+// prefetcher to hide a weight stream from memory.
+struct GemmPrefetch {
+  const float* p;  // null: nothing
+  int lines;       // 64-byte lines from p
+};
+
 template <class Isa, int MR, int NV, class A>
 KILN_GEMM_INLINE void GemmRows(int rows, int kc, const A& a, const float* bp,
                                float* c, int64_t ldc, int n_valid, bool first,
-                               const float* bias, bool last, float lo,
-                               float hi) {
+                               const float* bias, bool last, float lo, float hi,
+                               GemmPrefetch pf) {
   // A short tail (at most half a kernel) shares the last full kernel's
   // rows: two kernels of about equal height keep more sums in flight than
   // a full one and a narrow one.
   const int rest = rows % MR;
   const int full_end =
       rows - rest - (rest > 0 && 2 * rest <= MR && rows > MR ? MR : 0);
+  const int calls = full_end / MR + 1;
+  const int per_call = pf.p != nullptr ? (pf.lines + calls - 1) / calls : 0;
+  int line = 0;
   int i = 0;
   for (; i < full_end; i += MR) {
     GemmMicroKernel<Isa, MR, NV>(kc, a.Rows(i), bp, c + i * ldc, ldc, n_valid,
                                  first, bias, last, lo, hi);
+    const int end = line + per_call < pf.lines ? line + per_call : pf.lines;
+    for (; line < end; ++line) __builtin_prefetch(pf.p + line * 16, 0, 3);
+  }
+  for (; line < pf.lines && pf.p != nullptr; ++line) {
+    __builtin_prefetch(pf.p + line * 16, 0, 3);
   }
   if constexpr (MR > 1) {
     int left = rows - i;  // < 2 * MR
@@ -222,17 +239,18 @@ template <class Isa, class A>
 KILN_GEMM_INLINE void GemmPanelRows(int rows, int kc, const A& a,
                                     const float* bp, float* c, int64_t ldc,
                                     int n_valid, bool first, const float* bias,
-                                    bool last, float lo, float hi) {
+                                    bool last, float lo, float hi,
+                                    GemmPrefetch pf = {nullptr, 0}) {
   constexpr int NV = ::kiln::cpu::nn::kGemmPanelWidth / Isa::kLanes;
   if constexpr (NV % 2 == 0) {
     if (2 * n_valid <= ::kiln::cpu::nn::kGemmPanelWidth) {
       GemmRows<Isa, 2 * Isa::kRows, NV / 2>(rows, kc, a, bp, c, ldc, n_valid,
-                                            first, bias, last, lo, hi);
+                                            first, bias, last, lo, hi, pf);
       return;
     }
   }
   GemmRows<Isa, Isa::kRows, NV>(rows, kc, a, bp, c, ldc, n_valid, first, bias,
-                                last, lo, hi);
+                                last, lo, hi, pf);
 }
 
 template <class Isa, class A>
@@ -260,10 +278,20 @@ KILN_GEMM_INLINE void GemmDriver(const A& a, int32_t m,
       const bool first = k0 == 0 && !accumulate, last = k0 + kc == k;
       for (int32_t p = panel_begin; p < panel_end; ++p) {
         const int n_valid = n - p * NR < NR ? n - p * NR : NR;
+        // The slice after this one: the next panel's, or the next depth
+        // block's first panel's.
+        GemmPrefetch pf{nullptr, 0};
+        if (p + 1 < panel_end) {
+          pf = {w.panel(p + 1) + static_cast<int64_t>(k0) * NR, kc};
+        } else if (k0 + kc < k) {
+          const int next = k - k0 - kc < block ? k - k0 - kc : block;
+          pf = {w.panel(panel_begin) + static_cast<int64_t>(k0 + kc) * NR,
+                next};
+        }
         GemmPanelRows<Isa>(rows, kc, a.Rows(m0).Depth(k0),
                            w.panel(p) + static_cast<int64_t>(k0) * NR,
                            c + m0 * ldc + p * NR, ldc, n_valid, first,
-                           w.bias() + p * NR, last, lo, hi);
+                           w.bias() + p * NR, last, lo, hi, pf);
       }
     }
   }
