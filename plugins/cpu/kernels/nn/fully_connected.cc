@@ -117,25 +117,21 @@ struct BatchMatMulState {
   std::vector<BatchTriple> batches;  // the broadcast batches
   BatchMatMulPlan plan;
   bool pack_in_invoke = false;
-  // Every rhs batch used by exactly one product: each task packs its own.
-  bool rhs_once = false;
   std::vector<PackedMatrix> rhs_packed;  // one per rhs batch
   std::vector<float> lhs_transposed;     // m x depth, for adj_x
 };
 
-// Packs rhs batch b.
-void PackRhsBatch(BatchMatMulState& s, const float* rhs, size_t b) {
-  const BatchMatMulPlan& p = s.plan;
-  const float* src = rhs + static_cast<int64_t>(b) * p.depth * p.n;
-  if (p.adj_y) {
-    s.rhs_packed[b].Pack(src, p.depth, 1, nullptr);  // [n][depth]
-  } else {
-    s.rhs_packed[b].Pack(src, 1, p.n, nullptr);  // [depth][n]
-  }
-}
-
 void PackRhs(BatchMatMulState& s, const float* rhs) {
-  for (size_t b = 0; b < s.rhs_packed.size(); ++b) PackRhsBatch(s, rhs, b);
+  const BatchMatMulPlan& p = s.plan;
+  const int64_t matrix = static_cast<int64_t>(p.depth) * p.n;
+  for (size_t b = 0; b < s.rhs_packed.size(); ++b) {
+    const float* src = rhs + static_cast<int64_t>(b) * matrix;
+    if (p.adj_y) {
+      s.rhs_packed[b].Pack(src, p.depth, 1, nullptr);  // [n][depth]
+    } else {
+      s.rhs_packed[b].Pack(src, 1, p.n, nullptr);  // [depth][n]
+    }
+  }
 }
 
 KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
@@ -167,15 +163,12 @@ KilnStatus BatchMatMulPrepare(KernelContext& k, BatchMatMulState& s) {
                    [&](int64_t ob, int64_t lb, int64_t rb) {
                      s.batches.push_back(BatchTriple{ob, lb, rb});
                    });
-  std::vector<int32_t> uses(s.rhs_packed.size(), 0);
-  for (const BatchTriple& b : s.batches) ++uses[static_cast<size_t>(b.rhs)];
-  s.rhs_once =
-      std::all_of(uses.begin(), uses.end(), [](int32_t u) { return u == 1; });
   return k.Resize(out, p.out_shape);
 }
 
 KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   const Tensor lhs = k.input(0), rhs = k.input(1), out = k.output(0);
+  if (s.pack_in_invoke) PackRhs(s, rhs.data<float>());
   const BatchMatMulPlan& p = s.plan;
   const float* l = lhs.data<float>();
   float* o = out.data<float>();
@@ -183,26 +176,19 @@ KilnStatus BatchMatMulInvoke(KernelContext& k, BatchMatMulState& s) {
   const int64_t out_matrix = static_cast<int64_t>(p.m) * p.n;
   if (!p.adj_x && s.batches.size() > 1) {
     // Several small products (attention heads): one product a task, so the
-    // pool is entered once per node instead of once per product; a task
-    // packs its rhs when no other product uses it.
-    const bool pack_in_task = s.pack_in_invoke && s.rhs_once;
-    if (s.pack_in_invoke && !pack_in_task) PackRhs(s, rhs.data<float>());
+    // pool is entered once per node instead of once per product.
     return ParallelRows(
         k, static_cast<int64_t>(s.batches.size()),
         static_cast<int64_t>(p.m) * p.n * p.depth,
         [&](int64_t begin, int64_t end, int32_t) {
           for (int64_t i = begin; i < end; ++i) {
             const BatchTriple& b = s.batches[static_cast<size_t>(i)];
-            if (pack_in_task) {
-              PackRhsBatch(s, rhs.data<float>(), static_cast<size_t>(b.rhs));
-            }
             Gemm(l + b.lhs * lhs_matrix, p.depth, p.m,
                  s.rhs_packed[static_cast<size_t>(b.rhs)], KILN_ACTIVATION_NONE,
                  o + b.out * out_matrix, p.n);
           }
         });
   }
-  if (s.pack_in_invoke) PackRhs(s, rhs.data<float>());
   ForEachBroadcast(
       p.lhs_batch, p.rhs_batch, p.out_batch,
       [&](int64_t ob, int64_t lb, int64_t rb) {
