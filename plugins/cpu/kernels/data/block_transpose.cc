@@ -5,10 +5,9 @@
 
 namespace kiln::cpu::data {
 
-bool MakeBlockTranspose(const std::vector<int32_t>& shape,
-                        const std::vector<int64_t>& perm, BlockTranspose* bt) {
-  const size_t rank = shape.size();
-  if (perm.size() != rank || rank > 8) return false;
+bool MakeBlockTranspose(const int32_t* shape, const int64_t* perm, size_t rank,
+                        BlockTranspose* bt) {
+  if (rank > 8) return false;
   // Input dims of extent > 1 renumbered 0.., in output order.
   int32_t renumber[8];
   int32_t kept = 0;
