@@ -170,8 +170,53 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   }
 }
 
+// Float MEAN / SUM over only the last axis given by a constant INT32 axis
+// tensor, run without planning again (no allocations) when the output has
+// the shape prepare planned; false (nothing done) when any of that does
+// not hold, for the full path and its checks.
+template <ReduceKind kKind>
+bool TryFloatLastAxisSum(KernelContext& k, KilnStatus* status) {
+  if (k.num_inputs() != 2 || k.num_outputs() != 1) return false;
+  const Tensor in = k.input(0), axis = k.input(1), out = k.output(0);
+  if (!in.present() || !axis.present() || !out.present() ||
+      in.type() != KILN_TYPE_FLOAT32 || out.type() != KILN_TYPE_FLOAT32 ||
+      !axis.is_constant() || axis.type() != KILN_TYPE_INT32 ||
+      axis.rank() < 0 || axis.rank() > 1) {
+    return false;
+  }
+  const int32_t* axes = axis.data<int32_t>();
+  const int64_t count = axis.num_elements();
+  const int32_t rank = in.rank();
+  if (axes == nullptr || count < 1 || rank < 1) return false;
+  for (int64_t i = 0; i < count; ++i) {
+    if (axes[i] != rank - 1 && axes[i] != -1) return false;
+  }
+  const bool keep_dims = k.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0;
+  if (out.rank() != (keep_dims ? rank : rank - 1)) return false;
+  int64_t rows = 1;
+  for (int32_t d = 0; d + 1 < rank; ++d) {
+    const int32_t extent = in.dim(d);
+    if (extent <= 0 || out.dim(d) != extent) return false;
+    rows *= extent;
+  }
+  const int32_t inner = in.dim(rank - 1);
+  if (inner <= 0 || (keep_dims && out.dim(rank - 1) != 1)) return false;
+  const float* x = nullptr;
+  float* y = nullptr;
+  *status = sdk::BufferOf(k, sdk::Input(0), &x);
+  if (*status == KILN_STATUS_OK) *status = sdk::BufferOf(k, sdk::Output(0), &y);
+  if (*status != KILN_STATUS_OK) return true;
+  GetFloatRowKernels().sum_rows(x, rows, inner, y);
+  if (kKind == ReduceKind::kMean) DivideAll(y, rows, inner);
+  return true;
+}
+
 template <ReduceKind kKind>
 KilnStatus ReduceInvoke(KernelContext& k) {
+  if constexpr (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean) {
+    KilnStatus status = KILN_STATUS_OK;
+    if (TryFloatLastAxisSum<kKind>(k, &status)) return status;
+  }
   const char* op = sdk::OpName(k);
   ReducePlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
