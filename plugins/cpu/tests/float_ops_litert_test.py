@@ -26,7 +26,8 @@ threads (more than 2^17 multiply-adds):
   and without bias, RELU and RELU6.
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
-  other axes reduced into the same output too) and over other axes.
+  other axes reduced into the same output too), over other axes, and over
+  one middle axis alone (AVX2 row additions).
 - ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (the AVX2 rows of
   binary_float.h): same shapes, a row times a broadcast value ([1, 64, 128]
   by [1, 64, 1] and the other way round), a row times a row ([128]), a
@@ -271,6 +272,9 @@ def reduce_cases():
         (OP.MEAN, [2, 7, 9, 19], [1, 3], False),
         (OP.SUM, [3, 5, 37], [-1], False),
         (OP.SUM, [4, 6, 5], [0, 2], True),
+        (OP.MEAN, [1, 64, 128], [1], False),
+        (OP.SUM, [3, 37, 19], [-2], True),
+        (OP.MEAN, [40, 131], [-1], False),
     ]
     for i, (op, shape, axes, keep) in enumerate(specs):
         o = schema.ReducerOptionsT()
