@@ -26,7 +26,8 @@ threads (more than 2^17 multiply-adds):
   and without bias, RELU and RELU6.
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
-  other axes reduced into the same output too) and over other axes.
+  other axes reduced into the same output too), over other axes, and over
+  one middle axis alone (AVX2 row additions).
 - ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (the AVX2 rows of
   binary_float.h): same shapes, a row times a broadcast value ([1, 64, 128]
   by [1, 64, 1] and the other way round), a row times a row ([128]), a
@@ -38,6 +39,10 @@ threads (more than 2^17 multiply-adds):
   NHWC with edges past a multiple of 8, blocks of 6 floats, 2-D transposes,
   a permutation that is a copy once size-1 dims drop, and one that is no
   block transpose ([2, 1, 0]: the general path).
+- BATCH_MATMUL with a computed rhs (packed at invoke, inside each product's
+  task when no other product shares that rhs): attention's Q K^T and P V
+  shapes, adj_x, adj_y, a broadcast rhs batch (shared: packed once before
+  the tasks) and a rank-2 rhs, and a constant rhs.
 
   float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX]
@@ -236,6 +241,29 @@ def transpose_cases():
     return cases
 
 
+def batch_matmul_cases(rng):
+    cases = []
+    specs = [
+        # lhs, rhs, adj_x, adj_y, constant rhs
+        ([1, 4, 64, 32], [1, 4, 32, 64], False, False, False),
+        ([1, 4, 64, 64], [1, 4, 64, 32], False, False, False),
+        ([2, 3, 17, 19], [2, 3, 23, 19], False, True, False),
+        ([3, 19, 17], [3, 19, 21], True, False, False),
+        ([2, 4, 16, 8], [1, 4, 8, 12], False, False, False),
+        ([5, 16, 8], [8, 37], False, False, False),
+        ([4, 20, 24], [4, 24, 40], False, False, True),
+    ]
+    for i, (lhs, rhs, adj_x, adj_y, const) in enumerate(specs):
+        o = schema.BatchMatMulOptionsT()
+        o.adjX, o.adjY = adj_x, adj_y
+        r = f32(rhs, data=rng.standard_normal(rhs).astype(np.float32)
+                if const else None)
+        cases.append((f"batch_matmul_{i}", lso.build_model(
+            OP.BATCH_MATMUL, 1, [f32(lhs), r], [f32([1])],
+            OPTS.BatchMatMulOptions, o)))
+    return cases
+
+
 def reduce_cases():
     cases = []
     specs = [
@@ -244,6 +272,9 @@ def reduce_cases():
         (OP.MEAN, [2, 7, 9, 19], [1, 3], False),
         (OP.SUM, [3, 5, 37], [-1], False),
         (OP.SUM, [4, 6, 5], [0, 2], True),
+        (OP.MEAN, [1, 64, 128], [1], False),
+        (OP.SUM, [3, 37, 19], [-2], True),
+        (OP.MEAN, [40, 131], [-1], False),
     ]
     for i, (op, shape, axes, keep) in enumerate(specs):
         o = schema.ReducerOptionsT()
@@ -258,7 +289,7 @@ def make_models(_):
     rng = np.random.default_rng(5)
     cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
              + transpose_conv_cases(rng) + gelu_cases() + reduce_cases()
-             + binary_cases() + transpose_cases())
+             + binary_cases() + transpose_cases() + batch_matmul_cases(rng))
     return [(name + ".tflite", data) for name, data in cases]
 
 

@@ -2,6 +2,7 @@
 // ARG_MAX, ARG_MIN, TOPK_V2, and the value-dependent output-shape contract.
 // Expected values come from the LiteRT interpreter's builtin kernels run once
 // on single-op models built from the same inputs, pasted here.
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -178,14 +179,59 @@ TEST_F(CpuKernelTest, MeanAndSumOverLastAxisAddInOrder) {
       sums[r] = acc;
       means[r] = acc / static_cast<float>(n);
     }
-    for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
+    // {1, 2}: the planned path; {2} and {-1}: the unplanned one-axis path.
+    for (const auto& axes : {std::vector<int32_t>{1, 2}, {2}, {-1, 2}}) {
+      for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
+        SingleNodeRunner r;
+        int out;
+        ASSERT_TRUE(RunReduce<float>(this, Kernel(op), op, KILN_TYPE_FLOAT32,
+                                     shape, x, axes, false, r, &out)
+                        .ok());
+        EXPECT_THAT(r.Values<float>(out),
+                    ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+      }
+    }
+  }
+}
+
+// Float MEAN / SUM over one middle axis: each output adds its column in
+// input order from 0 (so -0 + -0 gives +0 as in LiteRT's reference
+// kernel), bit for bit, with 19 values a row (AVX2 rows and a tail).
+TEST_F(CpuKernelTest, MeanAndSumOverMiddleAxisAddInOrder) {
+  const size_t outer = 3, reduced = 37, inner = 19;
+  std::vector<float> x(outer * reduced * inner);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = static_cast<float>(static_cast<int64_t>(i * 7919 % 1000) - 500) *
+           (i % 3 == 0 ? 1e3f : 1.37e-3f);
+  }
+  for (size_t r = 0; r < reduced; ++r) x[r * inner] = -0.f;  // column 0
+  std::vector<float> sums(outer * inner), means(outer * inner);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < inner; ++i) {
+      float acc = 0.f;
+      for (size_t r = 0; r < reduced; ++r) {
+        acc += x[(o * reduced + r) * inner + i];
+      }
+      sums[o * inner + i] = acc;
+      means[o * inner + i] = acc / static_cast<float>(reduced);
+    }
+  }
+  for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
+    for (const bool keep_dims : {false, true}) {
       SingleNodeRunner r;
       int out;
       ASSERT_TRUE(RunReduce<float>(this, Kernel(op), op, KILN_TYPE_FLOAT32,
-                                   shape, x, {1, 2}, false, r, &out)
+                                   {static_cast<int32_t>(outer),
+                                    static_cast<int32_t>(reduced),
+                                    static_cast<int32_t>(inner)},
+                                   x, {-2}, keep_dims, r, &out)
                       .ok());
-      EXPECT_THAT(r.Values<float>(out),
-                  ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+      const std::vector<float> got = r.Values<float>(out);
+      EXPECT_THAT(got, ElementsAreArray(op == KILN_OP_SUM ? sums : means));
+      EXPECT_FALSE(std::signbit(got[0]));
+      if (keep_dims) {
+        EXPECT_THAT(r.tensor(out).shape, ElementsAre(3, 1, 19));
+      }
     }
   }
 }

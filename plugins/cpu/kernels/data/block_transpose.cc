@@ -5,10 +5,9 @@
 
 namespace kiln::cpu::data {
 
-bool MakeBlockTranspose(const std::vector<int32_t>& shape,
-                        const std::vector<int64_t>& perm, BlockTranspose* bt) {
-  const size_t rank = shape.size();
-  if (perm.size() != rank || rank > 8) return false;
+bool MakeBlockTranspose(const int32_t* shape, const int64_t* perm, size_t rank,
+                        BlockTranspose* bt) {
+  if (rank > 8) return false;
   // Input dims of extent > 1 renumbered 0.., in output order.
   int32_t renumber[8];
   int32_t kept = 0;
@@ -101,13 +100,15 @@ void TransposeBatches(const BlockTranspose& bt, const T* in, T* out) {
 // rows of a head split are 128 bytes, too short for a memcpy call.
 void CopyBlocks16(const BlockTranspose& bt, int64_t bytes,
                   const unsigned char* in, unsigned char* out) {
-  for (int64_t b = 0; b < bt.batches; ++b) {
-    const unsigned char* src = in + b * bt.rows * bt.cols * bytes;
-    for (int64_t c = 0; c < bt.cols; ++c) {
-      for (int64_t r = 0; r < bt.rows; ++r) {
-        const unsigned char* s = src + (r * bt.cols + c) * bytes;
-        for (int64_t i = 0; i < bytes; i += 16) std::memcpy(out + i, s + i, 16);
-        out += bytes;
+  // In input order: consecutive loads stream, the stores go to bt.cols
+  // output rows at once.
+  const int64_t matrix = bt.rows * bt.cols * bytes;
+  for (int64_t b = 0; b < bt.batches; ++b, in += matrix, out += matrix) {
+    const unsigned char* s = in;
+    for (int64_t r = 0; r < bt.rows; ++r) {
+      for (int64_t c = 0; c < bt.cols; ++c, s += bytes) {
+        unsigned char* d = out + (c * bt.rows + r) * bytes;
+        for (int64_t i = 0; i < bytes; i += 16) std::memcpy(d + i, s + i, 16);
       }
     }
   }

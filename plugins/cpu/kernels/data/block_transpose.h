@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace kiln::cpu::data {
 
@@ -17,10 +16,11 @@ struct BlockTranspose {
   int64_t batches = 1, rows = 1, cols = 1, block = 1;
 };
 
-// The block transpose that permutes `shape` by `perm` (a valid permutation
-// of its dims), or false when the permutation is not of that form.
-bool MakeBlockTranspose(const std::vector<int32_t>& shape,
-                        const std::vector<int64_t>& perm, BlockTranspose* bt);
+// The block transpose that permutes the `rank` dims of `shape` by `perm` (a
+// valid permutation of 0..rank-1), or false when the permutation is not of
+// that form (or rank > 8).
+bool MakeBlockTranspose(const int32_t* shape, const int64_t* perm, size_t rank,
+                        BlockTranspose* bt);
 
 // Moves the elements of `in` (element_bytes each: 1, 2, 4 or 8) to `out`
 // as `bt` says. in and out must not overlap.

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/elementwise/binary_float.h"
 #include "kernels/nn/float_rows.h"
 #include "kernels/nn/nn_common.h"
 #include "kernels/nn/reduce_quantized.h"
@@ -170,8 +171,81 @@ void RunReduce(const ReducePlan& plan, const T* in, T* out) {
   }
 }
 
+// y[i] += x[i] for i < n: AVX2 rows (bit for bit the scalar additions)
+// where the CPU has them.
+void AddRow(const float* x, float* y, int64_t n) {
+  static const elementwise::FloatBinaryRow kAdd =
+      elementwise::FloatBinaryRowAvx2(elementwise::FloatBinaryOp::kAdd);
+  if (kAdd != nullptr) {
+    kAdd(y, 1, x, 1, y, n);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+// Float MEAN / SUM over one axis (a constant INT32 axis tensor, its values
+// possibly repeated) run at invoke without planning again (no allocations)
+// when the output has the shape prepare planned; false (nothing done) when
+// any of that does not hold, for the full path and its checks. Each output
+// adds its values in input order from 0, as the full path.
+template <ReduceKind kKind>
+bool TryFloatOneAxisSum(KernelContext& k, KilnStatus* status) {
+  if (k.num_inputs() != 2 || k.num_outputs() != 1) return false;
+  const Tensor in = k.input(0), axis = k.input(1), out = k.output(0);
+  if (!in.present() || !axis.present() || !out.present() ||
+      in.type() != KILN_TYPE_FLOAT32 || out.type() != KILN_TYPE_FLOAT32 ||
+      !axis.is_constant() || axis.type() != KILN_TYPE_INT32 ||
+      axis.rank() < 0 || axis.rank() > 1) {
+    return false;
+  }
+  const int32_t* axes = axis.data<int32_t>();
+  const int64_t count = axis.num_elements();
+  const int32_t rank = in.rank();
+  if (axes == nullptr || count < 1 || rank < 1) return false;
+  const int32_t a = axes[0] < 0 ? axes[0] + rank : axes[0];
+  if (a < 0 || a >= rank) return false;
+  for (int64_t i = 1; i < count; ++i) {
+    if ((axes[i] < 0 ? axes[i] + rank : axes[i]) != a) return false;
+  }
+  const bool keep_dims = k.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0;
+  if (out.rank() != (keep_dims ? rank : rank - 1)) return false;
+  int64_t outer = 1, inner = 1;
+  for (int32_t d = 0, o = 0; d < rank; ++d) {
+    const int32_t extent = in.dim(d);
+    if (extent <= 0) return false;
+    if (d == a) {
+      if (keep_dims && out.dim(o++) != 1) return false;
+      continue;
+    }
+    if (out.dim(o++) != extent) return false;
+    (d < a ? outer : inner) *= extent;
+  }
+  const int64_t reduced = in.dim(a);
+  const float* x = nullptr;
+  float* y = nullptr;
+  *status = sdk::BufferOf(k, sdk::Input(0), &x);
+  if (*status == KILN_STATUS_OK) *status = sdk::BufferOf(k, sdk::Output(0), &y);
+  if (*status != KILN_STATUS_OK) return true;
+  if (inner == 1) {
+    GetFloatRowKernels().sum_rows(x, outer, reduced, y);
+  } else {
+    std::fill(y, y + outer * inner, 0.f);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t r = 0; r < reduced; ++r) {
+        AddRow(x + (o * reduced + r) * inner, y + o * inner, inner);
+      }
+    }
+  }
+  if (kKind == ReduceKind::kMean) DivideAll(y, outer * inner, reduced);
+  return true;
+}
+
 template <ReduceKind kKind>
 KilnStatus ReduceInvoke(KernelContext& k) {
+  if constexpr (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean) {
+    KilnStatus status = KILN_STATUS_OK;
+    if (TryFloatOneAxisSum<kKind>(k, &status)) return status;
+  }
   const char* op = sdk::OpName(k);
   ReducePlan plan;
   KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
