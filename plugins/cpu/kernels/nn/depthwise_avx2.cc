@@ -222,6 +222,11 @@ void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
   }
 }
 
+// The wide kernel's stride-1 groups: pixels, and 8-channel vectors per
+// channel block.
+constexpr int kWidePixels = 4;
+constexpr int kWideVectors = 2;
+
 // One output pixel of a row through the pixel kernel: its taps inside the
 // image in (fy, fx) order.
 void Pixel3x3Taps(const DepthwiseRow3x3& r, int32_t ox) {
@@ -247,7 +252,10 @@ void Pixel3x3Taps(const DepthwiseRow3x3& r, int32_t ox) {
 // of each tap loaded once for all NP pixels, each sum bias + the taps in
 // (fy, fx) order as DepthwisePixelImpl adds them, so the values are the
 // same.
-template <int NP, int NV, bool kMasked>
+// kAdjacent (stride 1, dilation 1): tap fx of pixel j is input column
+// j + fx, so each of the NP + 2 columns is loaded once per filter row and
+// added into every pixel that reads it, fx ascending for each pixel.
+template <int NP, int NV, bool kMasked, bool kAdjacent>
 inline __attribute__((always_inline)) void WideGroup(
     const DepthwiseRow3x3& r, const float* const (&p)[3], int64_t step,
     int64_t dx, float* o, int32_t i, __m256i mask, __m256 lo, __m256 hi) {
@@ -262,8 +270,35 @@ inline __attribute__((always_inline)) void WideGroup(
 #pragma GCC unroll 4
     for (int j = 0; j < NP; ++j) acc[j][v] = b;
   }
+  if constexpr (kAdjacent) {
 #pragma GCC unroll 3
-  for (int fy = 0; fy < 3; ++fy) {
+    for (int fy = 0; fy < 3; ++fy) {
+      __m256 w[3][NV];
+#pragma GCC unroll 3
+      for (int fx = 0; fx < 3; ++fx) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          w[fx][v] = load(r.weights + (fy * 3 + fx) * c + i + 8 * v);
+        }
+      }
+#pragma GCC unroll 10
+      for (int q = 0; q < NP + 2; ++q) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          const __m256 x = load(p[fy] + q * c + i + 8 * v);
+#pragma GCC unroll 3
+          for (int fx = 0; fx < 3; ++fx) {
+            const int j = q - fx;
+            if (j >= 0 && j < NP) {
+              acc[j][v] = _mm256_fmadd_ps(x, w[fx][v], acc[j][v]);
+            }
+          }
+        }
+      }
+    }
+  }
+#pragma GCC unroll 3
+  for (int fy = 0; fy < 3 && !kAdjacent; ++fy) {
 #pragma GCC unroll 3
     for (int fx = 0; fx < 3; ++fx) {
       const float* wp = r.weights + (fy * 3 + fx) * c + i;
@@ -297,7 +332,7 @@ inline __attribute__((always_inline)) void WideGroup(
 }
 
 // NP interior pixels from output column ox, all channels.
-template <int NP>
+template <int NP, bool kAdjacent>
 inline __attribute__((always_inline)) void WidePixels(const DepthwiseRow3x3& r,
                                                       int32_t ox, __m256i tail,
                                                       __m256 lo, __m256 hi) {
@@ -310,15 +345,16 @@ inline __attribute__((always_inline)) void WidePixels(const DepthwiseRow3x3& r,
   float* o = r.out + static_cast<int64_t>(ox) * c;
   const __m256i all = _mm256_set1_epi32(-1);
   int32_t i = 0;
-  for (; i + 16 <= r.channels; i += 16) {
-    WideGroup<NP, 2, false>(r, p, step, dx, o, i, all, lo, hi);
+  for (; i + 8 * kWideVectors <= r.channels; i += 8 * kWideVectors) {
+    WideGroup<NP, kWideVectors, false, kAdjacent>(r, p, step, dx, o, i, all, lo,
+                                                  hi);
   }
-  if (i + 8 <= r.channels) {
-    WideGroup<NP, 1, false>(r, p, step, dx, o, i, all, lo, hi);
-    i += 8;
+  for (; i + 8 <= r.channels; i += 8) {
+    WideGroup<NP, 1, false, kAdjacent>(r, p, step, dx, o, i, all, lo, hi);
   }
-  if (i < r.channels)
-    WideGroup<NP, 1, true>(r, p, step, dx, o, i, tail, lo, hi);
+  if (i < r.channels) {
+    WideGroup<NP, 1, true, kAdjacent>(r, p, step, dx, o, i, tail, lo, hi);
+  }
 }
 
 // The row kernel for many channels: groups of four interior pixels, all
@@ -337,8 +373,13 @@ void DepthwiseRow3x3WideImpl(const DepthwiseRow3x3& r) {
   const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
   int32_t ox = 0;
   for (; ox < ox_lo; ++ox) Pixel3x3Taps(r, ox);
-  for (; ox + 4 <= ox_hi; ox += 4) WidePixels<4>(r, ox, tail, lo, hi);
-  for (; ox < ox_hi; ++ox) WidePixels<1>(r, ox, tail, lo, hi);
+  if (r.stride_w == 1 && r.dilation_w == 1) {
+    for (; ox + kWidePixels <= ox_hi; ox += kWidePixels) {
+      WidePixels<kWidePixels, true>(r, ox, tail, lo, hi);
+    }
+  }
+  for (; ox + 4 <= ox_hi; ox += 4) WidePixels<4, false>(r, ox, tail, lo, hi);
+  for (; ox < ox_hi; ++ox) WidePixels<1, false>(r, ox, tail, lo, hi);
   for (; ox < r.out_w; ++ox) Pixel3x3Taps(r, ox);
 }
 
