@@ -222,35 +222,35 @@ void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
   }
 }
 
-// One output pixel of a row through the pixel kernel: its taps inside the
-// image in (fy, fx) order.
-void Pixel3x3Taps(const DepthwiseRow3x3& r, int32_t ox) {
-  const float* xs[9];
-  const float* ws[9];
-  int32_t taps = 0;
-  const int32_t x0 = ox * r.stride_w - r.pad_w;
-  for (int fy = 0; fy < 3; ++fy) {
-    if (r.rows[fy] == nullptr) continue;
-    for (int fx = 0; fx < 3; ++fx) {
-      const int32_t ix = x0 + fx * r.dilation_w;
-      if (ix < 0 || ix >= r.in_w) continue;
-      xs[taps] = r.rows[fy] + static_cast<int64_t>(ix) * r.channels;
-      ws[taps++] = r.weights + (fy * 3 + fx) * r.channels;
-    }
-  }
-  DepthwisePixelImpl(r.out + static_cast<int64_t>(ox) * r.channels, r.bias, xs,
-                     ws, taps, r.channels, r.lo, r.hi);
-}
+// The wide kernel's stride-1 groups: pixels, and 8-channel vectors per
+// channel block.
+constexpr int kWidePixels = 4;
+constexpr int kWideVectors = 2;
 
-// NP adjacent interior pixels (all nine taps inside; tap (fy, fx) of pixel
-// j at p[fy] + fx * dx + j * step), channels [i, i + 8 * NV): the weights
-// of each tap loaded once for all NP pixels, each sum bias + the taps in
-// (fy, fx) order as DepthwisePixelImpl adds them, so the values are the
-// same.
-template <int NP, int NV, bool kMasked>
-inline __attribute__((always_inline)) void WideGroup(
-    const DepthwiseRow3x3& r, const float* const (&p)[3], int64_t step,
-    int64_t dx, float* o, int32_t i, __m256i mask, __m256 lo, __m256 hi) {
+// Where a wide group's taps are: filter row fy's first tap column inside
+// the image of pixel 0 at p[fy] (null: the row is outside), tap fx at
+// p[fy] + (fx - fx_lo) * dx for fx in [fx_lo, fx_hi) (the others are
+// outside), pixel j's at j * step further.
+struct WideTaps {
+  const float* p[3];
+  int64_t step, dx;
+  int fx_lo, fx_hi;
+};
+
+// NP pixels of a row (tap columns as in `t`), channels [i, i + 8 * NV):
+// the weights of each tap loaded once for all NP pixels, each sum bias +
+// the taps inside the image in (fy, fx) order as DepthwisePixelImpl adds
+// them, so the values are the same.
+// kAdjacent (stride 1, dilation 1, all three columns inside): tap fx of
+// pixel j is column j + fx, so each of the NP + 2 columns is loaded once
+// per filter row and added into every pixel that reads it, fx ascending
+// for each pixel.
+template <int NP, int NV, bool kMasked, bool kAdjacent>
+inline __attribute__((always_inline)) void WideGroup(const DepthwiseRow3x3& r,
+                                                     const WideTaps& t,
+                                                     float* o, int32_t i,
+                                                     __m256i mask, __m256 lo,
+                                                     __m256 hi) {
   const int64_t c = r.channels;
   const auto load = [&](const float* q) {
     return kMasked ? _mm256_maskload_ps(q, mask) : _mm256_loadu_ps(q);
@@ -264,10 +264,37 @@ inline __attribute__((always_inline)) void WideGroup(
   }
 #pragma GCC unroll 3
   for (int fy = 0; fy < 3; ++fy) {
+    if (t.p[fy] == nullptr) continue;
+    if constexpr (kAdjacent) {
+      __m256 w[3][NV];
+#pragma GCC unroll 3
+      for (int fx = 0; fx < 3; ++fx) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          w[fx][v] = load(r.weights + (fy * 3 + fx) * c + i + 8 * v);
+        }
+      }
+#pragma GCC unroll 10
+      for (int q = 0; q < NP + 2; ++q) {
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) {
+          const __m256 x = load(t.p[fy] + q * c + i + 8 * v);
+#pragma GCC unroll 3
+          for (int fx = 0; fx < 3; ++fx) {
+            const int j = q - fx;
+            if (j >= 0 && j < NP) {
+              acc[j][v] = _mm256_fmadd_ps(x, w[fx][v], acc[j][v]);
+            }
+          }
+        }
+      }
+      continue;
+    }
 #pragma GCC unroll 3
     for (int fx = 0; fx < 3; ++fx) {
+      if (fx < t.fx_lo || fx >= t.fx_hi) continue;
       const float* wp = r.weights + (fy * 3 + fx) * c + i;
-      const float* xp = p[fy] + fx * dx + i;
+      const float* xp = t.p[fy] + (fx - t.fx_lo) * t.dx + i;
       __m256 w[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) w[v] = load(wp + 8 * v);
@@ -276,7 +303,7 @@ inline __attribute__((always_inline)) void WideGroup(
 #pragma GCC unroll 2
         for (int v = 0; v < NV; ++v) {
           acc[j][v] =
-              _mm256_fmadd_ps(load(xp + j * step + 8 * v), w[v], acc[j][v]);
+              _mm256_fmadd_ps(load(xp + j * t.step + 8 * v), w[v], acc[j][v]);
         }
       }
     }
@@ -296,50 +323,70 @@ inline __attribute__((always_inline)) void WideGroup(
   }
 }
 
-// NP interior pixels from output column ox, all channels.
-template <int NP>
+// NP pixels from output column ox, all channels. Unless `inner` (all three
+// columns of every pixel inside the image), NP is 1.
+template <int NP, bool kAdjacent>
 inline __attribute__((always_inline)) void WidePixels(const DepthwiseRow3x3& r,
-                                                      int32_t ox, __m256i tail,
-                                                      __m256 lo, __m256 hi) {
+                                                      int32_t ox, bool inner,
+                                                      __m256i tail, __m256 lo,
+                                                      __m256 hi) {
   const int64_t c = r.channels;
-  const int64_t x0 = static_cast<int64_t>(ox) * r.stride_w - r.pad_w;
-  const float* const p[3] = {r.rows[0] + x0 * c, r.rows[1] + x0 * c,
-                             r.rows[2] + x0 * c};
-  const int64_t step = static_cast<int64_t>(r.stride_w) * c;
-  const int64_t dx = static_cast<int64_t>(r.dilation_w) * c;
+  const int32_t x0 = ox * r.stride_w - r.pad_w;
+  WideTaps t;
+  t.fx_lo = 0;
+  t.fx_hi = 3;
+  if (!inner) {
+    while (t.fx_lo < 3 && x0 + t.fx_lo * r.dilation_w < 0) ++t.fx_lo;
+    while (t.fx_hi > t.fx_lo && x0 + (t.fx_hi - 1) * r.dilation_w >= r.in_w) {
+      --t.fx_hi;
+    }
+  }
+  const int64_t first = x0 + static_cast<int64_t>(t.fx_lo) * r.dilation_w;
+  for (int fy = 0; fy < 3; ++fy) {
+    t.p[fy] = r.rows[fy] == nullptr || t.fx_lo == t.fx_hi
+                  ? nullptr
+                  : r.rows[fy] + first * c;
+  }
+  t.step = static_cast<int64_t>(r.stride_w) * c;
+  t.dx = static_cast<int64_t>(r.dilation_w) * c;
   float* o = r.out + static_cast<int64_t>(ox) * c;
   const __m256i all = _mm256_set1_epi32(-1);
   int32_t i = 0;
-  for (; i + 16 <= r.channels; i += 16) {
-    WideGroup<NP, 2, false>(r, p, step, dx, o, i, all, lo, hi);
+  for (; i + 8 * kWideVectors <= r.channels; i += 8 * kWideVectors) {
+    WideGroup<NP, kWideVectors, false, kAdjacent>(r, t, o, i, all, lo, hi);
   }
-  if (i + 8 <= r.channels) {
-    WideGroup<NP, 1, false>(r, p, step, dx, o, i, all, lo, hi);
-    i += 8;
+  for (; i + 8 <= r.channels; i += 8) {
+    WideGroup<NP, 1, false, kAdjacent>(r, t, o, i, all, lo, hi);
   }
-  if (i < r.channels)
-    WideGroup<NP, 1, true>(r, p, step, dx, o, i, tail, lo, hi);
+  if (i < r.channels) {
+    WideGroup<NP, 1, true, kAdjacent>(r, t, o, i, tail, lo, hi);
+  }
 }
 
-// The row kernel for many channels: groups of four interior pixels, all
+// The row kernel for many channels: groups of four inner pixels, all
 // channels of a group before the next (the input read in contiguous runs
 // of the group's columns), the weights loaded once per group; the pixels
-// with a tap outside the image through the pixel kernel.
+// with a column outside the image one at a time, their outside taps (and
+// filter rows outside the image) left out.
 void DepthwiseRow3x3WideImpl(const DepthwiseRow3x3& r) {
   int32_t ox_lo, ox_hi;
   InteriorColumns(r, &ox_lo, &ox_hi);
-  if (r.rows[0] == nullptr || r.rows[1] == nullptr || r.rows[2] == nullptr) {
-    ox_lo = ox_hi = r.out_w;  // every pixel through the pixel kernel
-  }
   const int32_t rest = r.channels % 8;
   const __m256i tail = _mm256_cmpgt_epi32(
       _mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
   int32_t ox = 0;
-  for (; ox < ox_lo; ++ox) Pixel3x3Taps(r, ox);
-  for (; ox + 4 <= ox_hi; ox += 4) WidePixels<4>(r, ox, tail, lo, hi);
-  for (; ox < ox_hi; ++ox) WidePixels<1>(r, ox, tail, lo, hi);
-  for (; ox < r.out_w; ++ox) Pixel3x3Taps(r, ox);
+  for (; ox < ox_lo; ++ox) WidePixels<1, false>(r, ox, false, tail, lo, hi);
+  if (r.stride_w == 1 && r.dilation_w == 1) {
+    for (; ox + kWidePixels <= ox_hi; ox += kWidePixels) {
+      WidePixels<kWidePixels, true>(r, ox, true, tail, lo, hi);
+    }
+  }
+  for (; ox + 4 <= ox_hi; ox += 4) {
+    WidePixels<4, false>(r, ox, true, tail, lo, hi);
+  }
+  for (; ox < ox_hi; ++ox) WidePixels<1, false>(r, ox, true, tail, lo, hi);
+  for (; ox < r.out_w; ++ox) WidePixels<1, false>(r, ox, false, tail, lo, hi);
 }
 
 }  // namespace

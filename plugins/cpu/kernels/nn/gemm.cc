@@ -176,15 +176,21 @@ void ParallelGemm(sdk::KernelContext& k, const float* a, int64_t lda, int32_t m,
   // Tiles of up to kParallelGemmRows rows x one panel, row-block major; a
   // range of tiles runs as few GemmTile calls as its row blocks. The row
   // blocks are of about equal height (49 rows: 24 + 25, not 48 + 1, whose
-  // one-row tiles would each cost nearly as much as a full one).
-  const int64_t row_blocks = (m + kParallelGemmRows - 1) / kParallelGemmRows;
+  // one-row tiles would each cost nearly as much as a full one). Up to
+  // two blocks' rows with enough panels make one row block: the threads
+  // split the panels, so each packed weight is read by one thread once
+  // (with few rows the weights, not the rows, are the traffic).
+  const int64_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  const int64_t row_blocks =
+      m <= 2 * kParallelGemmRows && panels >= 2 * threads
+          ? 1
+          : (m + kParallelGemmRows - 1) / kParallelGemmRows;
   const int32_t block = static_cast<int32_t>((m + row_blocks - 1) / row_blocks);
   const int64_t tile_macs = int64_t{block} * kGemmPanelWidth * depth;
   // One contiguous range of tiles per thread when the GEMM is small (a
   // thread then reuses its rows of `a` across all its panels); at least
   // kMinParallelMacs / 4 multiply-adds a range otherwise.
   const int64_t tiles = row_blocks * panels;
-  const int64_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
   const int64_t per_thread = (tiles + threads - 1) / threads;
   const int64_t min_tiles =
       std::max<int64_t>({1, kMinParallelMacs / 4 / tile_macs,
