@@ -65,6 +65,29 @@ void PackedMatrix::Pack(const float* w, int64_t stride_n, int64_t stride_k,
     float* dst = data_.data() + static_cast<int64_t>(p) * k_ * NR;
     const int32_t n0 = p * NR;
     const int32_t valid = std::min(NR, n_ - n0);
+    if (stride_n == 1) {
+      // [k][n] (a BATCH_MATMUL rhs): each panel row is a contiguous run.
+      for (int32_t kk = 0; kk < k_; ++kk) {
+        float* row = dst + static_cast<int64_t>(kk) * NR;
+        std::memcpy(row, w + n0 + kk * stride_k,
+                    static_cast<size_t>(valid) * sizeof(float));
+        std::fill(row + valid, row + NR, 0.f);
+      }
+      continue;
+    }
+    if (stride_k == 1) {
+      // [n][k] (weights, an adj_y rhs): each source row read once, in order.
+      for (int32_t j = 0; j < NR; ++j) {
+        float* column = dst + j;
+        if (j >= valid) {
+          for (int32_t kk = 0; kk < k_; ++kk) column[kk * NR] = 0.f;
+          continue;
+        }
+        const float* src = w + (n0 + j) * stride_n;
+        for (int32_t kk = 0; kk < k_; ++kk) column[kk * NR] = src[kk];
+      }
+      continue;
+    }
     for (int32_t kk = 0; kk < k_; ++kk) {
       float* row = dst + static_cast<int64_t>(kk) * NR;
       for (int32_t j = 0; j < valid; ++j) {
