@@ -129,6 +129,8 @@ void BM_Depthwise3x3(benchmark::State& state) {
         r.pad_w = pad;
         r.lo = 0.f;
         r.hi = 6.f;
+        r.ox_begin = 0;
+        r.ox_end = out_h;
         row(r);
         continue;
       }

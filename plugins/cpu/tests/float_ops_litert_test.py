@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Float pooling, resize, softmax, concat, TRANSPOSE_CONV, GELU, MEAN, SUM.
+"""Float pooling, resize, softmax, concat, convolutions, GELU, MEAN, SUM.
 
 Versus LiteRT, on seeded single-operator models, on 1 and on 2 threads.
 
@@ -24,6 +24,9 @@ threads (more than 2^17 multiply-adds):
   the output starts from the bias), 2x2 and 2x1 stride 3 (gaps: outputs
   that are the bias alone), 3x3 stride 2 (overlapping: serial col2im), with
   and without bias, RELU and RELU6.
+- DEPTHWISE_CONV_2D 3x3 with too few output rows for two threads (rows
+  split into pixel ranges; wide row kernel and row kernel), CONV_2D of a
+  3-channel first layer and a 49-row 1x1 (see conv_cases).
 - GELU: exact and approximate, sizes with and without a vector tail.
 - MEAN / SUM over the last axis (eight-lane sums; 128 and 37 values, with
   other axes reduced into the same output too), over other axes, and over
@@ -174,6 +177,54 @@ def transpose_conv_cases(rng):
     return cases
 
 
+def conv_cases(rng):
+    """DEPTHWISE_CONV_2D and CONV_2D shapes of the CPU plugin's split paths.
+
+    3x3 depthwise with too few output rows for two threads (each row then
+    split into pixel ranges): the wide row kernel (16+ channels, strides 1
+    and 2, ragged channel blocks) and the row kernel (12 channels); a first
+    layer's CONV_2D (3 channels: rows copied into the im2col scratch) and a
+    1x1 CONV_2D of 49 rows (the GEMM split over panels only).
+    """
+    cases = []
+    dw_specs = [
+        # in shape, stride, padding, activation
+        ([1, 7, 7, 960], 1, SAME, RELU6),
+        ([1, 5, 9, 400], 1, SAME, RELU6),
+        ([2, 3, 24, 488], 2, SAME, RELU6),
+        ([1, 6, 14, 1000], 2, VALID, RELU),
+        ([1, 6, 256, 12], 1, SAME, RELU6),
+    ]
+    for i, (shape, stride, pad, act) in enumerate(dw_specs):
+        c = shape[3]
+        o = schema.DepthwiseConv2DOptionsT()
+        o.padding, o.strideH, o.strideW = pad, stride, stride
+        o.depthMultiplier, o.fusedActivationFunction = 1, act
+        inputs = [f32(shape),
+                  f32([1, 3, 3, c],
+                      rng.uniform(-1, 1, [1, 3, 3, c]).astype(np.float32)),
+                  f32([c], rng.uniform(-1, 1, c).astype(np.float32))]
+        cases.append((f"depthwise_{i}", lso.build_model(
+            OP.DEPTHWISE_CONV_2D, 1, inputs, [f32([1])],
+            OPTS.DepthwiseConv2DOptions, o)))
+    conv_specs = [
+        # in shape, filter [oc, fh, fw, ic], stride, padding, activation
+        ([1, 64, 66, 3], [32, 3, 3, 3], 2, SAME, RELU6),
+        ([1, 7, 7, 160], [960, 1, 1, 160], 1, VALID, RELU6),
+    ]
+    for i, (shape, fshape, stride, pad, act) in enumerate(conv_specs):
+        o = schema.Conv2DOptionsT()
+        o.padding, o.strideH, o.strideW = pad, stride, stride
+        o.fusedActivationFunction = act
+        inputs = [f32(shape),
+                  f32(fshape, rng.uniform(-1, 1, fshape).astype(np.float32)),
+                  f32([fshape[0]],
+                      rng.uniform(-1, 1, fshape[0]).astype(np.float32))]
+        cases.append((f"conv_{i}", lso.build_model(
+            OP.CONV_2D, 1, inputs, [f32([1])], OPTS.Conv2DOptions, o)))
+    return cases
+
+
 def gelu_cases():
     cases = []
     for approximate in (False, True):
@@ -288,8 +339,9 @@ def reduce_cases():
 def make_models(_):
     rng = np.random.default_rng(5)
     cases = (pool_cases() + resize_cases() + softmax_cases() + concat_cases()
-             + transpose_conv_cases(rng) + gelu_cases() + reduce_cases()
-             + binary_cases() + transpose_cases() + batch_matmul_cases(rng))
+             + transpose_conv_cases(rng) + conv_cases(rng) + gelu_cases()
+             + reduce_cases() + binary_cases() + transpose_cases()
+             + batch_matmul_cases(rng))
     return [(name + ".tflite", data) for name, data in cases]
 
 

@@ -453,6 +453,8 @@ struct DepthwiseRowArgs {
   int32_t n = 0, oy = 0;
   const float* image = nullptr;
   int32_t y0 = 0;
+  // The row's output pixels computed (the 3x3 row kernels).
+  int32_t ox_begin = 0, ox_end = 0;
 };
 
 float* DepthwiseOut(const DepthwiseRowArgs& a, int32_t ox) {
@@ -483,6 +485,8 @@ DepthwiseRow3x3 Row3x3Args(const DepthwiseRowArgs& a) {
   r.pad_w = g.pad_w;
   r.lo = a.s.lo;
   r.hi = a.s.hi;
+  r.ox_begin = a.ox_begin;
+  r.ox_end = a.ox_end;
   return r;
 }
 
@@ -554,22 +558,38 @@ KilnStatus DepthwiseInvoke(KernelContext& k, DepthwiseState& s) {
       : s.path == DepthwisePath::kPixel      ? &DepthwiseRowByPixel
                                              : &DepthwiseRowGeneric;
   // Output rows (batch x out_h) on the host's pool; each row is computed
-  // the same way whatever thread runs it.
-  const int64_t row_macs =
-      static_cast<int64_t>(s.g.out_w) * s.g.out_c * s.g.filter_h * s.g.filter_w;
-  const auto rows = [&](int64_t begin, int64_t end, int32_t) {
+  // the same way whatever thread runs it. With few rows for the threads
+  // (MobileNetV2's 7 and 14), the 3x3 row kernels' rows are split into
+  // `parts` pixel ranges of at least 2 pixels, so the threads get even
+  // shares; a pixel's value does not depend on its range.
+  const int64_t num_rows = static_cast<int64_t>(s.g.batches) * s.g.out_h;
+  const int64_t threads = sdk::ParallelThreads(k.host(), k.raw_context());
+  int32_t parts = 1;
+  if ((s.path == DepthwisePath::kRow3x3 ||
+       s.path == DepthwisePath::kRow3x3Wide) &&
+      threads > 1 && num_rows < 4 * threads) {
+    parts = static_cast<int32_t>(std::min<int64_t>(
+        (4 * threads + num_rows - 1) / num_rows, s.g.out_w / 2));
+    parts = std::max(parts, 1);
+  }
+  const int64_t part_macs = static_cast<int64_t>(s.g.out_w) * s.g.out_c *
+                            s.g.filter_h * s.g.filter_w / parts;
+  const auto items = [&](int64_t begin, int64_t end, int32_t) {
     DepthwiseRowArgs r = a;
-    for (int64_t row = begin; row < end; ++row) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t row = item / parts;
+      const int32_t part = static_cast<int32_t>(item % parts);
       r.n = static_cast<int32_t>(row / s.g.out_h);
       r.oy = static_cast<int32_t>(row % s.g.out_h);
       r.image =
           r.in + static_cast<int64_t>(r.n) * s.g.in_h * s.g.in_w * s.g.in_c;
       r.y0 = r.oy * s.g.window.stride_h - s.g.pad_h;
+      r.ox_begin = static_cast<int32_t>(int64_t{part} * s.g.out_w / parts);
+      r.ox_end = static_cast<int32_t>(int64_t{part + 1} * s.g.out_w / parts);
       row_fn(r);
     }
   };
-  return ParallelRows(k, static_cast<int64_t>(s.g.batches) * s.g.out_h,
-                      row_macs, rows);
+  return ParallelRows(k, num_rows * parts, part_macs, items);
 }
 
 // ---- TRANSPOSE_CONV ------------------------------------------------------

@@ -29,6 +29,9 @@ struct DepthwiseRow3x3 {
   float* out;            // out_w x channels
   int32_t channels, in_w, out_w, stride_w, dilation_w, pad_w;
   float lo, hi;  // the clamp of the fused activation
+  // The output pixels computed: [ox_begin, ox_end) of [0, out_w), each
+  // the same way whatever the range.
+  int32_t ox_begin, ox_end;
 };
 using DepthwiseRow3x3Fn = void (*)(const DepthwiseRow3x3& row);
 

@@ -211,8 +211,8 @@ void DepthwiseRow3x3Impl(const DepthwiseRow3x3& r) {
     mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(r.channels - full),
                               _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   }
-  for (int32_t t0 = 0; t0 < r.out_w; t0 += kTile) {
-    const int32_t t1 = t0 + kTile < r.out_w ? t0 + kTile : r.out_w;
+  for (int32_t t0 = r.ox_begin; t0 < r.ox_end; t0 += kTile) {
+    const int32_t t1 = t0 + kTile < r.ox_end ? t0 + kTile : r.ox_end;
     for (int32_t cb = 0; cb < full; cb += 8) {
       Row3x3Block<false>(r, cb, all, t0, t1, ox_lo, ox_hi);
     }
@@ -375,7 +375,11 @@ void DepthwiseRow3x3WideImpl(const DepthwiseRow3x3& r) {
   const __m256i tail = _mm256_cmpgt_epi32(
       _mm256_set1_epi32(rest), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   const __m256 lo = _mm256_set1_ps(r.lo), hi = _mm256_set1_ps(r.hi);
-  int32_t ox = 0;
+  // Inner pixels within [ox_begin, ox_end).
+  ox_lo =
+      ox_lo > r.ox_begin ? (ox_lo < r.ox_end ? ox_lo : r.ox_end) : r.ox_begin;
+  ox_hi = ox_hi < r.ox_end ? (ox_hi > ox_lo ? ox_hi : ox_lo) : r.ox_end;
+  int32_t ox = r.ox_begin;
   for (; ox < ox_lo; ++ox) WidePixels<1, false>(r, ox, false, tail, lo, hi);
   if (r.stride_w == 1 && r.dilation_w == 1) {
     for (; ox + kWidePixels <= ox_hi; ox += kWidePixels) {
@@ -386,7 +390,7 @@ void DepthwiseRow3x3WideImpl(const DepthwiseRow3x3& r) {
     WidePixels<4, false>(r, ox, true, tail, lo, hi);
   }
   for (; ox < ox_hi; ++ox) WidePixels<1, false>(r, ox, true, tail, lo, hi);
-  for (; ox < r.out_w; ++ox) WidePixels<1, false>(r, ox, false, tail, lo, hi);
+  for (; ox < r.ox_end; ++ox) WidePixels<1, false>(r, ox, false, tail, lo, hi);
 }
 
 }  // namespace

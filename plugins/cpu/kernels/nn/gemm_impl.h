@@ -203,6 +203,10 @@ KILN_GEMM_INLINE void GemmRows(int rows, int kc, const A& a, const float* bp,
   const int rest = rows % MR;
   const int full_end =
       rows - rest - (rest > 0 && 2 * rest <= MR && rows > MR ? MR : 0);
+  // Only when full micro-kernels re-read the slice: one short kernel (a
+  // GEMV's single row) streams it once, which the hardware prefetcher
+  // follows, and a burst of prefetches ahead of it only slows it.
+  if (full_end == 0) pf.p = nullptr;
   const int calls = full_end / MR + 1;
   const int per_call = pf.p != nullptr ? (pf.lines + calls - 1) / calls : 0;
   int line = 0;
