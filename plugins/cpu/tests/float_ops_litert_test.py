@@ -42,10 +42,9 @@ threads (more than 2^17 multiply-adds):
   NHWC with edges past a multiple of 8, blocks of 6 floats, 2-D transposes,
   a permutation that is a copy once size-1 dims drop, and one that is no
   block transpose ([2, 1, 0]: the general path).
-- BATCH_MATMUL with a computed rhs (packed at invoke, inside each product's
-  task when no other product shares that rhs): attention's Q K^T and P V
-  shapes, adj_x, adj_y, a broadcast rhs batch (shared: packed once before
-  the tasks) and a rank-2 rhs, and a constant rhs.
+- BATCH_MATMUL with a computed rhs (packed at invoke, before the product
+  tasks): attention's Q K^T and P V shapes, adj_x, adj_y, a broadcast rhs
+  batch (shared by several products) and a rank-2 rhs, and a constant rhs.
 
   float_ops_litert_test.py --kiln PATH/kiln [--kiln-arg ARG ...]
       [--keep DIR] [--only REGEX]
