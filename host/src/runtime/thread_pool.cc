@@ -67,10 +67,11 @@ ThreadPool::ThreadPool(int32_t num_threads)
     : num_threads_(std::max<int32_t>(1, num_threads)) {}
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true, std::memory_order_seq_cst);
   {
+    // A worker between its wait predicate and its wait holds mu_: taking it
+    // here means the notify below reaches every sleeper.
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-    stop_posted_.store(true, std::memory_order_release);
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -126,47 +127,44 @@ bool SpinUntil(Done done) {
 
 }  // namespace
 
-void ThreadPool::SpinForWork(uint64_t seen) const {
-  SpinUntil([&] {
-    return posted_generation_.load(std::memory_order_acquire) != seen ||
-           stop_posted_.load(std::memory_order_acquire);
-  });
-}
-
-// A worker joins a job only while it is open (job_ set); the caller closes
-// it once it ran out of ranges and waits only for the workers that joined,
-// never for one that the scheduler has not woken yet (on a loaded machine
-// the caller then simply runs every range itself).
+// Joining and leaving a job takes no lock (a worker that blocked on a mutex
+// the caller held would join microseconds late, after the caller ran most
+// ranges itself): a worker counts itself busy, then joins the job only if it
+// is still open (job_ set); the caller closes it once it ran out of ranges
+// and waits only for the workers counted busy, never for one that the
+// scheduler has not woken yet. busy_workers_ and job_ are sequentially
+// consistent, so either the worker sees the job closed or the caller sees
+// it busy.
 void ThreadPool::WorkerLoop(int32_t thread_index) {
   uint64_t seen = 0;
   while (true) {
-    SpinForWork(seen);
-    Job* job = nullptr;
-    {
+    const bool posted = SpinUntil([&] {
+      return generation_.load(std::memory_order_acquire) != seen ||
+             stop_.load(std::memory_order_acquire);
+    });
+    if (!posted) {
       std::unique_lock<std::mutex> lock(mu_);
-      if (!stop_ && job_ == nullptr && generation_ != seen) {
-        // A job was posted and closed while this worker spun: spin again.
-        seen = generation_;
-        continue;
-      }
-      ++sleeping_workers_;
+      sleeping_workers_.fetch_add(1, std::memory_order_seq_cst);
+      // Woken for a job, the worker joins it if still open and spins
+      // again either way: the next job is usually only microseconds away,
+      // and a worker that slept until one was still open when it woke up
+      // would miss every job shorter than its wake-up.
       work_cv_.wait(lock, [&] {
-        return stop_ || (job_ != nullptr && generation_ != seen);
+        return stop_.load(std::memory_order_seq_cst) ||
+               generation_.load(std::memory_order_seq_cst) != seen;
       });
-      --sleeping_workers_;
-      if (stop_) return;
-      seen = generation_;
-      job = job_;
-      ++busy_workers_;
-      busy_posted_.store(busy_workers_, std::memory_order_relaxed);
+      sleeping_workers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    RunRanges(*job, thread_index);
-    {
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    busy_workers_.fetch_add(1, std::memory_order_seq_cst);
+    Job* job = job_.load(std::memory_order_seq_cst);
+    if (job != nullptr) RunRanges(*job, thread_index);
+    // Release: the caller may return (and free the job) once it reads 0.
+    if (busy_workers_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+        caller_waiting_.load(std::memory_order_seq_cst)) {
       std::lock_guard<std::mutex> lock(mu_);
-      --busy_workers_;
-      // Release: the caller may return (and free the job) once it reads 0.
-      busy_posted_.store(busy_workers_, std::memory_order_release);
-      if (busy_workers_ == 0 && caller_waiting_) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -196,33 +194,30 @@ KilnStatus ThreadPool::ParallelFor(int64_t count, int64_t min_range,
   const int64_t wanted = static_cast<int64_t>(num_threads_) * 4;
   job.range = std::max(min_range, (count + wanted - 1) / wanted);
   job.num_ranges = (count + job.range - 1) / job.range;
-  bool wake = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = &job;
-    ++generation_;
-    posted_generation_.store(generation_, std::memory_order_release);
-    wake = sleeping_workers_ > 0;
+  job_.store(&job, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleeping_workers_.load(std::memory_order_seq_cst) > 0) {
+    // A worker that counted itself sleeping either sees the new generation
+    // in its wait predicate or waits already when this takes mu_.
+    { std::lock_guard<std::mutex> lock(mu_); }
+    work_cv_.notify_all();
   }
-  if (wake) work_cv_.notify_all();
   RunRanges(job, 0);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    job_ = nullptr;  // closed: no worker joins any more
-  }
+  job_.store(nullptr, std::memory_order_seq_cst);  // closed: no worker joins
   WaitForBusyWorkers();
   return static_cast<KilnStatus>(job.status.load());
 }
 
 void ThreadPool::WaitForBusyWorkers() {
   if (SpinUntil(
-          [&] { return busy_posted_.load(std::memory_order_acquire) == 0; })) {
+          [&] { return busy_workers_.load(std::memory_order_acquire) == 0; })) {
     return;
   }
   std::unique_lock<std::mutex> lock(mu_);
-  caller_waiting_ = true;
-  done_cv_.wait(lock, [&] { return busy_workers_ == 0; });
-  caller_waiting_ = false;
+  caller_waiting_.store(true, std::memory_order_seq_cst);
+  done_cv_.wait(
+      lock, [&] { return busy_workers_.load(std::memory_order_seq_cst) == 0; });
+  caller_waiting_.store(false, std::memory_order_relaxed);
 }
 
 const KilnParallelForHostExtension* ParallelForHostExtension() {

@@ -58,9 +58,6 @@ class ThreadPool {
 
   void StartWorkers();  // under call_mu_
   void WorkerLoop(int32_t thread_index);
-  // Spins until a job newer than `seen` is posted, stop is requested, or
-  // kWorkerSpinMicros pass; takes no lock.
-  void SpinForWork(uint64_t seen) const;
   // Returns once no worker runs ranges of the (closed) current job: spins
   // for kWorkerSpinMicros, then sleeps on done_cv_.
   void WaitForBusyWorkers();
@@ -69,20 +66,17 @@ class ThreadPool {
 
   const int32_t num_threads_;
   std::mutex call_mu_;     // one ParallelFor at a time
-  mutable std::mutex mu_;  // guards the fields below
+  mutable std::mutex mu_;  // guards workers_; sleeping and waking
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  Job* job_ = nullptr;
-  uint64_t generation_ = 0;
-  int32_t busy_workers_ = 0;
-  int32_t sleeping_workers_ = 0;  // waiting on work_cv_
-  bool caller_waiting_ = false;   // the caller sleeps on done_cv_
-  bool stop_ = false;
-  // Copies of generation_ and stop_ that spinning workers read without mu_.
-  std::atomic<uint64_t> posted_generation_{0};
-  std::atomic<bool> stop_posted_{false};
-  // Copy of busy_workers_ that the caller spins on without mu_.
-  std::atomic<int32_t> busy_posted_{0};
+  // The open job (null once the caller closed it) and the count of jobs
+  // posted, which spinning workers watch.
+  std::atomic<Job*> job_{nullptr};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int32_t> busy_workers_{0};      // counted in before joining
+  std::atomic<int32_t> sleeping_workers_{0};  // about to wait on work_cv_
+  std::atomic<bool> caller_waiting_{false};   // the caller sleeps on done_cv_
+  std::atomic<bool> stop_{false};
   std::vector<std::thread> workers_;
 };
 
