@@ -208,9 +208,12 @@ KilnStatus ThreadPool::ParallelFor(int64_t count, int64_t min_range,
   return static_cast<KilnStatus>(job.status.load());
 }
 
+// Sequentially consistent with the close of the job (job_ = nullptr) and a
+// worker's count-in-then-join: either the worker saw the job closed or this
+// sees it busy.
 void ThreadPool::WaitForBusyWorkers() {
   if (SpinUntil(
-          [&] { return busy_workers_.load(std::memory_order_acquire) == 0; })) {
+          [&] { return busy_workers_.load(std::memory_order_seq_cst) == 0; })) {
     return;
   }
   std::unique_lock<std::mutex> lock(mu_);
