@@ -179,7 +179,8 @@ TEST_F(CpuKernelTest, MeanAndSumOverLastAxisAddInOrder) {
       sums[r] = acc;
       means[r] = acc / static_cast<float>(n);
     }
-    // {1, 2}: the planned path; {2} and {-1}: the unplanned one-axis path.
+    // {1, 2}: two reduced axes (RunReduce); {2} and {-1, 2}: one reduced
+    // axis (the row sums of FloatOneAxisSum).
     for (const auto& axes : {std::vector<int32_t>{1, 2}, {2}, {-1, 2}}) {
       for (const int32_t op : {KILN_OP_SUM, KILN_OP_MEAN}) {
         SingleNodeRunner r;

@@ -60,12 +60,20 @@ KilnStatus PlanReduce(KernelContext& k, ReduceKind kind, ReducePlan* plan) {
   return KILN_STATUS_OK;
 }
 
-template <ReduceKind kKind>
-KilnStatus ReducePrepare(KernelContext& k) {
+// The plan prepare made for one input shape signature. Invoke reuses it when
+// the axis tensor is constant (nothing it depends on can change) and plans
+// again otherwise.
+struct ReduceState {
   ReducePlan plan;
-  KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
-  if (!plan.known) return KILN_STATUS_OK;  // sized once the axes exist
-  return k.Resize(k.output(0), plan.out_shape);
+  bool plan_is_static = false;
+};
+
+template <ReduceKind kKind>
+KilnStatus ReducePrepare(KernelContext& k, ReduceState& s) {
+  KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &s.plan));
+  s.plan_is_static = s.plan.known && k.input(1).is_constant();
+  if (!s.plan.known) return KILN_STATUS_OK;  // sized once the axes exist
+  return k.Resize(k.output(0), s.plan.out_shape);
 }
 
 template <typename T, ReduceKind kKind>
@@ -183,49 +191,26 @@ void AddRow(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
-// Float MEAN / SUM over one axis (a constant INT32 axis tensor, its values
-// possibly repeated) run at invoke without planning again (no allocations)
-// when the output has the shape prepare planned; false (nothing done) when
-// any of that does not hold, for the full path and its checks. Each output
-// adds its values in input order from 0, as the full path.
+// Float MEAN / SUM of `plan` when it reduces exactly one axis of an input
+// with no empty dimension: row sums (the reduced axis innermost) or whole
+// rows added in AVX2; false (nothing done) otherwise. Each output adds its
+// values in input order from 0, as RunReduce does, so the values are the
+// same.
 template <ReduceKind kKind>
-bool TryFloatOneAxisSum(KernelContext& k, KilnStatus* status) {
-  if (k.num_inputs() != 2 || k.num_outputs() != 1) return false;
-  const Tensor in = k.input(0), axis = k.input(1), out = k.output(0);
-  if (!in.present() || !axis.present() || !out.present() ||
-      in.type() != KILN_TYPE_FLOAT32 || out.type() != KILN_TYPE_FLOAT32 ||
-      !axis.is_constant() || axis.type() != KILN_TYPE_INT32 ||
-      axis.rank() < 0 || axis.rank() > 1) {
-    return false;
-  }
-  const int32_t* axes = axis.data<int32_t>();
-  const int64_t count = axis.num_elements();
-  const int32_t rank = in.rank();
-  if (axes == nullptr || count < 1 || rank < 1) return false;
-  const int32_t a = axes[0] < 0 ? axes[0] + rank : axes[0];
-  if (a < 0 || a >= rank) return false;
-  for (int64_t i = 1; i < count; ++i) {
-    if ((axes[i] < 0 ? axes[i] + rank : axes[i]) != a) return false;
-  }
-  const bool keep_dims = k.OptionInt(KILN_OPTION_KEEP_DIMS, 0) != 0;
-  if (out.rank() != (keep_dims ? rank : rank - 1)) return false;
-  int64_t outer = 1, inner = 1;
-  for (int32_t d = 0, o = 0; d < rank; ++d) {
-    const int32_t extent = in.dim(d);
+bool FloatOneAxisSum(const ReducePlan& plan, const float* x, float* y) {
+  int64_t outer = 1, reduced = 1, inner = 1;
+  int32_t reduced_axes = 0;
+  for (size_t d = 0; d < plan.in_shape.size(); ++d) {
+    const int32_t extent = plan.in_shape[d];
     if (extent <= 0) return false;
-    if (d == a) {
-      if (keep_dims && out.dim(o++) != 1) return false;
-      continue;
+    if (plan.reduced[d]) {
+      ++reduced_axes;
+      reduced = extent;
+    } else {
+      (reduced_axes == 0 ? outer : inner) *= extent;
     }
-    if (out.dim(o++) != extent) return false;
-    (d < a ? outer : inner) *= extent;
   }
-  const int64_t reduced = in.dim(a);
-  const float* x = nullptr;
-  float* y = nullptr;
-  *status = sdk::BufferOf(k, sdk::Input(0), &x);
-  if (*status == KILN_STATUS_OK) *status = sdk::BufferOf(k, sdk::Output(0), &y);
-  if (*status != KILN_STATUS_OK) return true;
+  if (reduced_axes != 1) return false;
   if (inner == 1) {
     GetFloatRowKernels().sum_rows(x, outer, reduced, y);
   } else {
@@ -241,14 +226,13 @@ bool TryFloatOneAxisSum(KernelContext& k, KilnStatus* status) {
 }
 
 template <ReduceKind kKind>
-KilnStatus ReduceInvoke(KernelContext& k) {
-  if constexpr (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean) {
-    KilnStatus status = KILN_STATUS_OK;
-    if (TryFloatOneAxisSum<kKind>(k, &status)) return status;
-  }
+KilnStatus ReduceInvoke(KernelContext& k, ReduceState& s) {
   const char* op = sdk::OpName(k);
-  ReducePlan plan;
-  KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &plan));
+  ReducePlan replanned;
+  if (!s.plan_is_static) {
+    KILN_SDK_RETURN_IF_ERROR(PlanReduce(k, kKind, &replanned));
+  }
+  const ReducePlan& plan = s.plan_is_static ? s.plan : replanned;
   if (!plan.known) {
     return k.Fail(KILN_STATUS_FAILED_PRECONDITION, op,
                   ": axis input has no values at invoke");
@@ -256,6 +240,12 @@ KilnStatus ReduceInvoke(KernelContext& k) {
   const Tensor input = k.input(0), out = k.output(0);
   KILN_SDK_RETURN_IF_ERROR(
       sdk::ExpectOutputShape(k, sdk::Output(0), plan.out_shape));
+  if constexpr (kKind == ReduceKind::kSum || kKind == ReduceKind::kMean) {
+    if (input.type() == KILN_TYPE_FLOAT32 &&
+        FloatOneAxisSum<kKind>(plan, input.data<float>(), out.data<float>())) {
+      return KILN_STATUS_OK;
+    }
+  }
   if constexpr (kKind == ReduceKind::kAny || kKind == ReduceKind::kAll) {
     RunReduce<bool, kKind>(plan, input.data<bool>(), out.data<bool>());
   } else if (IsQuantizedReduceType(input.type())) {
@@ -276,6 +266,15 @@ KilnStatus ReduceInvoke(KernelContext& k) {
     }
   }
   return KILN_STATUS_OK;
+}
+
+// The plan is per input shape, so each input signature keeps its own.
+template <ReduceKind kKind>
+KilnKernel ReduceKernel(int32_t op, int32_t min_version, int32_t max_version) {
+  return sdk::StatePerShapeSignature(
+      sdk::MakeStatefulKernel<ReduceState, ReducePrepare<kKind>,
+                              ReduceInvoke<kKind>>(op, min_version,
+                                                   max_version));
 }
 
 // ---- ARG_MAX / ARG_MIN ---------------------------------------------------
@@ -531,30 +530,16 @@ KilnStatus TopKInvoke(KernelContext& k, TopKState& s) {
 void RegisterReductionKernels(sdk::PluginDefinition& def) {
   // MEAN, REDUCE_MAX, REDUCE_MIN v1: float32/int32/int64 (and uint8); v2:
   // int8; v3: int16.
-  def.AddKernel(
-      sdk::MakeKernel<ReducePrepare<ReduceKind::kMean>,
-                      ReduceInvoke<ReduceKind::kMean>>(KILN_OP_MEAN, 1, 3));
-  def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMax>,
-                                ReduceInvoke<ReduceKind::kMax>>(
-      KILN_OP_REDUCE_MAX, 1, 3));
-  def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kMin>,
-                                ReduceInvoke<ReduceKind::kMin>>(
-      KILN_OP_REDUCE_MIN, 1, 3));
+  def.AddKernel(ReduceKernel<ReduceKind::kMean>(KILN_OP_MEAN, 1, 3));
+  def.AddKernel(ReduceKernel<ReduceKind::kMax>(KILN_OP_REDUCE_MAX, 1, 3));
+  def.AddKernel(ReduceKernel<ReduceKind::kMin>(KILN_OP_REDUCE_MIN, 1, 3));
   // SUM v1: float32/int32/int64 (and uint8, int16); v2: int8. REDUCE_PROD
   // v1: float32/int32/int64; v2: int8 / int16 (quantized or not).
-  def.AddKernel(
-      sdk::MakeKernel<ReducePrepare<ReduceKind::kSum>,
-                      ReduceInvoke<ReduceKind::kSum>>(KILN_OP_SUM, 1, 2));
-  def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kProd>,
-                                ReduceInvoke<ReduceKind::kProd>>(
-      KILN_OP_REDUCE_PROD, 1, 2));
+  def.AddKernel(ReduceKernel<ReduceKind::kSum>(KILN_OP_SUM, 1, 2));
+  def.AddKernel(ReduceKernel<ReduceKind::kProd>(KILN_OP_REDUCE_PROD, 1, 2));
   // REDUCE_ANY, REDUCE_ALL v1: bool (the only version TFLite defines).
-  def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAny>,
-                                ReduceInvoke<ReduceKind::kAny>>(
-      KILN_OP_REDUCE_ANY, 1, 1));
-  def.AddKernel(sdk::MakeKernel<ReducePrepare<ReduceKind::kAll>,
-                                ReduceInvoke<ReduceKind::kAll>>(
-      KILN_OP_REDUCE_ALL, 1, 1));
+  def.AddKernel(ReduceKernel<ReduceKind::kAny>(KILN_OP_REDUCE_ANY, 1, 1));
+  def.AddKernel(ReduceKernel<ReduceKind::kAll>(KILN_OP_REDUCE_ALL, 1, 1));
   // ARG_MAX, ARG_MIN v1: float32/int32/int64/uint8 input, v2: int8, v3:
   // bool; int32/int64 output. Ties give the first index.
   def.AddKernel(sdk::MakeKernel<ArgPrepare<true>, ArgInvoke<true>>(
