@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "runtime/graph.h"
+
 namespace kiln {
 
 std::shared_ptr<LoadedPlugin> CpuKernelTest::plugin_;
@@ -25,6 +27,25 @@ const KilnKernel& CpuKernelTest::Kernel(int32_t code, int32_t version,
 
 bool CpuKernelTest::Covers(int32_t code, int32_t version) const {
   return FindKernel(*plugin_, code, version) != nullptr;
+}
+
+KilnStatus PrepareOnly(const KilnKernel& kernel, SingleNodeRunner& r,
+                       std::string* error) {
+  CallContext c;
+  c.graph = &r.graph();
+  c.node = &r.node();
+  void* state = nullptr;
+  if (kernel.init != nullptr) {
+    KilnStatus s = kernel.init(kernel.user_data, ToOpaque(&c),
+                               ToOpaque(&r.node()), &state);
+    if (s != KILN_STATUS_OK) return s;
+  }
+  c.allow_resize = true;
+  KilnStatus s = kernel.prepare(kernel.user_data, state, ToOpaque(&c),
+                                ToOpaque(&r.node()));
+  *error = c.error.message;
+  if (kernel.free != nullptr) kernel.free(kernel.user_data, state);
+  return s;
 }
 
 }  // namespace kiln

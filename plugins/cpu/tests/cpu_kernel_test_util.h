@@ -3,6 +3,7 @@
 #define KILN_PLUGINS_CPU_TESTS_CPU_KERNEL_TEST_UTIL_H_
 
 #include <memory>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "runtime/single_node_runner.h"
@@ -20,6 +21,12 @@ class CpuKernelTest : public ::testing::Test {
   bool Covers(int32_t code, int32_t version) const;
   static std::shared_ptr<LoadedPlugin> plugin_;
 };
+
+// Calls only init + prepare (with resizing allowed), as the host does before
+// the values of non-constant inputs exist. Returns prepare's status (init's
+// if that failed) and its error message in *error; frees the state.
+KilnStatus PrepareOnly(const KilnKernel& kernel, SingleNodeRunner& r,
+                       std::string* error);
 
 }  // namespace kiln
 

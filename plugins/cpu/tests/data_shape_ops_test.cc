@@ -30,14 +30,10 @@ std::vector<float> Iota(int n) {
 // Runs only prepare, as the interpreter's first pass does before the values
 // of non-constant inputs exist.
 absl::Status PrepareOnly(SingleNodeRunner& r, const KilnKernel& kernel) {
-  CallContext c;
-  c.graph = &r.graph();
-  c.node = &r.node();
-  c.allow_resize = true;
-  const KilnStatus s = kernel.prepare(kernel.user_data, nullptr, ToOpaque(&c),
-                                      ToOpaque(&r.node()));
+  std::string error;
+  const KilnStatus s = PrepareOnly(kernel, r, &error);
   if (s == KILN_STATUS_OK) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(s), c.error.message);
+  return absl::Status(static_cast<absl::StatusCode>(s), error);
 }
 
 // ---- RESHAPE ----------------------------------------------------------------

@@ -533,27 +533,6 @@ TEST_F(CpuKernelTest, TopKRefusesKLargerThanDepth) {
 
 // ---- Value-dependent output shapes -----------------------------------------
 
-// Calls only init + prepare, as the host does before the values of
-// non-constant inputs exist. Returns prepare's status; frees the state.
-KilnStatus PrepareOnly(const KilnKernel& kernel, SingleNodeRunner& r,
-                       std::string* error) {
-  CallContext c;
-  c.graph = &r.graph();
-  c.node = &r.node();
-  void* state = nullptr;
-  if (kernel.init != nullptr) {
-    KilnStatus s = kernel.init(kernel.user_data, ToOpaque(&c),
-                               ToOpaque(&r.node()), &state);
-    if (s != KILN_STATUS_OK) return s;
-  }
-  c.allow_resize = true;
-  KilnStatus s = kernel.prepare(kernel.user_data, state, ToOpaque(&c),
-                                ToOpaque(&r.node()));
-  *error = c.error.message;
-  if (kernel.free != nullptr) kernel.free(kernel.user_data, state);
-  return s;
-}
-
 // Gives a value-less tensor its values, as the host does once the producer
 // of a non-constant input has run.
 template <typename T>

@@ -54,6 +54,40 @@ void CheckInputShapesKnown(sdk::KernelContext& k, PlanBase& plan) {
   }
 }
 
+bool ParametersConstant(sdk::KernelContext& k) {
+  for (int32_t i = 1; i < k.num_inputs(); ++i) {
+    const sdk::Tensor t = k.input(i);
+    if (t.present() && !t.is_constant()) return false;
+  }
+  return true;
+}
+
+std::vector<Shape> InputShapes(sdk::KernelContext& k) {
+  std::vector<Shape> shapes;
+  for (int32_t i = 0; i < k.num_inputs(); ++i) {
+    const sdk::Tensor t = k.input(i);
+    shapes.push_back(t.present() ? t.shape() : Shape{-1});
+  }
+  return shapes;
+}
+
+bool InputShapesAre(sdk::KernelContext& k, const std::vector<Shape>& shapes) {
+  if (static_cast<size_t>(k.num_inputs()) != shapes.size()) return false;
+  for (int32_t i = 0; i < k.num_inputs(); ++i) {
+    const sdk::Tensor t = k.input(i);
+    const Shape& want = shapes[static_cast<size_t>(i)];
+    if (!t.present()) {
+      if (want != Shape{-1}) return false;
+      continue;
+    }
+    if (t.rank() != static_cast<int32_t>(want.size())) return false;
+    for (int32_t d = 0; d < t.rank(); ++d) {
+      if (t.dim(d) != want[static_cast<size_t>(d)]) return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 // The step of `map` when it is start, start + step, ... with every entry

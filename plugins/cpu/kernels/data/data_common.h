@@ -12,9 +12,10 @@
 //     shape is not known yet, it reports "not ready" and prepare returns OK
 //     leaving the outputs unresized: the host prepares the node again right
 //     before invoke, when the data is present.
-//   - Invoke re-runs the Plan (cheap), fails cleanly if it is still not
-//     ready, checks that the outputs have the shapes the plan expects (so a
-//     host that skipped the second prepare gets an error, not a buffer
+//   - Invoke re-runs the Plan (cheap; KeptPlanKernel reuses prepare's plan
+//     when nothing it depends on can have changed), fails cleanly if it is
+//     still not ready, checks that the outputs have the shapes the plan expects
+//     (so a host that skipped the second prepare gets an error, not a buffer
 //     overrun), then moves the data.
 #ifndef KILN_PLUGINS_CPU_KERNELS_DATA_DATA_COMMON_H_
 #define KILN_PLUGINS_CPU_KERNELS_DATA_DATA_COMMON_H_
@@ -120,6 +121,60 @@ KilnKernel PlannedKernel(int32_t builtin_code, int32_t min_version,
   return sdk::MakeKernel<PlannedPrepare<Plan, MakePlan>,
                          PlannedInvoke<Plan, MakePlan, Run>>(
       builtin_code, min_version, max_version);
+}
+
+// A planned kernel whose plan depends only on its inputs' shapes and on the
+// values of inputs 1.. (never input 0's values): the plan prepare made is
+// kept (per input shape signature) and reused at invoke while every input
+// from 1 on is constant or absent and the inputs keep the shapes prepare
+// saw; otherwise invoke plans again as PlannedInvoke does. Either way the
+// outputs are checked against the plan before Run.
+template <typename Plan>
+struct KeptPlanState {
+  Plan plan;
+  bool reusable = false;
+  std::vector<Shape>
+      input_shapes;  // present inputs at prepare; -1 rank: absent
+};
+
+// Whether every input from 1 on is constant or absent.
+bool ParametersConstant(sdk::KernelContext& k);
+// Whether the inputs have the shapes in `shapes` (as InputShapes saved them).
+bool InputShapesAre(sdk::KernelContext& k, const std::vector<Shape>& shapes);
+std::vector<Shape> InputShapes(sdk::KernelContext& k);
+
+template <typename Plan, KilnStatus (*MakePlan)(sdk::KernelContext&, Plan&)>
+KilnStatus KeptPlanPrepare(sdk::KernelContext& k, KeptPlanState<Plan>& s) {
+  s.plan = Plan();
+  s.reusable = false;
+  CheckInputShapesKnown(k, s.plan);
+  if (!s.plan.ready) return KILN_STATUS_OK;
+  KILN_SDK_RETURN_IF_ERROR(MakePlan(k, s.plan));
+  if (!s.plan.ready) return KILN_STATUS_OK;
+  s.reusable = ParametersConstant(k);
+  if (s.reusable) s.input_shapes = InputShapes(k);
+  return ResizeOutputs(k, s.plan);
+}
+
+template <typename Plan, KilnStatus (*MakePlan)(sdk::KernelContext&, Plan&),
+          KilnStatus (*Run)(sdk::KernelContext&, const Plan&)>
+KilnStatus KeptPlanInvoke(sdk::KernelContext& k, KeptPlanState<Plan>& s) {
+  if (!s.reusable || !InputShapesAre(k, s.input_shapes)) {
+    return PlannedInvoke<Plan, MakePlan, Run>(k);
+  }
+  KILN_SDK_RETURN_IF_ERROR(CheckOutputsForInvoke(k, s.plan));
+  return Run(k, s.plan);
+}
+
+template <typename Plan, KilnStatus (*MakePlan)(sdk::KernelContext&, Plan&),
+          KilnStatus (*Run)(sdk::KernelContext&, const Plan&)>
+KilnKernel KeptPlanKernel(int32_t builtin_code, int32_t min_version,
+                          int32_t max_version) {
+  return sdk::StatePerShapeSignature(
+      sdk::MakeStatefulKernel<KeptPlanState<Plan>,
+                              KeptPlanPrepare<Plan, MakePlan>,
+                              KeptPlanInvoke<Plan, MakePlan, Run>>(
+          builtin_code, min_version, max_version));
 }
 
 // Registration of each data-movement source file.

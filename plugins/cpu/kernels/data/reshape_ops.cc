@@ -102,29 +102,6 @@ KilnStatus PlanReshape(KernelContext& k, PlanBase& plan) {
   return KILN_STATUS_OK;
 }
 
-// RESHAPE's invoke without planning again when the plan cannot have changed
-// since prepare: it depends only on input 0's element count and a constant
-// (or absent) shape input, so equal, known element counts mean the output
-// already has the planned shape. Anything else takes the full path and its
-// checks (and messages).
-KilnStatus ReshapeInvoke(KernelContext& k) {
-  if (k.num_inputs() >= 1 && k.num_outputs() == 1) {
-    const Tensor in = k.input(0), out = k.output(0);
-    const Tensor shape = k.num_inputs() == 2 ? k.input(1) : Tensor();
-    if (in.present() && out.present() &&
-        (!shape.present() || shape.is_constant()) && in.rank() >= 0 &&
-        out.rank() >= 0 && in.type() == out.type()) {
-      const int64_t n = in.num_elements();
-      if (n > 0 && n == out.num_elements()) {
-        void* dst = nullptr;
-        KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &dst));
-        return RunCopy(k, PlanBase{});
-      }
-    }
-  }
-  return PlannedInvoke<PlanBase, PlanReshape, RunCopy>(k);
-}
-
 // ---- SQUEEZE -------------------------------------------------------------
 
 KilnStatus PlanSqueeze(KernelContext& k, PlanBase& plan) {
@@ -219,8 +196,7 @@ KilnStatus RunShape(KernelContext& k, const PlanBase&) {
 void RegisterReshapeKernels(sdk::PluginDefinition& def) {
   // RESHAPE v1: the only version; any element type (no STRING).
   def.AddKernel(
-      sdk::MakeKernel<PlannedPrepare<PlanBase, PlanReshape>, ReshapeInvoke>(
-          KILN_OP_RESHAPE, 1, 1));
+      KeptPlanKernel<PlanBase, PlanReshape, RunCopy>(KILN_OP_RESHAPE, 1, 1));
   // SQUEEZE v1: numeric/bool types. (v2 adds STRING: not supported.)
   def.AddKernel(
       PlannedKernel<PlanBase, PlanSqueeze, RunCopy>(KILN_OP_SQUEEZE, 1, 1));

@@ -81,48 +81,6 @@ KilnStatus PlanTranspose(KernelContext& k, PermutePlan& plan) {
   return KILN_STATUS_OK;
 }
 
-// TRANSPOSE's invoke without planning again (no allocation) when the
-// permutation is a constant INT32 one, every dim is known and non-zero, the
-// output has the permuted shape and the permutation is a block transpose:
-// then the full path would plan exactly this. Anything else takes the full
-// path and its checks (and messages).
-KilnStatus TransposeInvoke(KernelContext& k) {
-  if (k.num_inputs() == 2 && k.num_outputs() == 1) {
-    const Tensor in = k.input(0), perm_tensor = k.input(1), out = k.output(0);
-    const int32_t rank = in.present() ? in.rank() : -1;
-    if (rank >= 0 && rank <= kMaxRank && perm_tensor.present() &&
-        out.present() && perm_tensor.is_constant() &&
-        perm_tensor.type() == KILN_TYPE_INT32 && perm_tensor.rank() == 1 &&
-        perm_tensor.dim(0) == rank && out.rank() == rank &&
-        in.type() == out.type() && perm_tensor.data<int32_t>() != nullptr) {
-      const int32_t* values = perm_tensor.data<int32_t>();
-      int32_t shape[kMaxRank];
-      int64_t perm[kMaxRank];
-      uint32_t seen = 0;
-      bool ok = true;
-      for (int32_t i = 0; i < rank && ok; ++i) shape[i] = in.dim(i);
-      for (int32_t i = 0; i < rank && ok; ++i) {
-        const int32_t axis = values[i];
-        ok = axis >= 0 && axis < rank && (seen & (1u << axis)) == 0 &&
-             shape[axis] > 0 && out.dim(i) == shape[axis];
-        if (ok) seen |= 1u << axis;
-        perm[i] = axis;
-      }
-      BlockTranspose bt;
-      if (ok &&
-          MakeBlockTranspose(shape, perm, static_cast<size_t>(rank), &bt)) {
-        const void* src = nullptr;
-        void* dst = nullptr;
-        KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Input(0), &src));
-        KILN_SDK_RETURN_IF_ERROR(sdk::BufferOf(k, sdk::Output(0), &dst));
-        RunBlockTranspose(bt, sdk::TypeByteSize(in.type()), src, dst);
-        return KILN_STATUS_OK;
-      }
-    }
-  }
-  return PlannedInvoke<PermutePlan, PlanTranspose, RunPermute>(k);
-}
-
 // ---- SPACE_TO_DEPTH / DEPTH_TO_SPACE (NHWC) ------------------------------
 
 KilnStatus ReadBlockSize(KernelContext& k, int32_t* block) {
@@ -192,8 +150,8 @@ KilnStatus PlanDepthToSpace(KernelContext& k, PermutePlan& plan) {
 void RegisterTransposeKernels(sdk::PluginDefinition& def) {
   // TRANSPOSE v1 float/uint8/int32/int64, v2 int8, v3 bool, v4 rank 5,
   // v5 int16, v6 rank 6. (v7 INT4 and v8 rank > 6 / BFLOAT16: not supported.)
-  def.AddKernel(sdk::MakeKernel<PlannedPrepare<PermutePlan, PlanTranspose>,
-                                TransposeInvoke>(KILN_OP_TRANSPOSE, 1, 6));
+  def.AddKernel(KeptPlanKernel<PermutePlan, PlanTranspose, RunPermute>(
+      KILN_OP_TRANSPOSE, 1, 6));
   // SPACE_TO_DEPTH / DEPTH_TO_SPACE v1 float/uint8/int32/int64, v2 int8.
   def.AddKernel(PlannedKernel<PermutePlan, PlanSpaceToDepth, RunPermute>(
       KILN_OP_SPACE_TO_DEPTH, 1, 2));
